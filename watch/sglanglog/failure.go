@@ -1,0 +1,201 @@
+package sglanglog
+
+import (
+	"regexp"
+	"strings"
+)
+
+// Signature is one way a server start is known to fail.
+type Signature struct {
+	// Kind is the stable machine name ("oom", "nccl", ...).
+	Kind string
+	// Title is what a person reads.
+	Title string
+	re    *regexp.Regexp
+}
+
+// signatures is ordered by how much each tells the reader: when one incident
+// matches several (an OOM inside graph capture, a CUDA error inside a
+// traceback), the first in this list names it. A plain traceback is last
+// because every Python failure has one.
+var signatures = []Signature{
+	{"cuda-graph-capture", "CUDA graph capture failed", regexp.MustCompile(`(?i)capture (?:piecewise )?cuda graph failed`)},
+	{"oom", "out of memory", regexp.MustCompile(`torch\.(?:cuda\.)?OutOfMemoryError|CUDA out of memory`)},
+	{"compilation", "kernel compilation error", regexp.MustCompile(`CompilationError`)},
+	{"nccl", "NCCL error", regexp.MustCompile(`NCCL error|nccl(?:InternalError|SystemError|UnhandledCudaError|InvalidUsage|InvalidArgument|RemoteError)|Watchdog caught collective operation timeout`)},
+	{"cuda", "CUDA error", regexp.MustCompile(`CUDA error|CUDA_ERROR_[A-Z_]+`)},
+	{"segfault", "segmentation fault", regexp.MustCompile(`Segmentation fault|SIGSEGV`)},
+	{"abort", "aborted", regexp.MustCompile(`\bAborted\b|SIGABRT`)},
+	{"killed", "killed", regexp.MustCompile(`\bKilled\b|SIGKILL`)},
+	{"sigquit", "SIGQUIT: a child process failed", regexp.MustCompile(`SIGQUIT received|Received sigquit`)},
+	{"traceback", "Python traceback", regexp.MustCompile(`Traceback \(most recent call last\)`)},
+}
+
+// Signatures lists every known failure signature, most telling first.
+func Signatures() []Signature { return append([]Signature(nil), signatures...) }
+
+// MatchSignature returns the most telling signature a message matches and
+// its rank (lower is more telling).
+func MatchSignature(text string) (Signature, int, bool) {
+	for i, s := range signatures {
+		if s.re.MatchString(text) {
+			return s, i, true
+		}
+	}
+	return Signature{}, -1, false
+}
+
+var (
+	tracebackRE = regexp.MustCompile(`Traceback \(most recent call last\):?`)
+	// chainRE are the lines Python prints between chained exceptions; what
+	// follows them belongs to the same failure.
+	chainRE = regexp.MustCompile(`^(During handling of the above exception, another exception occurred:|The above exception was the direct cause of the following exception:)`)
+	// exceptionRE is the final "Type: message" line of a traceback.
+	exceptionRE = regexp.MustCompile(`^[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)\b(?::|$)`)
+)
+
+// Failure is one incident: a signature line and the lines that belong to it
+// (a traceback with its chained exceptions is one failure, not several).
+type Failure struct {
+	Kind  string `json:"kind"`
+	Title string `json:"title"`
+	// Line is the 1-based number, among the lines read, of the first line.
+	Line int `json:"line"`
+	// Rank is the process tag of the record that started the incident.
+	Rank string `json:"rank,omitempty"`
+	// Match is the line that decided Kind.
+	Match string `json:"match"`
+	// Summary is the last exception line of a traceback (the outermost of a
+	// chain), or the matching line otherwise.
+	Summary string `json:"summary"`
+	// Context holds up to ContextLines lines read before the incident.
+	Context []string `json:"context"`
+	// Lines is the incident itself, first line included.
+	Lines []string `json:"lines"`
+}
+
+// Detector groups log lines into failures. Feed it every line in order.
+type Detector struct {
+	// ContextLines is how many lines before a failure it keeps (default 20).
+	ContextLines int
+	// MaxLines closes an incident that keeps growing (default 200), so a log
+	// without prefixes cannot swallow everything after a traceback.
+	MaxLines int
+
+	n          int      // lines fed so far
+	recent     []string // ring of the last ContextLines lines
+	open       *Failure
+	openRank   int  // signature rank that named open
+	tbSeen     bool // open contains a traceback
+	afterChain bool // last non-empty line of open was a chain separator
+}
+
+func (d *Detector) contextLines() int {
+	if d.ContextLines > 0 {
+		return d.ContextLines
+	}
+	return 20
+}
+
+func (d *Detector) maxLines() int {
+	if d.MaxLines > 0 {
+		return d.MaxLines
+	}
+	return 200
+}
+
+// Lines is how many lines the detector has seen.
+func (d *Detector) Lines() int { return d.n }
+
+// Open reports whether an incident is still collecting lines.
+func (d *Detector) Open() bool { return d.open != nil }
+
+// Feed takes the next raw line. It returns the incident that this line
+// closed, if any; a line can close one incident and start the next.
+func (d *Detector) Feed(raw string) *Failure {
+	d.n++
+	rec := Parse(raw)
+	var closed *Failure
+	if d.open != nil {
+		if d.continues(rec) {
+			d.absorb(raw, rec)
+			if len(d.open.Lines) >= d.maxLines() {
+				closed = d.Flush()
+			}
+			d.remember(raw)
+			return closed
+		}
+		closed = d.Flush()
+	}
+	if sig, rank, ok := MatchSignature(rec.Text); ok {
+		d.open = &Failure{
+			Kind:    sig.Kind,
+			Title:   sig.Title,
+			Line:    d.n,
+			Rank:    rec.Rank,
+			Match:   raw,
+			Summary: strings.TrimSpace(rec.Text),
+			Context: append([]string(nil), d.recent...),
+			Lines:   []string{raw},
+		}
+		d.openRank = rank
+		d.tbSeen = tracebackRE.MatchString(rec.Text)
+		d.afterChain = false
+	}
+	d.remember(raw)
+	return closed
+}
+
+// continues decides whether a line belongs to the open incident.
+func (d *Detector) continues(rec Record) bool {
+	if rec.Prefixed {
+		return false // a new log record always starts something new
+	}
+	if tracebackRE.MatchString(rec.Text) {
+		// A traceback right after "During handling..." is the same failure;
+		// a second unchained one is another process failing.
+		return d.afterChain || !d.tbSeen
+	}
+	return true
+}
+
+func (d *Detector) absorb(raw string, rec Record) {
+	f := d.open
+	f.Lines = append(f.Lines, raw)
+	text := rec.Text
+	if tracebackRE.MatchString(text) {
+		d.tbSeen = true
+	}
+	if strings.TrimSpace(text) != "" {
+		d.afterChain = chainRE.MatchString(text)
+	}
+	if sig, rank, ok := MatchSignature(text); ok && rank < d.openRank {
+		f.Kind, f.Title, f.Match = sig.Kind, sig.Title, raw
+		d.openRank = rank
+	}
+	if d.tbSeen && exceptionRE.MatchString(text) {
+		f.Summary = strings.TrimSpace(text)
+	}
+}
+
+func (d *Detector) remember(raw string) {
+	d.recent = append(d.recent, raw)
+	if over := len(d.recent) - d.contextLines(); over > 0 {
+		d.recent = append(d.recent[:0], d.recent[over:]...)
+	}
+}
+
+// Flush closes the open incident (at the end of the source, after a quiet
+// spell, when the server says it is ready) and returns it, or nil.
+func (d *Detector) Flush() *Failure {
+	f := d.open
+	d.open = nil
+	d.tbSeen, d.afterChain, d.openRank = false, false, 0
+	if f != nil {
+		// Trailing blank lines are noise in a report.
+		for len(f.Lines) > 1 && strings.TrimSpace(f.Lines[len(f.Lines)-1]) == "" {
+			f.Lines = f.Lines[:len(f.Lines)-1]
+		}
+	}
+	return f
+}
