@@ -1,0 +1,131 @@
+package source
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Command reads the log from the standard output of a shell command, such as
+// "ssh host tail -F /root/server.log". Its standard error is kept apart (it
+// is where ssh says why it failed) and shown when the command ends. A
+// command that ends, for any reason and with any status, means the log is
+// lost: the watch cannot know what the server does next.
+type Command struct {
+	// Line is the command, run with "sh -c".
+	Line string
+	// Grace is how long the command gets to exit after SIGTERM when the
+	// watch is over (default 2s).
+	Grace time.Duration
+}
+
+func (c *Command) Describe() string { return fmt.Sprintf("output of %q", c.Line) }
+
+func (c *Command) Run(ctx context.Context, out chan<- Event) error {
+	cmd := exec.Command("sh", "-c", c.Line)
+	// Its own process group, so that the whole pipeline (sh, ssh, tail) is
+	// stopped together when the watch is over.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stderr := &tailBuffer{max: 10}
+	cmd.Stderr = stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return &LostError{What: "cannot run " + c.Line, Err: err}
+	}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return &LostError{What: "cannot run " + c.Line, Err: err}
+	}
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		select {
+		case <-ctx.Done():
+			grace := c.Grace
+			if grace <= 0 {
+				grace = 2 * time.Second
+			}
+			stopGroup(cmd.Process.Pid, grace, done)
+		case <-done:
+		}
+	}()
+
+	r := bufio.NewReaderSize(stdout, 64<<10)
+	for {
+		line, err := r.ReadString('\n')
+		if line != "" {
+			if !send(ctx, out, Event{Line: strings.TrimRight(line, "\r\n")}) {
+				break
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	// Drain what is left so Wait cannot block on a full pipe.
+	_, _ = io.Copy(io.Discard, stdout)
+	werr := cmd.Wait()
+	if ctx.Err() != nil {
+		return nil
+	}
+	what := fmt.Sprintf("the log command %q ended after %s", c.Line, time.Since(start).Round(time.Millisecond))
+	if werr == nil {
+		what += " with status 0"
+		werr = errors.New("no more log lines can come")
+	}
+	return &LostError{What: what, Err: werr, Stderr: stderr.lines()}
+}
+
+// stopGroup sends SIGTERM to a process group and, if it has not ended
+// (done) within grace, SIGKILL; it reports whether SIGKILL was needed.
+func stopGroup(pid int, grace time.Duration, done <-chan struct{}) bool {
+	_ = syscall.Kill(-pid, syscall.SIGTERM)
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-done:
+		return false
+	case <-t.C:
+		_ = syscall.Kill(-pid, syscall.SIGKILL)
+		return true
+	}
+}
+
+// tailBuffer keeps the last max lines written to it.
+type tailBuffer struct {
+	mu      sync.Mutex
+	max     int
+	partial string
+	kept    []string
+}
+
+func (b *tailBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	parts := strings.Split(b.partial+string(p), "\n")
+	b.partial = parts[len(parts)-1]
+	for _, l := range parts[:len(parts)-1] {
+		b.kept = append(b.kept, strings.TrimRight(l, "\r"))
+	}
+	if over := len(b.kept) - b.max; over > 0 {
+		b.kept = append(b.kept[:0], b.kept[over:]...)
+	}
+	return len(p), nil
+}
+
+func (b *tailBuffer) lines() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := append([]string(nil), b.kept...)
+	if b.partial != "" {
+		out = append(out, b.partial)
+	}
+	return out
+}

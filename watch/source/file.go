@@ -1,0 +1,212 @@
+package source
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"time"
+)
+
+// File follows a log file the way "tail -F" does: it waits for the file to
+// exist, reads what is added, notices when the file is truncated (reads it
+// again from the start) or replaced by rotation (finishes the old file, then
+// follows the new one), and reports each of these as a notice.
+type File struct {
+	Path string
+	// Poll is how often the file is checked (default 200ms).
+	Poll time.Duration
+	// Offset is where reading starts in the file that exists at the first
+	// look: 0 reads everything, a negative value starts at the end.
+	Offset int64
+
+	// stop, when closed, makes Run read what is left once more and return
+	// nil; Server uses it to drain the log of a server that exited.
+	stop <-chan struct{}
+}
+
+func (f *File) Describe() string { return "log file " + f.Path }
+
+// maxLine bounds a line without a newline, so a binary blob or a runaway
+// progress bar cannot grow memory without end.
+const maxLine = 1 << 20
+
+type follower struct {
+	*File
+	out     chan<- Event
+	fh      *os.File
+	info    fs.FileInfo // of fh when opened
+	offset  int64
+	partial []byte
+	looked  bool // the path was looked at once
+	missing bool // the path did not exist at the last look
+	gone    bool // the followed file was renamed or removed
+}
+
+func (f *File) Run(ctx context.Context, out chan<- Event) error {
+	poll := f.Poll
+	if poll <= 0 {
+		poll = 200 * time.Millisecond
+	}
+	fl := &follower{File: f, out: out}
+	defer fl.close()
+	t := time.NewTicker(poll)
+	defer t.Stop()
+	for {
+		if err := fl.step(ctx); err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-f.stop:
+			err := fl.step(ctx)
+			if err == nil {
+				fl.flushPartial(ctx)
+			}
+			return err
+		case <-t.C:
+		}
+	}
+}
+
+func (fl *follower) close() {
+	if fl.fh != nil {
+		fl.fh.Close()
+		fl.fh = nil
+	}
+}
+
+func (fl *follower) notice(ctx context.Context, msg string, restarted bool) {
+	send(ctx, fl.out, Event{Notice: msg, Restarted: restarted})
+}
+
+// step opens the file if needed, reads what is new, and checks whether the
+// path still names the file being read.
+func (fl *follower) step(ctx context.Context) error {
+	if fl.fh == nil {
+		if err := fl.open(ctx); err != nil || fl.fh == nil {
+			return err
+		}
+	}
+	if err := fl.read(ctx); err != nil {
+		return err
+	}
+	st, err := os.Stat(fl.Path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if !fl.gone {
+			fl.gone = true
+			fl.notice(ctx, fmt.Sprintf("%s was renamed or removed; reading the old file until a new one appears", fl.Path), false)
+		}
+	case err != nil:
+		return &LostError{What: "cannot check " + fl.Path, Err: err}
+	case !os.SameFile(st, fl.info):
+		// Rotated: everything of the old file was read above.
+		fl.flushPartial(ctx)
+		fl.close()
+		fl.gone = false
+		fl.notice(ctx, fmt.Sprintf("%s was rotated; following the new file from its start", fl.Path), false)
+		fl.missing = false
+		if err := fl.open(ctx); err != nil {
+			return err
+		}
+		if fl.fh != nil {
+			return fl.read(ctx)
+		}
+	case st.Size() < fl.offset:
+		if _, err := fl.fh.Seek(0, io.SeekStart); err != nil {
+			return &LostError{What: "cannot rewind truncated " + fl.Path, Err: err}
+		}
+		fl.offset = 0
+		fl.partial = nil
+		fl.notice(ctx, fmt.Sprintf("%s was truncated; reading it again from the start", fl.Path), true)
+		return fl.read(ctx)
+	}
+	return nil
+}
+
+func (fl *follower) open(ctx context.Context) error {
+	fh, err := os.Open(fl.Path)
+	if errors.Is(err, fs.ErrNotExist) {
+		if !fl.missing {
+			fl.missing = true
+			fl.notice(ctx, fmt.Sprintf("waiting for %s to appear", fl.Path), false)
+		}
+		fl.looked = true
+		return nil
+	}
+	if err != nil {
+		return &LostError{What: "cannot open " + fl.Path, Err: err}
+	}
+	info, err := fh.Stat()
+	if err != nil {
+		fh.Close()
+		return &LostError{What: "cannot stat " + fl.Path, Err: err}
+	}
+	fl.fh, fl.info, fl.offset = fh, info, 0
+	if fl.missing {
+		fl.missing = false
+		fl.notice(ctx, fl.Path+" appeared", false)
+	}
+	if !fl.looked && fl.Offset != 0 {
+		// Only the file found at the first look starts late; a file that
+		// appears or replaces it later is new and read whole.
+		where := fl.Offset
+		if where < 0 || where > info.Size() {
+			where = info.Size()
+		}
+		if _, err := fh.Seek(where, io.SeekStart); err != nil {
+			return &LostError{What: "cannot seek in " + fl.Path, Err: err}
+		}
+		fl.offset = where
+	}
+	fl.looked = true
+	return nil
+}
+
+func (fl *follower) read(ctx context.Context) error {
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := fl.fh.Read(buf)
+		if n > 0 {
+			fl.offset += int64(n)
+			fl.split(ctx, buf[:n])
+		}
+		if err == io.EOF || (n == 0 && err == nil) {
+			return nil
+		}
+		if err != nil {
+			return &LostError{What: "cannot read " + fl.Path, Err: err}
+		}
+	}
+}
+
+func (fl *follower) split(ctx context.Context, data []byte) {
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			fl.partial = append(fl.partial, data...)
+			if len(fl.partial) > maxLine {
+				fl.flushPartial(ctx)
+			}
+			return
+		}
+		line := append(fl.partial, data[:i]...)
+		fl.partial = nil
+		send(ctx, fl.out, Event{Line: string(bytes.TrimSuffix(line, []byte("\r")))})
+		data = data[i+1:]
+	}
+}
+
+// flushPartial delivers a last line that has no newline yet; used when the
+// file is left behind (rotation, end of a server) so no line is lost.
+func (fl *follower) flushPartial(ctx context.Context) {
+	if len(fl.partial) > 0 {
+		send(ctx, fl.out, Event{Line: string(fl.partial)})
+		fl.partial = nil
+	}
+}

@@ -1,0 +1,132 @@
+package source
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Server starts the server command itself, with extra environment variables,
+// sends its combined output to a log file, and follows that file. The server
+// writes to the file, not to a pipe of ours, so it keeps running (and
+// logging) after a successful watch ends; Stop ends it when the watch fails
+// or is interrupted.
+type Server struct {
+	Argv []string
+	// Env holds NAME=VALUE pairs added to this process's environment.
+	Env []string
+	// LogPath is the file that keeps the server's output; it is appended
+	// to, never truncated, so an earlier run's log is not lost.
+	LogPath string
+	// Poll is how often the log file is checked (default 200ms).
+	Poll time.Duration
+	// Grace is how long the server gets to exit after SIGTERM before it is
+	// killed (default 10s).
+	Grace time.Duration
+
+	mu      sync.Mutex
+	cmd     *exec.Cmd
+	exited  chan struct{}
+	waitErr error
+}
+
+func (s *Server) Describe() string {
+	return fmt.Sprintf("server %q (log %s)", strings.Join(s.Argv, " "), s.LogPath)
+}
+
+// Pid is the server's process id, 0 before it starts.
+func (s *Server) Pid() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil || s.cmd.Process == nil {
+		return 0
+	}
+	return s.cmd.Process.Pid
+}
+
+func (s *Server) Run(ctx context.Context, out chan<- Event) error {
+	if len(s.Argv) == 0 {
+		return &LostError{What: "no server command"}
+	}
+	logf, err := os.OpenFile(s.LogPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return &LostError{What: "cannot open the server log", Err: err}
+	}
+	defer logf.Close() // the child has its own copy of the descriptor
+	info, err := logf.Stat()
+	if err != nil {
+		return &LostError{What: "cannot stat the server log", Err: err}
+	}
+	// Reading starts where this run's output will start.
+	offset := info.Size()
+
+	cmd := exec.Command(s.Argv[0], s.Argv[1:]...)
+	cmd.Env = append(os.Environ(), s.Env...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Stdin = nil
+	// Its own process group: SGLang forks scheduler and detokenizer
+	// processes, and all of them must stop together. It also keeps the
+	// terminal's Ctrl-C away from the server, so that the watch decides how
+	// to stop it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return &LostError{What: fmt.Sprintf("cannot start %q", s.Argv[0]), Err: err}
+	}
+	exited := make(chan struct{})
+	s.mu.Lock()
+	s.cmd, s.exited = cmd, exited
+	s.mu.Unlock()
+	go func() {
+		err := cmd.Wait()
+		s.mu.Lock()
+		s.waitErr = err
+		s.mu.Unlock()
+		close(exited)
+	}()
+
+	f := &File{Path: s.LogPath, Poll: s.Poll, Offset: offset, stop: exited}
+	if err := f.Run(ctx, out); err != nil {
+		return err
+	}
+	select {
+	case <-exited:
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return &ExitError{Pid: cmd.Process.Pid, Err: s.waitErr}
+	default:
+		return nil // ctx ended; the server runs on unless Stop is called
+	}
+}
+
+// Stop ends the server's process group: SIGTERM, then SIGKILL after Grace.
+func (s *Server) Stop() string {
+	s.mu.Lock()
+	cmd, exited := s.cmd, s.exited
+	s.mu.Unlock()
+	if cmd == nil {
+		return "the server was never started"
+	}
+	pid := cmd.Process.Pid
+	select {
+	case <-exited:
+		return fmt.Sprintf("the server (pid %d) had already exited", pid)
+	default:
+	}
+	grace := s.Grace
+	if grace <= 0 {
+		grace = 10 * time.Second
+	}
+	t0 := time.Now()
+	killed := stopGroup(pid, grace, exited)
+	<-exited
+	how := "on SIGTERM"
+	if killed {
+		how = fmt.Sprintf("on SIGKILL, %s after a SIGTERM it ignored", grace)
+	}
+	return fmt.Sprintf("stopped the server (pid %d): it exited %s in %s", pid, how, time.Since(t0).Round(time.Millisecond))
+}

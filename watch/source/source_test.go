@@ -1,0 +1,331 @@
+package source
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/mlagen/mlagen/watch/fakesglang"
+)
+
+// run starts src and returns a channel of its events and one of its result.
+func run(t *testing.T, ctx context.Context, src Source) (<-chan Event, <-chan error) {
+	t.Helper()
+	events := make(chan Event, 1024)
+	result := make(chan error, 1)
+	go func() { result <- src.Run(ctx, events) }()
+	return events, result
+}
+
+// collect reads events until until() is satisfied by what was read, or fails
+// the test after a few seconds.
+func collect(t *testing.T, events <-chan Event, until func([]Event) bool) []Event {
+	t.Helper()
+	var got []Event
+	deadline := time.After(5 * time.Second)
+	for !until(got) {
+		select {
+		case ev := <-events:
+			got = append(got, ev)
+		case <-deadline:
+			t.Fatalf("timed out; events so far: %+v", got)
+		}
+	}
+	return got
+}
+
+func lineCount(n int) func([]Event) bool {
+	return func(evs []Event) bool {
+		c := 0
+		for _, e := range evs {
+			if e.Notice == "" {
+				c++
+			}
+		}
+		return c >= n
+	}
+}
+
+func linesOf(evs []Event) []string {
+	var out []string
+	for _, e := range evs {
+		if e.Notice == "" {
+			out = append(out, e.Line)
+		}
+	}
+	return out
+}
+
+func noticesOf(evs []Event) []string {
+	var out []string
+	for _, e := range evs {
+		if e.Notice != "" {
+			out = append(out, e.Notice)
+		}
+	}
+	return out
+}
+
+func appendFile(t *testing.T, path, text string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(text); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+}
+
+func TestFileWaitsForFileThenFollowsReplay(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "server.log")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	events, result := run(t, ctx, &File{Path: path, Poll: 2 * time.Millisecond})
+
+	first := collect(t, events, func(evs []Event) bool { return len(evs) > 0 })
+	steps := fakesglang.CleanStart()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fakesglang.Replay(ctx, f, steps, 2000); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	got := append(first, collect(t, events, lineCount(len(steps)))...)
+	if diff := cmp.Diff(fakesglang.Lines(steps), linesOf(got)); diff != "" {
+		t.Errorf("lines mismatch (-want +got):\n%s", diff)
+	}
+	notices := noticesOf(got)
+	if len(notices) < 1 || !strings.Contains(notices[0], "waiting for") {
+		t.Errorf("notices = %q, want a 'waiting for' first", notices)
+	}
+	cancel()
+	if err := <-result; err != nil {
+		t.Errorf("Run after cancel = %v, want nil", err)
+	}
+}
+
+func TestFileTruncation(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "server.log")
+	appendFile(t, path, "old 1\nold 2\nold 3\n")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	events, _ := run(t, ctx, &File{Path: path, Poll: 2 * time.Millisecond})
+	collect(t, events, lineCount(3))
+
+	// A restart with "> log": the file is emptied, then written anew.
+	if err := os.WriteFile(path, []byte("new 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got := collect(t, events, lineCount(1))
+	if diff := cmp.Diff([]string{"new 1"}, linesOf(got)); diff != "" {
+		t.Errorf("lines after truncation (-want +got):\n%s", diff)
+	}
+	if len(got) == 0 || !got[0].Restarted || !strings.Contains(got[0].Notice, "truncated") {
+		t.Errorf("first event after truncation = %+v, want a truncation notice", got)
+	}
+}
+
+func TestFileRotation(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "server.log")
+	appendFile(t, path, "a 1\n")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	events, _ := run(t, ctx, &File{Path: path, Poll: 2 * time.Millisecond})
+	collect(t, events, lineCount(1))
+
+	// logrotate renames the file; the server keeps writing to its old
+	// descriptor for a moment (here: a line without newline yet), then the
+	// new file appears.
+	old, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(path, path+".1"); err != nil {
+		t.Fatal(err)
+	}
+	old.WriteString("a 2\na 3 (no newline)")
+	old.Close()
+	got := collect(t, events, func(evs []Event) bool {
+		return len(noticesOf(evs)) > 0 && lineCount(1)(evs)
+	})
+	appendFile(t, path, "b 1\nb 2\n")
+	got = append(got, collect(t, events, func(evs []Event) bool {
+		return lineCount(4)(append(got, evs...))
+	})...)
+	if diff := cmp.Diff([]string{"a 2", "a 3 (no newline)", "b 1", "b 2"}, linesOf(got)); diff != "" {
+		t.Errorf("lines across rotation (-want +got):\n%s", diff)
+	}
+	n := noticesOf(got)
+	if len(n) != 2 || !strings.Contains(n[0], "renamed or removed") || !strings.Contains(n[1], "rotated") {
+		t.Errorf("notices = %q, want 'renamed or removed' then 'rotated'", n)
+	}
+}
+
+func TestFileOffsetEndSkipsOldContent(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "server.log")
+	appendFile(t, path, "[2026-06-17 22:07:39] The server is fired up and ready to roll!\n")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	events, _ := run(t, ctx, &File{Path: path, Poll: 2 * time.Millisecond, Offset: -1})
+	time.Sleep(10 * time.Millisecond)
+	appendFile(t, path, "fresh\n")
+	got := collect(t, events, lineCount(1))
+	if diff := cmp.Diff([]string{"fresh"}, linesOf(got)); diff != "" {
+		t.Errorf("lines (-want +got):\n%s", diff)
+	}
+}
+
+func TestCommandFailsAtOnce(t *testing.T) {
+	ctx := context.Background()
+	events, result := run(t, ctx, &Command{Line: `echo "ssh: connect to host 10.1.230.171 port 22: Connection refused" >&2; exit 255`})
+	var err error
+	select {
+	case err = <-result:
+	case <-time.After(5 * time.Second):
+		t.Fatal("command source did not end")
+	}
+	var lost *LostError
+	if !errors.As(err, &lost) {
+		t.Fatalf("Run = %v, want a *LostError", err)
+	}
+	if !strings.Contains(err.Error(), "exit status 255") || !strings.Contains(err.Error(), "Connection refused") {
+		t.Errorf("error %q should name the status and the stderr", err)
+	}
+	if len(events) != 0 {
+		t.Errorf("got %d events from a command that printed nothing", len(events))
+	}
+}
+
+func TestCommandDiesMidway(t *testing.T) {
+	ctx := context.Background()
+	events, result := run(t, ctx, &Command{Line: `printf 'line 1\nline 2\n'; sleep 0.02; printf 'line 3'; exit 0`})
+	err := <-result
+	var lost *LostError
+	if !errors.As(err, &lost) || !strings.Contains(err.Error(), "status 0") {
+		t.Fatalf("Run = %v, want a *LostError saying it ended with status 0", err)
+	}
+	got := collect(t, events, lineCount(3))
+	if diff := cmp.Diff([]string{"line 1", "line 2", "line 3"}, linesOf(got)); diff != "" {
+		t.Errorf("lines (-want +got):\n%s", diff)
+	}
+}
+
+func TestCommandStopsWithContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	events, result := run(t, ctx, &Command{Line: `echo up; sleep 30`, Grace: time.Second})
+	collect(t, events, lineCount(1))
+	t0 := time.Now()
+	cancel()
+	if err := <-result; err != nil {
+		t.Errorf("Run after cancel = %v, want nil", err)
+	}
+	if d := time.Since(t0); d > 900*time.Millisecond {
+		t.Errorf("stopping took %s; the sleep should have been signalled at once", d)
+	}
+}
+
+func TestServerExitsBeforeReady(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "server.log")
+	appendFile(t, path, "an earlier run\n")
+	srv := &Server{
+		Argv:    []string{"sh", "-c", `echo "gate=$SGLANG_SM120_MMA_FLASHMLA"; echo "[2026-06-17 22:06:31 TP0] Load weight begin. avail mem=93.71 GB" >&2; exit 3`},
+		Env:     []string{"SGLANG_SM120_MMA_FLASHMLA=1"},
+		LogPath: path,
+		Poll:    2 * time.Millisecond,
+	}
+	events, result := run(t, context.Background(), srv)
+	var err error
+	select {
+	case err = <-result:
+	case <-time.After(5 * time.Second):
+		t.Fatal("server source did not end")
+	}
+	var exit *ExitError
+	if !errors.As(err, &exit) || !strings.Contains(err.Error(), "exit status 3") {
+		t.Fatalf("Run = %v, want an *ExitError with status 3", err)
+	}
+	got := collect(t, events, lineCount(2))
+	want := []string{"gate=1", "[2026-06-17 22:06:31 TP0] Load weight begin. avail mem=93.71 GB"}
+	if diff := cmp.Diff(want, linesOf(got)); diff != "" {
+		t.Errorf("lines (-want +got):\n%s", diff)
+	}
+	data, _ := os.ReadFile(path)
+	if !strings.HasPrefix(string(data), "an earlier run\ngate=1\n") {
+		t.Errorf("log file = %q; the earlier run must be kept and this one appended", data)
+	}
+	if msg := srv.Stop(); !strings.Contains(msg, "already exited") {
+		t.Errorf("Stop after exit = %q", msg)
+	}
+}
+
+func TestServerStop(t *testing.T) {
+	for _, tt := range []struct {
+		name, script, want string
+	}{
+		{"term", `echo up; exec sleep 30`, "on SIGTERM"},
+		{"kill", `trap "" TERM; echo up; while :; do sleep 0.01; done`, "on SIGKILL"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "server.log")
+			srv := &Server{Argv: []string{"sh", "-c", tt.script}, LogPath: path, Poll: 2 * time.Millisecond, Grace: 100 * time.Millisecond}
+			ctx, cancel := context.WithCancel(context.Background())
+			events, result := run(t, ctx, srv)
+			collect(t, events, lineCount(1))
+			cancel()
+			if err := <-result; err != nil {
+				t.Fatalf("Run after cancel = %v, want nil (the server runs on)", err)
+			}
+			pid := srv.Pid()
+			msg := srv.Stop()
+			if !strings.Contains(msg, tt.want) {
+				t.Errorf("Stop = %q, want it to say %q", msg, tt.want)
+			}
+			// Nothing of the group is left running. (Killed children may
+			// linger as zombies until init reaps them; they run nothing.)
+			var live []string
+			for i := 0; i < 50; i++ {
+				if live = liveMembers(pid); len(live) == 0 {
+					break
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			if len(live) > 0 {
+				t.Errorf("process group %d still runs after Stop: %q", pid, live)
+			}
+		})
+	}
+}
+
+// liveMembers lists the processes of group pgid that are not zombies, from
+// /proc (Linux only, like the Setpgid the sources rely on).
+func liveMembers(pgid int) []string {
+	ents, _ := os.ReadDir("/proc")
+	var out []string
+	for _, e := range ents {
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		st := string(b)
+		i := strings.LastIndexByte(st, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(st[i+1:]) // state, ppid, pgrp, ...
+		if len(f) > 2 && f[2] == strconv.Itoa(pgid) && f[0] != "Z" {
+			out = append(out, st[:i+1])
+		}
+	}
+	return out
+}
