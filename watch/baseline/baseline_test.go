@@ -1,0 +1,52 @@
+package baseline
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestSaveLoadCompare(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "base.json")
+	good := []Phase{{"load-weights", 33.84}, {"cuda-graph-capture", 26.12}, {"startup", 68}}
+	if err := Save(path, File{Phases: good, Saved: "2026-06-17T22:07:39Z"}); err != nil {
+		t.Fatal(err)
+	}
+	base, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(good, base.Phases); diff != "" {
+		t.Errorf("round trip (-want +got):\n%s", diff)
+	}
+
+	now := []Phase{{"load-weights", 33.84 * 1.25}, {"cuda-graph-capture", 40}, {"piecewise-cuda-graph-capture", 3}, {"startup", 60}}
+	var got []string
+	for _, r := range Compare(base, now) {
+		mark := "ok"
+		if r.Regressed {
+			mark = "REGRESSED"
+		}
+		got = append(got, r.Phase+" "+mark)
+	}
+	// Exactly 25% slower is allowed; graph capture at +53% is not; the
+	// piecewise phase has no baseline and is left out.
+	want := []string{"load-weights ok", "cuda-graph-capture REGRESSED", "startup ok"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Compare (-want +got):\n%s", diff)
+	}
+}
+
+func TestLoadRejectsNonBaseline(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.json")
+	os.WriteFile(path, []byte(`{"phases": []}`), 0o644)
+	if _, err := Load(path); err == nil || !strings.Contains(err.Error(), "not a baseline") {
+		t.Errorf("Load = %v, want 'not a baseline'", err)
+	}
+	if _, err := Load(filepath.Join(t.TempDir(), "missing.json")); err == nil {
+		t.Error("Load of a missing file succeeded")
+	}
+}
