@@ -1,0 +1,239 @@
+package patches
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/rogpeppe/go-internal/txtar"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in golden/patch from the current output")
+
+// fakeKernel stands in for the generated kernel module: the rewriter only
+// copies it, so its content does not matter beyond being recognisable.
+const fakeKernel = `def supports(q, k_cache, indices):
+    return True
+
+
+def sparse_decode(q, k_cache, indices, topk_length, softmax_scale):
+    raise NotImplementedError("fake kernel for golden tests")
+`
+
+// A golden case is a txtar archive in golden/patch:
+//
+//	comment: what the case is about; a line "args: --module P --revert
+//	--roundtrip" sets options
+//	-- in/<path> --   the input tree (files under in/)
+//	-- mode/<path> -- optional: "755" sets that input file's mode
+//	-- diff --        expected unified diff of the dry run
+//	-- report --      expected report (or "error: ..." when the run fails)
+//
+// With --roundtrip the case patches the tree on disk, reverts it, and checks
+// that every byte and mode is back; the report is the revert's.
+func TestGolden(t *testing.T) {
+	files, err := filepath.Glob("../golden/patch/*.txtar")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no golden cases: %v", err)
+	}
+	rec := mustRecipe(t)
+	for _, file := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".txtar"), func(t *testing.T) {
+			ar, err := txtar.ParseFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			opt := Options{Recipe: rec, Kernel: []byte(fakeKernel)}
+			revert, roundtrip := false, false
+			for _, line := range strings.Split(string(ar.Comment), "\n") {
+				args, ok := strings.CutPrefix(line, "args:")
+				if !ok {
+					continue
+				}
+				fs := strings.Fields(args)
+				for i := 0; i < len(fs); i++ {
+					switch fs[i] {
+					case "--module":
+						i++
+						opt.Module = fs[i]
+					case "--revert":
+						revert = true
+					case "--roundtrip":
+						roundtrip = true
+					default:
+						t.Fatalf("unknown golden arg %q", fs[i])
+					}
+				}
+			}
+			root := t.TempDir()
+			input := writeInput(t, root, ar)
+			tree, err := Scan(root)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var diff, report string
+			var res *Result
+			if revert {
+				res, err = Revert(tree, opt)
+			} else {
+				res, err = Patch(tree, opt)
+			}
+			switch {
+			case err != nil:
+				var p *Problem
+				if !errors.As(err, &p) {
+					t.Fatalf("unexpected non-problem error: %v", err)
+				}
+				report = "error: " + err.Error() + "\n"
+			default:
+				diff = UnifiedDiff(res.Changes)
+				report = res.Report.String()
+			}
+			if roundtrip {
+				if err != nil {
+					t.Fatalf("roundtrip: patch failed: %v", err)
+				}
+				report = roundTrip(t, root, res, opt, input)
+			}
+			check(t, file, ar, "diff", diff)
+			check(t, file, ar, "report", report)
+			if *update {
+				if err := os.WriteFile(file, txtar.Format(ar), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func mustRecipe(t testing.TB) *Recipe {
+	t.Helper()
+	rec, err := DefaultRecipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}
+
+// writeInput lays the in/ files of ar under root and returns them by path.
+func writeInput(t *testing.T, root string, ar *txtar.Archive) map[string][]byte {
+	t.Helper()
+	input := map[string][]byte{}
+	modes := map[string]os.FileMode{}
+	for _, f := range ar.Files {
+		if p, ok := strings.CutPrefix(f.Name, "mode/"); ok {
+			var m os.FileMode
+			for _, c := range strings.TrimSpace(string(f.Data)) {
+				m = m*8 + os.FileMode(c-'0')
+			}
+			modes[p] = m
+		}
+	}
+	for _, f := range ar.Files {
+		p, ok := strings.CutPrefix(f.Name, "in/")
+		if !ok {
+			continue
+		}
+		input[p] = f.Data
+		full := filepath.Join(root, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		mode := os.FileMode(0o644)
+		if m, ok := modes[p]; ok {
+			mode = m
+		}
+		if err := os.WriteFile(full, f.Data, mode); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(full, mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return input
+}
+
+// roundTrip applies the patch, proves it from disk, reverts it and checks
+// that the tree is byte- and mode-identical to the input.
+func roundTrip(t *testing.T, root string, res *Result, opt Options, input map[string][]byte) string {
+	t.Helper()
+	modes := snapshotModes(t, root)
+	if err := (Writer{Root: root}).Apply(res.Changes); err != nil {
+		t.Fatal(err)
+	}
+	patched, err := Scan(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proof, err := Verify(patched, Options{Recipe: opt.Recipe})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !proof.OK() {
+		t.Fatalf("verify after patch is not OK:\n%s", proof)
+	}
+	rv, err := Revert(patched, Options{Recipe: opt.Recipe})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := (Writer{Root: root}).Apply(rv.Changes); err != nil {
+		t.Fatal(err)
+	}
+	after := map[string][]byte{}
+	filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			rel, _ := filepath.Rel(root, p)
+			after[filepath.ToSlash(rel)], _ = os.ReadFile(p)
+		}
+		return nil
+	})
+	if diff := cmp.Diff(input, after); diff != "" {
+		t.Errorf("revert did not restore the input (-input +after):\n%s", diff)
+	}
+	if diff := cmp.Diff(modes, snapshotModes(t, root)); diff != "" {
+		t.Errorf("file modes changed (-before +after):\n%s", diff)
+	}
+	return rv.Report.String()
+}
+
+func snapshotModes(t *testing.T, root string) map[string]os.FileMode {
+	out := map[string]os.FileMode{}
+	filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			info, _ := d.Info()
+			rel, _ := filepath.Rel(root, p)
+			out[filepath.ToSlash(rel)] = info.Mode()
+		}
+		return nil
+	})
+	return out
+}
+
+// check compares got with the archive's section, or rewrites it with -update.
+func check(t *testing.T, file string, ar *txtar.Archive, name, got string) {
+	t.Helper()
+	for i, f := range ar.Files {
+		if f.Name != name {
+			continue
+		}
+		if *update {
+			ar.Files[i].Data = []byte(got)
+			return
+		}
+		if !bytes.Equal(f.Data, []byte(got)) {
+			t.Errorf("%s: %s differs from golden (-want +got); run go test ./patches -update after checking:\n%s",
+				file, name, cmp.Diff(string(f.Data), got))
+		}
+		return
+	}
+	if *update {
+		ar.Files = append(ar.Files, txtar.File{Name: name, Data: []byte(got)})
+		return
+	}
+	t.Errorf("%s: no %q section; run go test ./patches -update", file, name)
+}

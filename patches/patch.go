@@ -1,0 +1,521 @@
+package patches
+
+import (
+	"bytes"
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+)
+
+// Options configure Patch, Revert and Verify.
+type Options struct {
+	Recipe *Recipe
+	// Module, when set, picks the defining module (a path relative to the
+	// root) among several.
+	Module string
+	// Kernel is the generated kernel module's source (Patch only). The
+	// rewriter never renders kernels itself.
+	Kernel []byte
+}
+
+// Result is a planned run: the changes it makes and the report, whose proof
+// was computed on the tree as it is after the changes.
+type Result struct {
+	Changes []Change
+	Report  *Report
+}
+
+// Problem is a failure the user has to act on (as opposed to a bug or an I/O
+// error): no defining module, several, a syntax error in a referencing
+// file, an ambiguous binding. Lines carry the details.
+type Problem struct {
+	Msg   string
+	Lines []string
+}
+
+func (p *Problem) Error() string {
+	if len(p.Lines) == 0 {
+		return p.Msg
+	}
+	return p.Msg + "\n  " + strings.Join(p.Lines, "\n  ")
+}
+
+// session is one parse of a tree: the candidate files' analyses and a
+// resolver over them.
+type session struct {
+	t      *Tree
+	rec    *Recipe
+	infos  map[string]*fileInfo
+	broken map[string]*syntaxError
+	r      *resolver
+	parsed int
+}
+
+// candidate is the byte prefilter: a file can only refer to the function if
+// it spells its name (imports, calls, attributes all do), the dispatcher's,
+// or carries mlagen's marker; environ.py is read for the gate. Everything
+// else is never parsed, which is most of a checkout.
+func candidate(f *File, rec *Recipe) bool {
+	d := f.Data
+	if bytes.Contains(d, []byte(rec.Old)) || bytes.Contains(d, []byte(rec.Dispatcher)) || bytes.Contains(d, []byte(rec.Marker)) {
+		return true
+	}
+	return path.Base(f.Path) == rec.EnvironFile && bytes.Contains(d, []byte("class "+rec.EnvironClass))
+}
+
+func load(t *Tree, rec *Recipe) (*session, error) {
+	var paths []string
+	for _, p := range t.paths {
+		if f, ok := t.Files[p]; ok && candidate(f, rec) {
+			paths = append(paths, p)
+		}
+	}
+	infos, broken, err := parseAll(t, paths, rec)
+	if err != nil {
+		return nil, err
+	}
+	s := &session{t: t, rec: rec, infos: infos, broken: broken, parsed: len(paths)}
+	s.r = newResolver(t, rec, infos, broken)
+	return s, nil
+}
+
+// also parses more files (those that import the defining module without
+// naming the function) so that their syntax errors are seen and counted.
+func (s *session) also(stem string) error {
+	var paths []string
+	for _, p := range s.t.paths {
+		if _, done := s.infos[p]; done {
+			continue
+		}
+		if f, ok := s.t.Files[p]; ok && bytes.Contains(f.Data, []byte(stem)) {
+			paths = append(paths, p)
+		}
+	}
+	infos, broken, err := parseAll(s.t, paths, s.rec)
+	if err != nil {
+		return err
+	}
+	for p, fi := range infos {
+		s.infos[p] = fi
+	}
+	for p, e := range broken {
+		s.broken[p] = e
+	}
+	s.parsed += len(paths)
+	return nil
+}
+
+// syntaxCheck stops the run on a file that does not parse and spells one of
+// names (it may hold a reference that cannot be seen reliably); other broken
+// files are returned to be reported as ignored.
+func (s *session) syntaxCheck(names ...string) ([]string, error) {
+	var bad, ignored []string
+	var paths []string
+	for p := range s.broken {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		e := s.broken[p]
+		fi := s.infos[p]
+		refers := false
+		for _, n := range names {
+			if fi != nil && fi.idents[n] {
+				refers = true
+			}
+		}
+		if refers {
+			bad = append(bad, fmt.Sprintf("%s:%s (tree-sitter)", p, e))
+		} else {
+			ignored = append(ignored, fmt.Sprintf("%s:%s", p, e))
+		}
+	}
+	if len(bad) > 0 {
+		return nil, &Problem{Msg: fmt.Sprintf("syntax error in a file that references %s; fix it and run again (nothing was written):", names[0]), Lines: bad}
+	}
+	return ignored, nil
+}
+
+// definers lists the modules that define name at module level with def,
+// outside mlagen's blocks.
+func (s *session) definers(name string) []string {
+	var out []string
+	for p, fi := range s.infos {
+		if fi == nil || fi.st.err != nil {
+			continue
+		}
+		if defNode(fi, name) >= 0 {
+			out = append(out, p)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// defNode is the function_definition of a module-level def of name, or -1.
+func defNode(fi *fileInfo, name string) int32 {
+	for _, b := range fi.scopes[0].binds[name] {
+		if b.kind != bDef || inBlocks(fi.blocks, fi.st.nodes[b.node].start) {
+			continue
+		}
+		if p := fi.st.nodes[b.node].parent; p >= 0 && fi.st.nodes[p].kind == "function_definition" {
+			return p
+		}
+	}
+	return -1
+}
+
+// pickModule chooses the defining module among candidates.
+func pickModule(cands []string, opt Options, name string) (string, error) {
+	if opt.Module != "" {
+		m := path.Clean(strings.TrimPrefix(opt.Module, "./"))
+		for _, c := range cands {
+			if c == m {
+				return c, nil
+			}
+		}
+		return "", &Problem{Msg: fmt.Sprintf("--module %s does not define %s at module level", opt.Module, name), Lines: cands}
+	}
+	switch len(cands) {
+	case 0:
+		return "", &Problem{Msg: fmt.Sprintf("no module in this tree defines %s (looked for a module-level def in every file that names it)", name)}
+	case 1:
+		return cands[0], nil
+	}
+	return "", &Problem{Msg: fmt.Sprintf("%d modules define %s; pick one with --module PATH:", len(cands), name), Lines: cands}
+}
+
+// environ finds SGLang's environ.py (a module-level class Envs), preferring
+// sglang/srt/environ.py when a tree has several.
+func (s *session) environ() *fileInfo {
+	var found []*fileInfo
+	for p, fi := range s.infos {
+		if fi != nil && fi.envs >= 0 && path.Base(p) == s.rec.EnvironFile && fi.st.err == nil {
+			found = append(found, fi)
+		}
+	}
+	sort.Slice(found, func(i, j int) bool {
+		ai, aj := strings.HasSuffix(found[i].path, "sglang/srt/"+s.rec.EnvironFile), strings.HasSuffix(found[j].path, "sglang/srt/"+s.rec.EnvironFile)
+		if ai != aj {
+			return ai
+		}
+		return found[i].path < found[j].path
+	})
+	if len(found) == 0 {
+		return nil
+	}
+	return found[0]
+}
+
+// moduleName is the dotted import name of a file: its package chain (by
+// __init__.py), or, outside packages, its path with a leading "python/"
+// (SGLang's source root) dropped.
+func (s *session) moduleName(p string) string {
+	parts := []string{strings.TrimSuffix(path.Base(p), ".py")}
+	d := dirOf(p)
+	for d != "" && s.r.idx.files[joinPath(d, "__init__.py")] {
+		parts = append([]string{path.Base(d)}, parts...)
+		d = dirOf(d)
+	}
+	if len(parts) == 1 {
+		rel := strings.TrimPrefix(strings.TrimSuffix(p, ".py"), "python/")
+		return strings.ReplaceAll(rel, "/", ".")
+	}
+	return strings.Join(parts, ".")
+}
+
+func kernelHeader(rec *Recipe) string {
+	return "# " + rec.Marker + " kernel module: written by `mlagen patch`, deleted by `mlagen patch --revert`.\n"
+}
+
+func kernelPath(rec *Recipe, module string) string { return joinPath(dirOf(module), rec.KernelModule) }
+
+// edit replaces src[start:end] with text.
+type edit struct {
+	start, end int
+	text       string
+}
+
+func applyEdits(src []byte, edits []edit) []byte {
+	sort.SliceStable(edits, func(i, j int) bool { return edits[i].start < edits[j].start })
+	var b bytes.Buffer
+	b.Grow(len(src) + 4096)
+	at := 0
+	for _, e := range edits {
+		b.Write(src[at:e.start])
+		b.WriteString(e.text)
+		at = e.end
+	}
+	b.Write(src[at:])
+	return b.Bytes()
+}
+
+// eolAt is the line ending used at offset off (the one that ends that line),
+// or the file's first line ending, or "\n".
+func eolAt(src []byte, off int) string {
+	if i := bytes.IndexByte(src[off:], '\n'); i >= 0 {
+		if off+i > 0 && src[off+i-1] == '\r' {
+			return "\r\n"
+		}
+		return "\n"
+	}
+	if i := bytes.IndexByte(src, '\n'); i > 0 && src[i-1] == '\r' {
+		return "\r\n"
+	}
+	return "\n"
+}
+
+// lineEnd is the offset of the end of the line containing off, before its
+// line ending.
+func lineEnd(src []byte, off int) int {
+	i := bytes.IndexByte(src[off:], '\n')
+	if i < 0 {
+		return len(src)
+	}
+	e := off + i
+	if e > 0 && src[e-1] == '\r' {
+		e--
+	}
+	return e
+}
+
+// Patch plans the wiring: kernel module beside the defining module,
+// dispatcher after the old function, gate in environ.py, every reference
+// renamed. It writes nothing; the report's proof is computed on the tree as
+// it would be after the changes.
+func Patch(t *Tree, opt Options) (*Result, error) {
+	rec := opt.Recipe
+	s, err := load(t, rec)
+	if err != nil {
+		return nil, err
+	}
+	defer s.r.close()
+	// A tree patched before has the dispatcher; its module is the one.
+	mod := ""
+	if withBlock := s.blockFiles(partDispatcher); len(withBlock) == 1 && opt.Module == "" {
+		mod = withBlock[0]
+	} else {
+		mod, err = pickModule(s.definers(rec.Old), opt, rec.Old)
+		if err != nil {
+			return nil, s.explain(err)
+		}
+	}
+	if err := s.also(strings.TrimSuffix(path.Base(mod), ".py")); err != nil {
+		return nil, err
+	}
+	if _, err := s.syntaxCheck(rec.Old, rec.Dispatcher); err != nil {
+		return nil, err
+	}
+	fi := s.infos[mod]
+	def := defNode(fi, rec.Old)
+	if def < 0 {
+		return nil, &Problem{Msg: fmt.Sprintf("%s has a dispatcher block but no def %s", mod, rec.Old)}
+	}
+	if other := defNode(fi, rec.Dispatcher); other >= 0 {
+		l, _ := lineCol(fi.st.src, int(fi.st.nodes[other].start))
+		return nil, &Problem{Msg: fmt.Sprintf("%s:%d already defines %s, and not inside an mlagen block; refusing to shadow it", mod, l, rec.Dispatcher)}
+	}
+	sig, err := readSignature(fi.st, def, rec)
+	if err != nil {
+		return nil, &Problem{Msg: fmt.Sprintf("%s: %v", mod, err)}
+	}
+	target := val{path: mod, name: rec.Old}
+	refs := s.r.references(target, false)
+	if len(refs.conflicts) > 0 {
+		return nil, &Problem{Msg: "cannot wire these references without guessing:", Lines: refs.conflicts}
+	}
+	edits := map[string][]edit{}
+	what := map[string][]string{}
+	renamed := map[string]int{}
+	for _, st := range refs.sites {
+		if st.rename {
+			edits[st.Path] = append(edits[st.Path], edit{start: int(st.start), end: int(st.end), text: rec.Dispatcher})
+			renamed[st.Path]++
+		}
+	}
+	if err := s.collisions(renamed, target); err != nil {
+		return nil, err
+	}
+
+	// The gate: through envs when the checkout has SGLang's environ.py.
+	var g gateRead
+	env := s.environ()
+	envPath := ""
+	if env != nil {
+		envPath = env.path
+		g.envsModule = s.moduleName(env.path)
+		if !env.envsHas && !hasBlock(env, partGate) {
+			body := env.envs
+			src := env.st.src
+			first := env.st.nodes[body].first
+			indent := "    "
+			if first >= 0 {
+				ls := bytes.LastIndexByte(src[:env.st.nodes[first].start], '\n') + 1
+				indent = string(src[ls:env.st.nodes[first].start])
+			}
+			at := lineEnd(src, int(env.st.nodes[body].end))
+			eol := eolAt(src, at)
+			text := eol + strings.Join(renderGate(rec, indent), eol)
+			edits[env.path] = append(edits[env.path], edit{start: at, end: at, text: text})
+			what[env.path] = append(what[env.path], "gate "+rec.Gate+" registered in class "+rec.EnvironClass)
+		}
+	}
+	kstem := strings.TrimSuffix(rec.KernelModule, ".py")
+	if s.r.idx.files[joinPath(dirOf(mod), "__init__.py")] {
+		g.kernelImp = "from . import " + kstem + " as mma_kernel"
+	} else {
+		g.kernelImp = "import " + kstem + " as mma_kernel"
+	}
+
+	// The dispatcher: inserted after the old function, or brought up to date
+	// when the old signature changed since the last run.
+	src := fi.st.src
+	lines := renderDispatcher(rec, sig, g)
+	if b, ok := findBlock(fi, partDispatcher); ok {
+		eol := eolAt(src, b.open)
+		want := strings.Join(lines, eol)
+		if string(src[b.open:b.close]) != want {
+			edits[mod] = append(edits[mod], edit{start: b.open, end: b.close, text: want})
+			what[mod] = append(what[mod], "dispatcher "+rec.Dispatcher+" updated")
+		}
+	} else {
+		defEnd := int(fi.st.nodes[def].end)
+		at := lineEnd(src, defEnd)
+		eol := eolAt(src, at)
+		text := strings.Repeat(eol, blockLead[partDispatcher]) + strings.Join(lines, eol)
+		edits[mod] = append(edits[mod], edit{start: at, end: at, text: text})
+		line, _ := lineCol(src, at)
+		what[mod] = append(what[mod], fmt.Sprintf("dispatcher %s inserted after line %d", rec.Dispatcher, line))
+	}
+
+	var changes []Change
+	for p, es := range edits {
+		f := t.Files[p]
+		changes = append(changes, Change{Path: p, Before: f.Data, After: applyEdits(f.Data, es), Mode: f.Mode})
+	}
+	// The kernel module beside the defining module.
+	kp := kernelPath(rec, mod)
+	kernel := append([]byte(kernelHeader(rec)), opt.Kernel...)
+	kernelWhat := ""
+	if old, ok := t.Files[kp]; ok {
+		if !bytes.HasPrefix(old.Data, []byte(kernelHeader(rec))) {
+			return nil, &Problem{Msg: fmt.Sprintf("%s exists and was not written by mlagen; refusing to overwrite it", kp)}
+		}
+		if !bytes.Equal(old.Data, kernel) {
+			changes = append(changes, Change{Path: kp, Before: old.Data, After: kernel, Mode: old.Mode})
+			kernelWhat = "kernel module updated"
+		}
+	} else if contains(t.NonUTF8, kp) {
+		return nil, &Problem{Msg: fmt.Sprintf("%s exists (not UTF-8) and was not written by mlagen; refusing to overwrite it", kp)}
+	} else {
+		mode := t.Files[mod].Mode
+		changes = append(changes, Change{Path: kp, After: kernel, Mode: mode})
+		kernelWhat = "kernel module"
+	}
+	sort.Slice(changes, func(i, j int) bool { return changes[i].Path < changes[j].Path })
+
+	rep := &Report{Command: "patch", Module: mod, KernelModule: kp, Environ: envPath}
+	for _, c := range changes {
+		fc := FileChange{Path: c.Path, Action: "edit"}
+		var parts []string
+		switch {
+		case c.Before == nil:
+			fc.Action = "create"
+			parts = append(parts, kernelWhat)
+		case c.Path == kp:
+			parts = append(parts, kernelWhat)
+		}
+		parts = append(parts, what[c.Path]...)
+		if n := renamed[c.Path]; n > 0 {
+			parts = append(parts, plural(n, "reference")+" renamed")
+		}
+		fc.What = strings.Join(parts, "; ")
+		rep.Changes = append(rep.Changes, fc)
+	}
+	proof, err := Verify(t.with(changes), Options{Recipe: rec, Module: mod})
+	if err != nil {
+		return nil, fmt.Errorf("proof after patching: %w", err)
+	}
+	proof.Command = "patch"
+	proof.Changes = rep.Changes
+	proof.NothingToDo = len(changes) == 0
+	proof.Scanned, proof.Parsed = len(t.paths), s.parsed
+	return &Result{Changes: changes, Report: proof}, nil
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func hasBlock(fi *fileInfo, part string) bool {
+	_, ok := findBlock(fi, part)
+	return ok
+}
+
+func findBlock(fi *fileInfo, part string) (block, bool) {
+	for _, b := range fi.blocks {
+		if b.part == part {
+			return b, true
+		}
+	}
+	return block{}, false
+}
+
+// blockFiles lists parsed files that hold an mlagen block of part.
+func (s *session) blockFiles(part string) []string {
+	var out []string
+	for p, fi := range s.infos {
+		if fi != nil && hasBlock(fi, part) {
+			out = append(out, p)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// explain adds the syntax errors of name-bearing files to a "no module"
+// problem: the definition may be in a file that does not parse.
+func (s *session) explain(err error) error {
+	if _, serr := s.syntaxCheck(s.rec.Old); serr != nil {
+		return serr
+	}
+	return err
+}
+
+// collisions refuses to rename a bare name in a file where the dispatcher's
+// name is already bound to something else: the renamed use would silently
+// denote that other thing.
+func (s *session) collisions(renamed map[string]int, target val) error {
+	var lines []string
+	wired := val{path: target.path, name: s.rec.Dispatcher}
+	for p := range renamed {
+		fi := s.infos[p]
+		for _, sc := range fi.scopes {
+			for _, b := range sc.binds[s.rec.Dispatcher] {
+				if inBlocks(fi.blocks, fi.st.nodes[b.node].start) || has(s.r.binding(fi, b), wired) {
+					continue
+				}
+				l, _ := lineCol(fi.st.src, int(fi.st.nodes[b.node].start))
+				lines = append(lines, fmt.Sprintf("%s:%d binds %s", p, l, s.rec.Dispatcher))
+			}
+		}
+	}
+	if len(lines) > 0 {
+		sort.Strings(lines)
+		return &Problem{Msg: fmt.Sprintf("renaming to %s would collide with an existing name:", s.rec.Dispatcher), Lines: lines}
+	}
+	return nil
+}

@@ -1,0 +1,328 @@
+package patches
+
+import (
+	"fmt"
+	"runtime"
+	"sort"
+	"strings"
+)
+
+// The resolver answers, for any name or attribute use in any file, "which
+// module-level definition does this denote?", following imports, aliases and
+// re-exports across the tree. It is what turns "every reference" from a text
+// search into a property that can be proven.
+
+// val is what an expression denotes: a module (a .py file or a package
+// directory) or a module-level name of a file.
+type val struct {
+	mod  bool
+	path string
+	name string
+}
+
+type symKey struct{ path, name string }
+
+type resolver struct {
+	t      *Tree
+	rec    *Recipe
+	infos  map[string]*fileInfo
+	broken map[string]*syntaxError // parsed with errors
+	ps     *parser                 // for files parsed on demand
+	idx    *moduleIndex
+	memo   map[symKey][]val
+	active map[symKey]bool
+}
+
+// moduleIndex maps dotted module names to paths. Absolute imports are matched
+// by suffix ("sglang.srt.environ" is python/sglang/srt/environ.py), so the
+// source root (python/, src/, the root itself) never has to be guessed.
+type moduleIndex struct {
+	files  map[string]bool
+	dirs   map[string]bool
+	byLast map[string][]string
+}
+
+func newModuleIndex(paths []string) *moduleIndex {
+	ix := &moduleIndex{files: map[string]bool{}, dirs: map[string]bool{}, byLast: map[string][]string{}}
+	for _, p := range paths {
+		ix.files[p] = true
+		stem := strings.TrimSuffix(p[strings.LastIndexByte(p, '/')+1:], ".py")
+		if stem != "__init__" {
+			ix.byLast[stem] = append(ix.byLast[stem], p)
+		}
+		for d := dirOf(p); d != "" && !ix.dirs[d]; d = dirOf(d) {
+			ix.dirs[d] = true
+			ix.byLast[d[strings.LastIndexByte(d, '/')+1:]] = append(ix.byLast[d[strings.LastIndexByte(d, '/')+1:]], d)
+		}
+	}
+	return ix
+}
+
+// lookup returns the files and package directories whose dotted path ends
+// with dotted.
+func (ix *moduleIndex) lookup(dotted string) []string {
+	parts := strings.Split(dotted, ".")
+	var out []string
+	for _, p := range ix.byLast[parts[len(parts)-1]] {
+		comps := strings.Split(strings.TrimSuffix(p, ".py"), "/")
+		if len(comps) < len(parts) {
+			continue
+		}
+		ok := true
+		for i := range parts {
+			if comps[len(comps)-len(parts)+i] != parts[i] {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			out = append(out, p)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// at returns the module at a relative path (file first, then package).
+func (ix *moduleIndex) at(p string) []string {
+	var out []string
+	if ix.files[p+".py"] {
+		out = append(out, p+".py")
+	}
+	if ix.dirs[p] {
+		out = append(out, p)
+	}
+	return out
+}
+
+// parseAll parses the given files on all cores.
+func parseAll(t *Tree, paths []string, rec *Recipe) (map[string]*fileInfo, map[string]*syntaxError, error) {
+	infos := make([]*fileInfo, len(paths))
+	errs := make([]error, len(paths))
+	workers := runtime.GOMAXPROCS(0)
+	if workers > len(paths) {
+		workers = len(paths)
+	}
+	jobs := make(chan int, len(paths))
+	for i := range paths {
+		jobs <- i
+	}
+	close(jobs)
+	done := make(chan struct{})
+	for w := 0; w < workers; w++ {
+		go func() {
+			ps := newParser()
+			defer ps.close()
+			for i := range jobs {
+				st, err := ps.parse(t.Files[paths[i]].Data)
+				if err != nil {
+					errs[i] = fmt.Errorf("%s: %w", paths[i], err)
+					continue
+				}
+				infos[i] = analyze(paths[i], st, rec)
+			}
+			done <- struct{}{}
+		}()
+	}
+	for w := 0; w < workers; w++ {
+		<-done
+	}
+	out := make(map[string]*fileInfo, len(paths))
+	broken := map[string]*syntaxError{}
+	for i, p := range paths {
+		if errs[i] != nil {
+			return nil, nil, errs[i]
+		}
+		out[p] = infos[i]
+		if infos[i].st.err != nil {
+			broken[p] = infos[i].st.err
+		}
+	}
+	return out, broken, nil
+}
+
+func newResolver(t *Tree, rec *Recipe, infos map[string]*fileInfo, broken map[string]*syntaxError) *resolver {
+	return &resolver{t: t, rec: rec, infos: infos, broken: broken, idx: newModuleIndex(t.paths),
+		memo: map[symKey][]val{}, active: map[symKey]bool{}}
+}
+
+func (r *resolver) close() {
+	if r.ps != nil {
+		r.ps.close()
+	}
+}
+
+// info returns the analysis of a file, parsing it on demand when a chain of
+// imports leads into a file the byte prefilter did not select.
+func (r *resolver) info(p string) *fileInfo {
+	if fi, ok := r.infos[p]; ok {
+		return fi
+	}
+	f, ok := r.t.Files[p]
+	if !ok {
+		r.infos[p] = nil
+		return nil
+	}
+	if r.ps == nil {
+		r.ps = newParser()
+	}
+	st, err := r.ps.parse(f.Data)
+	if err != nil {
+		r.infos[p] = nil
+		return nil
+	}
+	fi := analyze(p, st, r.rec)
+	r.infos[p] = fi
+	if st.err != nil {
+		r.broken[p] = st.err
+	}
+	return fi
+}
+
+// modules resolves an import's module as seen from file from.
+func (r *resolver) modules(from string, m modSpec) []string {
+	if m.level == 0 {
+		if m.dotted == "" {
+			return nil
+		}
+		return r.idx.lookup(m.dotted)
+	}
+	base := dirOf(from)
+	for i := 1; i < m.level; i++ {
+		if base == "" {
+			return nil
+		}
+		base = dirOf(base)
+	}
+	if m.dotted == "" {
+		if base == "" {
+			return nil
+		}
+		return []string{base}
+	}
+	return r.idx.at(joinPath(base, strings.ReplaceAll(m.dotted, ".", "/")))
+}
+
+// attrOf is module m's attribute name: a submodule or a module-level name.
+func (r *resolver) attrOf(m, name string) []val {
+	if strings.HasSuffix(m, ".py") {
+		return r.symbol(m, name)
+	}
+	var out []val
+	for _, sub := range r.idx.at(joinPath(m, name)) {
+		out = append(out, val{mod: true, path: sub})
+	}
+	if init := joinPath(m, "__init__.py"); r.idx.files[init] {
+		out = append(out, r.symbol(init, name)...)
+	}
+	return out
+}
+
+// symbol follows a module-level name of file p through imports to what it
+// finally denotes. A name the module defines itself (def, class, assignment)
+// is the end of the chain.
+func (r *resolver) symbol(p, name string) []val {
+	k := symKey{p, name}
+	if v, ok := r.memo[k]; ok {
+		return v
+	}
+	if r.active[k] { // import cycle
+		return nil
+	}
+	r.active[k] = true
+	defer delete(r.active, k)
+	fi := r.info(p)
+	var out []val
+	if fi == nil {
+		out = []val{{path: p, name: name}}
+	} else if bs := fi.scopes[0].binds[name]; len(bs) == 0 {
+		out = []val{{path: p, name: name}}
+	} else {
+		for _, b := range bs {
+			out = append(out, r.binding(fi, b)...)
+		}
+	}
+	r.memo[k] = out
+	return out
+}
+
+// binding is what one binding denotes.
+func (r *resolver) binding(fi *fileInfo, b *binding) []val {
+	switch b.kind {
+	case bImport:
+		var out []val
+		for _, m := range r.modules(fi.path, b.mod) {
+			out = append(out, val{mod: true, path: m})
+		}
+		return out
+	case bFrom:
+		var out []val
+		for _, m := range r.modules(fi.path, b.mod) {
+			out = append(out, r.attrOf(m, b.imported)...)
+		}
+		return out
+	default:
+		if b.scope == 0 {
+			return []val{{path: fi.path, name: b.name}}
+		}
+		return nil // a local: never a module-level definition
+	}
+}
+
+// lookup finds the bindings a name use in scope sc sees (LEGB, with class
+// bodies skipped from nested scopes), or nil for an unbound name.
+func lookup(fi *fileInfo, sc int, name string) []*binding {
+	if s := fi.scopes[sc]; s.global[name] {
+		return fi.scopes[0].binds[name]
+	}
+	first := true
+	for i := sc; i >= 0; i = fi.scopes[i].parent {
+		s := &fi.scopes[i]
+		if s.kind == scClass && !first {
+			first = false
+			continue
+		}
+		if !(first && s.nonlocal[name]) {
+			if bs := s.binds[name]; len(bs) > 0 {
+				return bs
+			}
+		}
+		first = false
+	}
+	return nil
+}
+
+// expr is what an expression (a name or a dotted attribute chain) denotes.
+func (r *resolver) expr(fi *fileInfo, i int32, sc int) []val {
+	st := fi.st
+	switch st.nodes[i].kind {
+	case "identifier":
+		var out []val
+		for _, b := range lookup(fi, sc, st.text(i)) {
+			out = append(out, r.binding(fi, b)...)
+		}
+		return out
+	case "attribute":
+		obj, at := st.child(i, "object"), st.child(i, "attribute")
+		if obj < 0 || at < 0 {
+			return nil
+		}
+		var out []val
+		for _, v := range r.expr(fi, obj, sc) {
+			if v.mod {
+				out = append(out, r.attrOf(v.path, st.text(at))...)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+func has(vs []val, target val) bool {
+	for _, v := range vs {
+		if v == target {
+			return true
+		}
+	}
+	return false
+}
