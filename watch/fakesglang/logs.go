@@ -29,12 +29,21 @@ const modelLine = `[2026-06-17 22:06:31] server_args=ServerArgs(model_path='deep
 func Head() []Step {
 	return []Step{
 		s(0, modelLine),
-		s(0.5, `[2026-06-17 22:06:31 TP0] Init torch distributed begin.`),
+		s(0.1, `[2026-06-17 22:06:31] Using default HuggingFace chat template with detected content format: string`),
+		s(0.3, `[2026-06-17 22:06:31 TP0] Attention backend not explicitly specified. Use flashmla backend by default.`),
+		s(0.3, `[2026-06-17 22:06:31 TP0] Init torch distributed begin.`),
+		s(0.4, `[2026-06-17 22:06:31 TP3] Init torch distributed begin.`),
+		s(0.5, `[2026-06-17 22:06:31 TP0] sglang is using nccl==2.27.3`),
+		s(0.5, `[2026-06-17 22:06:31 TP0] Init torch distributed ends. mem usage=0.52 GB`),
 		s(0.6, `[2026-06-17 22:06:31 TP0] Load weight begin. avail mem=93.71 GB`),
 		s(0.7, `[2026-06-17 22:06:31 TP3] Load weight begin. avail mem=93.71 GB`),
 		s(34.2, `[2026-06-17 22:07:05 TP0] Load weight end. elapsed=33.84 s, type=DeepseekV4ForCausalLM, quant=fp8, quant_algo=MIXED_PRECISION, fmt=e4m3, avail mem=52.30 GB, mem usage=41.41 GB.`),
 		s(34.3, `[2026-06-17 22:07:05 TP3] Load weight end. elapsed=33.90 s, type=DeepseekV4ForCausalLM, quant=fp8, quant_algo=MIXED_PRECISION, fmt=e4m3, avail mem=52.30 GB, mem usage=41.41 GB.`),
+		s(34.5, `[2026-06-17 22:07:05 TP0] Using KV cache dtype: torch.float8_e4m3fn`),
+		s(34.6, `[2026-06-17 22:07:05 TP0] Memory pool end. avail mem=37.20 GB`),
+		s(34.7, `[2026-06-17 22:07:05 TP3] Memory pool end. avail mem=37.20 GB`),
 		s(35.0, `[2026-06-17 22:07:06 TP0] KV Cache is allocated. #tokens: 1048576, KV size: 12.50 GB`),
+		s(35.1, `[2026-06-17 22:07:06 TP3] KV Cache is allocated. #tokens: 1048576, KV size: 12.50 GB`),
 	}
 }
 

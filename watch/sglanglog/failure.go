@@ -51,7 +51,7 @@ var (
 	// follows them belongs to the same failure.
 	chainRE = regexp.MustCompile(`^(During handling of the above exception, another exception occurred:|The above exception was the direct cause of the following exception:)`)
 	// exceptionRE is the final "Type: message" line of a traceback.
-	exceptionRE = regexp.MustCompile(`^[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)\b(?::|$)`)
+	exceptionRE = regexp.MustCompile(`^(?:[A-Za-z_][\w.]*)?(?:Error|Exception|Exit|Interrupt)\b(?::|$)`)
 )
 
 // Failure is one incident: a signature line and the lines that belong to it
@@ -109,6 +109,14 @@ func (d *Detector) Lines() int { return d.n }
 
 // Open reports whether an incident is still collecting lines.
 func (d *Detector) Open() bool { return d.open != nil }
+
+// OpenLine is the first line number of the open incident, 0 if none.
+func (d *Detector) OpenLine() int {
+	if d.open == nil {
+		return 0
+	}
+	return d.open.Line
+}
 
 // Feed takes the next raw line. It returns the incident that this line
 // closed, if any; a line can close one incident and start the next.
@@ -199,3 +207,6 @@ func (d *Detector) Flush() *Failure {
 	}
 	return f
 }
+
+// Recent returns the last ContextLines lines fed, oldest first.
+func (d *Detector) Recent() []string { return append([]string(nil), d.recent...) }

@@ -1,0 +1,607 @@
+// Package watch is the deployment vigil: it follows an SGLang server's log
+// from start to "ready", prints each startup phase as it happens, stops at
+// the first failure signature (or collects them all), times out loudly, and
+// only calls a deployment good once the server has answered a real request
+// correctly.
+//
+// The loop is driven by one channel of log events and an injected Clock, so
+// tests replay whole starts, time-outs included, without sleeping.
+package watch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/mlagen/mlagen/watch/baseline"
+	"github.com/mlagen/mlagen/watch/sglanglog"
+	"github.com/mlagen/mlagen/watch/smoke"
+	"github.com/mlagen/mlagen/watch/source"
+)
+
+// Config is one watch.
+type Config struct {
+	Source source.Source
+	// Clock defaults to the wall clock.
+	Clock Clock
+	// Out receives the human-readable progress.
+	Out io.Writer
+	// TTY redraws the status line in place instead of printing lines.
+	TTY bool
+	// Timeout bounds the wait for "ready" (default 10m).
+	Timeout time.Duration
+	// Interval is how often the status line is shown (default 10s).
+	Interval time.Duration
+	// KeepGoing collects every failure instead of stopping at the first.
+	KeepGoing bool
+	// Quiet is how long the lines of a failure may pause before it is
+	// taken as complete (default 2s): a dead server writes no line to end
+	// its last traceback.
+	Quiet time.Duration
+	// Smoke is the request sent once the server is ready.
+	Smoke smoke.Request
+	// Baseline, when set, is compared with this start's phase durations.
+	Baseline *baseline.File
+	// BaselinePath names the baseline in messages.
+	BaselinePath string
+}
+
+// ContextLines is how many lines before a failure are shown with it.
+const ContextLines = 20
+
+// shownFailureLines caps the lines of one failure printed for people; the
+// JSON report has them all.
+const shownFailureLines = 40
+
+type item struct {
+	ev  source.Event
+	end bool
+	err error
+}
+
+type watcher struct {
+	cfg   Config
+	clk   Clock
+	p     *printer
+	start time.Time
+	det   sglanglog.Detector
+	rep   *Report
+
+	seen      map[sglanglog.Kind]*seenPhase
+	order     []sglanglog.Kind
+	last      *seenPhase // last phase reached
+	firstLog  time.Time  // first stamp in the log
+	lastLine  string
+	lastAt    time.Time
+	quietAt   time.Time // when an open failure counts as complete
+	openLine  int       // first line of the open failure
+	openAt    time.Time // when that line was read
+	startedAt time.Time // of the server, when the watch started it
+}
+
+type seenPhase struct {
+	mark  Mark
+	phase sglanglog.Phase
+	at    time.Time // watch clock
+	stamp time.Time // log clock, zero when the line had none
+}
+
+// Run watches until the server is ready and answered, a failure is found,
+// the time-out passes, the log is lost, or ctx ends (Ctrl-C). A server the
+// source started is stopped unless the watch succeeded.
+func Run(ctx context.Context, cfg Config) *Report {
+	if cfg.Clock == nil {
+		cfg.Clock = RealClock{}
+	}
+	if cfg.Out == nil {
+		cfg.Out = io.Discard
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 10 * time.Minute
+	}
+	if cfg.Interval <= 0 {
+		cfg.Interval = 10 * time.Second
+	}
+	if cfg.Quiet <= 0 {
+		cfg.Quiet = 2 * time.Second
+	}
+	w := &watcher{
+		cfg:  cfg,
+		clk:  cfg.Clock,
+		p:    &printer{w: cfg.Out, tty: cfg.TTY},
+		det:  sglanglog.Detector{ContextLines: ContextLines},
+		seen: map[sglanglog.Kind]*seenPhase{},
+		rep:  &Report{Source: cfg.Source.Describe(), Timeline: []Mark{}, Failures: []sglanglog.Failure{}, Notices: []Notice{}, Phases: []baseline.Phase{}},
+	}
+	w.start = w.clk.Now()
+
+	srcCtx, stopSource := context.WithCancel(ctx)
+	items := make(chan item, 256)
+	quit := make(chan struct{})
+	srcDone := make(chan struct{})
+	go func() {
+		defer close(srcDone)
+		ch := make(chan source.Event)
+		errc := make(chan error, 1)
+		go func() { errc <- cfg.Source.Run(srcCtx, ch) }()
+		for {
+			select {
+			case ev := <-ch:
+				select {
+				case items <- item{ev: ev}:
+				case <-quit:
+					// The watch is over; keep draining so the source
+					// sees its context end and returns.
+				}
+			case err := <-errc:
+				select {
+				case items <- item{end: true, err: err}:
+				case <-quit:
+				}
+				return
+			}
+		}
+	}()
+
+	w.p.line("mlagen watch: %s; ready within %s; status every %s", w.rep.Source, short(cfg.Timeout), short(cfg.Interval))
+	outcome, verdict := w.loop(ctx, items)
+
+	// Stop reading, then wait (boundedly) for the source to let go, so no
+	// "ssh ... tail -F" is left behind.
+	stopSource()
+	close(quit)
+	drain := time.NewTimer(5 * time.Second)
+	select {
+	case <-srcDone:
+	case <-drain.C:
+	}
+	drain.Stop()
+
+	if st, ok := cfg.Source.(source.Stopper); ok {
+		if outcome != Ready {
+			w.rep.Server = st.Stop()
+			w.p.line("%s", w.rep.Server)
+		} else if pid, ok := cfg.Source.(interface{ Pid() int }); ok {
+			w.rep.Server = fmt.Sprintf("the server runs on (pid %d)", pid.Pid())
+			w.p.line("%s", w.rep.Server)
+		}
+	}
+	w.p.clearStatus()
+	w.rep.Outcome = outcome
+	w.rep.ExitCode = outcome.ExitCode()
+	w.rep.Verdict = verdict
+	w.rep.Lines = w.det.Lines()
+	w.rep.ElapsedS = w.since().Seconds()
+	fmt.Fprintln(w.cfg.Out, verdict)
+	return w.rep
+}
+
+func (w *watcher) since() time.Duration { return w.clk.Now().Sub(w.start) }
+
+func (w *watcher) loop(ctx context.Context, items <-chan item) (Outcome, string) {
+	deadline := w.start.Add(w.cfg.Timeout)
+	nextStatus := w.start.Add(w.cfg.Interval)
+	for {
+		now := w.clk.Now()
+		if w.det.Open() && !now.Before(w.quietAt) {
+			if stop := w.failure(w.det.Flush()); stop {
+				return w.failed()
+			}
+		}
+		if !now.Before(deadline) {
+			return w.timedOut()
+		}
+		if !now.Before(nextStatus) {
+			if !w.det.Open() {
+				// While a failure is being read, its report comes next;
+				// a "waiting" line in between would only mislead.
+				w.status()
+			}
+			for !nextStatus.After(now) {
+				nextStatus = nextStatus.Add(w.cfg.Interval)
+			}
+		}
+		wake := deadline
+		if nextStatus.Before(wake) {
+			wake = nextStatus
+		}
+		if w.det.Open() && w.quietAt.Before(wake) {
+			wake = w.quietAt
+		}
+		timer, stopTimer := w.clk.After(wake.Sub(now))
+		select {
+		case it := <-items:
+			stopTimer()
+			if it.end {
+				if it.err == nil && ctx.Err() != nil {
+					return w.interrupted()
+				}
+				return w.sourceEnded(it.err)
+			}
+			if it.ev.Notice != "" {
+				w.notice(it.ev)
+				continue
+			}
+			if o, v, done := w.line(ctx, it.ev.Line); done {
+				return o, v
+			}
+		case <-timer:
+		case <-ctx.Done():
+			stopTimer()
+			return w.interrupted()
+		}
+	}
+}
+
+func (w *watcher) notice(ev source.Event) {
+	w.rep.Notices = append(w.rep.Notices, Notice{AtS: w.since().Seconds(), Text: ev.Notice})
+	w.p.line("%s note: %s", stamp(w.since()), ev.Notice)
+	if ev.Restarted && len(w.seen) > 0 {
+		// The log was emptied and is being written again: a restarted
+		// server goes through every phase anew.
+		w.seen = map[sglanglog.Kind]*seenPhase{}
+		w.order = nil
+		w.last = nil
+		w.firstLog = time.Time{}
+		w.rep.Timeline = []Mark{}
+		w.p.line("%s note: phases start over", stamp(w.since()))
+	}
+}
+
+// line handles one log line; done reports that the watch is over.
+func (w *watcher) line(ctx context.Context, raw string) (Outcome, string, bool) {
+	now := w.clk.Now()
+	w.lastLine, w.lastAt = raw, now
+	if f := w.det.Feed(raw); f != nil {
+		if w.failure(f) {
+			o, v := w.failed()
+			return o, v, true
+		}
+	}
+	if w.det.Open() {
+		w.quietAt = now.Add(w.cfg.Quiet)
+		if l := w.det.OpenLine(); l != w.openLine {
+			w.openLine, w.openAt = l, now
+		}
+	}
+	rec := sglanglog.Parse(raw)
+	if w.firstLog.IsZero() && !rec.Stamp.IsZero() {
+		w.firstLog = rec.Stamp
+	}
+	ph, ok := sglanglog.MatchPhase(rec.Text)
+	if !ok || w.seen[ph.Kind] != nil {
+		return "", "", false // other ranks repeat each phase; the first one counts
+	}
+	sp := &seenPhase{phase: ph, at: now, stamp: rec.Stamp, mark: Mark{
+		Phase:    ph.Kind.ID(),
+		AtS:      now.Sub(w.start).Seconds(),
+		Rank:     rec.Rank,
+		Line:     w.det.Lines(),
+		ElapsedS: ph.ElapsedS,
+		AvailGB:  ph.AvailGB,
+		UsedGB:   ph.UsedGB,
+		Batches:  ph.Batches,
+		Text:     raw,
+	}}
+	if !rec.Stamp.IsZero() {
+		sp.mark.LogTime = rec.Stamp.Format("2006-01-02 15:04:05")
+	}
+	w.seen[ph.Kind] = sp
+	w.order = append(w.order, ph.Kind)
+	if ph.Kind != sglanglog.CaptureBatches {
+		// The batch list is detail of graph capture, not a step of its own.
+		w.last = sp
+	}
+	w.rep.Timeline = append(w.rep.Timeline, sp.mark)
+	w.p.line("%s %-34s %s", stamp(now.Sub(w.start)), ph.Kind.String(), phaseDetail(ph, rec))
+	if ph.Kind == sglanglog.Ready {
+		o, v := w.ready(ctx)
+		return o, v, true
+	}
+	return "", "", false
+}
+
+func phaseDetail(ph sglanglog.Phase, rec sglanglog.Record) string {
+	var parts []string
+	if ph.ElapsedS > 0 {
+		parts = append(parts, fmt.Sprintf("took %.2f s", ph.ElapsedS))
+	}
+	if ph.AvailGB > 0 {
+		parts = append(parts, fmt.Sprintf("avail mem %.2f GB", ph.AvailGB))
+	}
+	if ph.UsedGB > 0 {
+		parts = append(parts, fmt.Sprintf("mem usage %.2f GB", ph.UsedGB))
+	}
+	if ph.Batches != "" {
+		parts = append(parts, "bs ["+clip(ph.Batches, 60)+"]")
+	}
+	detail := strings.Join(parts, ", ")
+	if where := strings.TrimSpace(rec.Rank + " " + logClock(rec.Stamp)); where != "" {
+		detail = strings.TrimSpace(detail + "  (" + where + ")")
+	}
+	return detail
+}
+
+func logClock(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return "log " + t.Format("15:04:05")
+}
+
+func (w *watcher) status() {
+	d := w.since()
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s waiting: ", stamp(d))
+	if w.last != nil {
+		fmt.Fprintf(&b, "%s %s ago", w.last.phase.Kind, short(w.clk.Now().Sub(w.last.at)))
+	} else {
+		b.WriteString("no phase yet")
+	}
+	fmt.Fprintf(&b, "; %d lines", w.det.Lines())
+	if n := len(w.rep.Failures); n > 0 {
+		fmt.Fprintf(&b, ", %d failures", n)
+	}
+	if w.lastLine != "" {
+		fmt.Fprintf(&b, "; last line: %s", clip(strings.TrimSpace(sglanglog.Parse(w.lastLine).Text), 70))
+	}
+	w.p.status(b.String())
+}
+
+// failure records and prints a complete failure; it reports whether the
+// watch stops here.
+func (w *watcher) failure(f *sglanglog.Failure) bool {
+	if f == nil {
+		return false
+	}
+	w.rep.Failures = append(w.rep.Failures, *f)
+	n := len(w.rep.Failures)
+	where := fmt.Sprintf("log line %d", f.Line)
+	if f.Rank != "" {
+		where = f.Rank + ", " + where
+	}
+	at := w.since()
+	if f.Line == w.openLine {
+		at = w.openAt.Sub(w.start) // when it began, not when it was complete
+	}
+	w.p.line("%s FAILURE %d: %s (%s)\n    %s", stamp(at), n, f.Title, where, clip(f.Summary, 200))
+	if len(f.Context) > 0 {
+		w.p.line("  the %d lines before it:\n%s", len(f.Context), indent(f.Context, "| "))
+	}
+	shown := f.Lines
+	more := 0
+	if len(shown) > shownFailureLines {
+		more = len(shown) - shownFailureLines
+		shown = shown[:shownFailureLines]
+	}
+	w.p.line("  the failure:\n%s", indent(shown, "> "))
+	if more > 0 {
+		w.p.line("    ... %d more lines (--json has them all)", more)
+	}
+	return !w.cfg.KeepGoing
+}
+
+func (w *watcher) failed() (Outcome, string) {
+	fs := w.rep.Failures
+	kinds := map[string]int{}
+	var names []string
+	for _, f := range fs {
+		if kinds[f.Title] == 0 {
+			names = append(names, f.Title)
+		}
+		kinds[f.Title]++
+	}
+	var parts []string
+	for _, n := range names {
+		if kinds[n] > 1 {
+			parts = append(parts, fmt.Sprintf("%d× %s", kinds[n], n))
+		} else {
+			parts = append(parts, n)
+		}
+	}
+	noun := "failures"
+	if len(fs) == 1 {
+		noun = "failure"
+	}
+	v := fmt.Sprintf("FAILED after %s: %d %s (%s)", short(w.since()), len(fs), noun, strings.Join(parts, ", "))
+	if !w.cfg.KeepGoing {
+		v += "; stopped at the first, --keep-going collects them all"
+	}
+	return Failed, v + "."
+}
+
+func (w *watcher) lastPhaseText() string {
+	if w.last == nil {
+		return "no startup phase was reached"
+	}
+	return fmt.Sprintf("last phase reached: %s, %s ago (log line %d)", w.last.phase.Kind, short(w.clk.Now().Sub(w.last.at)), w.last.mark.Line)
+}
+
+func (w *watcher) timedOut() (Outcome, string) {
+	now := w.clk.Now()
+	info := &TimeoutInfo{AfterS: w.cfg.Timeout.Seconds()}
+	if w.last != nil {
+		info.LastPhase = w.last.phase.Kind.ID()
+		info.LastPhaseAgoS = now.Sub(w.last.at).Seconds()
+	}
+	v := fmt.Sprintf("TIMEOUT after %s: the server was not ready; %s", short(w.cfg.Timeout), w.lastPhaseText())
+	switch {
+	case w.det.Lines() == 0:
+		v += "; the log stayed empty"
+	default:
+		info.LastLineAgoS = now.Sub(w.lastAt).Seconds()
+		v += fmt.Sprintf("; the last of %d log lines came %s ago: %s", w.det.Lines(), short(now.Sub(w.lastAt)), clip(strings.TrimSpace(w.lastLine), 120))
+	}
+	w.rep.Timeout = info
+	if len(w.rep.Failures) > 0 {
+		// --keep-going collected failures and the dead server never came
+		// up: that is a failed start, not a slow one.
+		o, fv := w.failed()
+		return o, fv + " " + v + "."
+	}
+	return TimedOut, v + "."
+}
+
+func (w *watcher) interrupted() (Outcome, string) {
+	if f := w.det.Flush(); f != nil {
+		w.failure(f)
+	}
+	return Interrupted, fmt.Sprintf("INTERRUPTED after %s: %s; %d failures seen.", short(w.since()), w.lastPhaseText(), len(w.rep.Failures))
+}
+
+// sourceEnded handles the end of the log: a server that exited before
+// ready is a failure; any other end is a lost source, unless failures were
+// already seen (then the start failed, whatever became of the log).
+func (w *watcher) sourceEnded(err error) (Outcome, string) {
+	if f := w.det.Flush(); f != nil {
+		if w.failure(f) {
+			return w.failed()
+		}
+	}
+	var exit *source.ExitError
+	if errors.As(err, &exit) {
+		f := sglanglog.Failure{
+			Kind:    "server-exit",
+			Title:   "server exited before ready",
+			Line:    w.det.Lines(),
+			Summary: exit.Error(),
+			Match:   exit.Error(),
+			Context: w.det.Recent(),
+			Lines:   []string{},
+		}
+		w.rep.Failures = append(w.rep.Failures, f)
+		w.p.line("%s FAILURE %d: %s\n    %s", stamp(w.since()), len(w.rep.Failures), f.Title, f.Summary)
+		if len(f.Context) > 0 {
+			w.p.line("  its last %d lines:\n%s", len(f.Context), indent(f.Context, "| "))
+		}
+		o, v := w.failed()
+		return o, v
+	}
+	if len(w.rep.Failures) > 0 {
+		return w.failed()
+	}
+	if err == nil {
+		err = errors.New("the source ended")
+	}
+	w.rep.Lost = err.Error()
+	return SourceLost, fmt.Sprintf("LOG SOURCE LOST after %s: %v\nThe server's state is unknown (this is not a success); %s.", short(w.since()), err, w.lastPhaseText())
+}
+
+// ready runs once the server says it is ready: close what is open, derive
+// the phase durations, ask the server, compare with the baseline.
+func (w *watcher) ready(ctx context.Context) (Outcome, string) {
+	if f := w.det.Flush(); f != nil {
+		if w.failure(f) {
+			return w.failed()
+		}
+	}
+	w.rep.Phases = w.durations()
+
+	req := w.cfg.Smoke
+	res := smoke.Run(ctx, req)
+	w.rep.Smoke = &res
+	now := stamp(w.since())
+	if res.HealthStatus == 200 {
+		w.p.line("%s smoke: GET /health -> 200 OK", now)
+		if res.Endpoint != "" {
+			verdict := "ok"
+			if !res.OK {
+				verdict = "WRONG"
+			}
+			w.p.line("%s smoke: POST %s %q -> %q; %s: %s", now, res.Endpoint, clip(req.Prompt, 60), clip(res.Answer, 80), res.Check, verdict)
+		}
+	}
+	if !res.OK {
+		w.p.line("%s smoke: FAILED: %s", now, res.Problem)
+	}
+
+	regressed := w.compareBaseline()
+
+	switch {
+	case len(w.rep.Failures) > 0:
+		o, v := w.failed()
+		if !res.OK {
+			v += " The smoke request failed too: " + res.Problem + "."
+		}
+		return o, v
+	case !res.OK:
+		return Failed, fmt.Sprintf("FAILED after %s: the server logged ready but the smoke request failed: %s.", short(w.since()), res.Problem)
+	case len(regressed) > 0:
+		return Failed, fmt.Sprintf("FAILED after %s: the server answered correctly, but %s regressed more than %d%% against %s.", short(w.since()), strings.Join(regressed, ", "), int(baseline.Limit*100), w.cfg.BaselinePath)
+	}
+	return Ready, fmt.Sprintf("READY after %s: the server is up (startup %s) and answered correctly.", short(w.since()), w.startupText())
+}
+
+func (w *watcher) startupText() string {
+	for _, p := range w.rep.Phases {
+		if p.Name == "startup" {
+			return fmt.Sprintf("%.1fs", p.Seconds)
+		}
+	}
+	return "?"
+}
+
+func (w *watcher) compareBaseline() []string {
+	if w.cfg.Baseline == nil {
+		return nil
+	}
+	rows := baseline.Compare(*w.cfg.Baseline, w.rep.Phases)
+	w.rep.Baseline = rows
+	w.p.line("baseline %s (a phase more than %d%% slower is a regression):", w.cfg.BaselinePath, int(baseline.Limit*100))
+	var regressed []string
+	for _, r := range rows {
+		mark := "ok"
+		if r.Regressed {
+			mark = "REGRESSION"
+			regressed = append(regressed, r.Phase)
+		}
+		w.p.line("  %-30s %8.2fs  baseline %8.2fs  %+6.1f%%  %s", r.Phase, r.Seconds, r.Baseline, r.SlowerPct, mark)
+	}
+	if len(rows) == 0 {
+		w.p.line("  no phase in common with the baseline")
+	}
+	return regressed
+}
+
+// durations turns the timeline into phase durations. SGLang's own elapsed
+// figures win; then the log's stamps (right even when the watch started
+// late or read an old log at once); then the watch's clock.
+func (w *watcher) durations() []baseline.Phase {
+	var out []baseline.Phase
+	span := func(name string, begin, end sglanglog.Kind, endAlt sglanglog.Kind) {
+		b := w.seen[begin]
+		e := w.seen[end]
+		if e != nil && e.phase.ElapsedS > 0 {
+			out = append(out, baseline.Phase{Name: name, Seconds: e.phase.ElapsedS})
+			return
+		}
+		if e == nil {
+			e = w.seen[endAlt]
+		}
+		if b == nil || e == nil {
+			return
+		}
+		out = append(out, baseline.Phase{Name: name, Seconds: between(b, e)})
+	}
+	span("load-weights", sglanglog.LoadBegin, sglanglog.LoadEnd, 0)
+	span("cuda-graph-capture", sglanglog.CaptureBegin, sglanglog.CaptureEnd, sglanglog.Ready)
+	span("piecewise-cuda-graph-capture", sglanglog.PiecewiseBegin, sglanglog.PiecewiseEnd, sglanglog.Ready)
+	if r := w.seen[sglanglog.Ready]; r != nil {
+		s := r.at.Sub(w.start).Seconds()
+		if !r.stamp.IsZero() && !w.firstLog.IsZero() {
+			s = r.stamp.Sub(w.firstLog).Seconds()
+		}
+		out = append(out, baseline.Phase{Name: "startup", Seconds: s})
+	}
+	return out
+}
+
+func between(b, e *seenPhase) float64 {
+	if !b.stamp.IsZero() && !e.stamp.IsZero() {
+		return e.stamp.Sub(b.stamp).Seconds()
+	}
+	return e.at.Sub(b.at).Seconds()
+}
