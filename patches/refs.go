@@ -17,7 +17,9 @@ type Ref struct {
 	Code string `json:"code"`
 }
 
-func (r Ref) String() string { return fmt.Sprintf("%s:%d:%d  %s  %s", r.Path, r.Line, r.Col, r.Kind, r.Code) }
+func (r Ref) String() string {
+	return fmt.Sprintf("%s:%d:%d  %s  %s", r.Path, r.Line, r.Col, r.Kind, r.Code)
+}
 
 // site is a reference with what is needed to rewrite it.
 type site struct {
