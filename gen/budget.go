@@ -1,0 +1,212 @@
+package gen
+
+import (
+	"fmt"
+	"math/bits"
+	"strings"
+)
+
+// CalibratedWith names the compiler the budget model was fitted to. The
+// calibration test (calib/) recompiles every default variant with it and
+// fails when a prediction drifts.
+const CalibratedWith = "Triton 3.6.0 (ptxas 12.8 / ptxas-blackwell)"
+
+// Item is one line of a budget breakdown.
+type Item struct {
+	Name  string `json:"name"`
+	Value int    `json:"value"`
+	Why   string `json:"why"`
+}
+
+// Budget is the verdict on one variant for one target, with the numbers that
+// justify it.
+type Budget struct {
+	Variant Variant `json:"-"`
+	Name    string  `json:"variant"`
+	Target  string  `json:"target"`
+	// Operands says where Q and the K tile live on this path.
+	Operands string `json:"operands"`
+
+	Smem      []Item `json:"smem_breakdown"`
+	SmemBytes int    `json:"smem_bytes"`
+	SmemLimit int    `json:"smem_limit"`
+
+	Regs      []Item `json:"regs_breakdown"`
+	RegsEst   int    `json:"regs_per_thread_est"`
+	RegsLimit int    `json:"regs_limit"`
+
+	Fits    bool     `json:"fits"`
+	Reasons []string `json:"reasons,omitempty"`
+	// Nearest is the closest variant that fits, for a refusal.
+	Nearest string `json:"nearest_fit,omitempty"`
+}
+
+// Verdict is "fits" or "refused".
+func (b Budget) Verdict() string {
+	if b.Fits {
+		return "fits"
+	}
+	return "refused"
+}
+
+// Summary is the one-line budget written into each emitted module.
+func (b Budget) Summary() string {
+	return fmt.Sprintf("shared memory %s of %s bytes, about %d registers per thread (model calibrated against %s)",
+		commas(b.SmemBytes), commas(b.SmemLimit), b.RegsEst, CalibratedWith)
+}
+
+// usesWGMMA mirrors Triton 3.6's choice: warp-group MMA needs sm_90, an M of
+// at least 64 (one warp group covers 64 rows) and at least one warp group.
+func usesWGMMA(t Target, v Variant) bool {
+	return t.Path == PathWGMMA && v.BlockH >= 64 && v.NumWarps >= 4
+}
+
+// Check runs the budget model for v on t. It never fails: a variant that does
+// not fit gets Fits=false and the reasons; Nearest is filled by CheckSweep.
+func Check(t Target, v Variant) Budget {
+	b := Budget{Variant: v, Name: v.Name(), Target: t.Name, SmemLimit: t.SmemLimit, RegsLimit: MaxRegsPerThread}
+	wg := usesWGMMA(t, v)
+	const headDim, bf16, fp8 = 512, 2, 1
+
+	// Shared memory: what Triton 3.6 allocates for this kernel, buffer by
+	// buffer. Conversion scratch for the epilogue reuses these buffers.
+	b.Smem = append(b.Smem, Item{"q", v.BlockH * headDim * bf16, "Q tile [BLOCK_H, 512] bf16, staged once for the score MMA"})
+	kCopies := 2
+	kWhy := "K tile [BLOCK_T, 512] bf16, one copy per dot-operand layout (K^T for scores, K for P.V)"
+	if wg {
+		kCopies = 1
+		kWhy = "K tile [BLOCK_T, 512] bf16, one buffer read by both wgmma (scores use its transpose)"
+		b.Operands = "wgmma: Q and K in shared memory, accumulators in registers"
+	} else {
+		b.Operands = "mma.sync: Q and K converted through shared memory into registers"
+	}
+	b.Smem = append(b.Smem, Item{"k", kCopies * v.BlockT * headDim * bf16, kWhy})
+	if v.NumStages >= 2 {
+		// The pipeliner prefetches the next tile's gathered bytes with
+		// cp.async: 512 fp8 bytes (7 groups of 64, padded to 8) and 128 rope
+		// bytes per token, one tile ahead whatever num_stages is; the index
+		// loads run ahead num_stages-1 tiles (2 when num_stages is 2).
+		b.Smem = append(b.Smem, Item{"prefetch", v.BlockT * (8*64*fp8 + 64*bf16), "next tile's fp8 nope and bf16 rope bytes (cp.async)"})
+		idxBufs := 1
+		if v.NumStages >= 3 {
+			idxBufs = v.NumStages
+		}
+		b.Smem = append(b.Smem, Item{"indices", idxBufs * v.BlockT * 4, fmt.Sprintf("%d buffered index tile(s) [BLOCK_T] int32", idxBufs)})
+	}
+	for _, it := range b.Smem {
+		b.SmemBytes += it.Value
+	}
+
+	// Registers per thread: the accumulator is exact; the operand and
+	// overhead terms are fitted to ptxas -v over the calibration grid
+	// (calib/REPORT.md) and rounded up.
+	threads := v.Threads()
+	acc := v.BlockH * headDim / threads
+	b.Regs = append(b.Regs, Item{"acc", acc, "fp32 accumulator [BLOCK_H, 512] spread over the threads"})
+	if wg {
+		b.Regs = append(b.Regs, Item{"p_k", 2 * v.BlockH * v.BlockT / threads, "scores/probabilities [BLOCK_H, BLOCK_T] fp32 and their bf16 copy"})
+		b.Regs = append(b.Regs, Item{"overhead", 120, "addresses, masks, softmax state, dequantization temporaries (fitted)"})
+	} else {
+		// mma.sync needs the whole A operand in each warp: 16 rows of Q
+		// by 512 bf16 is 128 registers per thread, and every extra 16
+		// rows a warp covers adds that again.
+		warpsM := min(v.NumWarps, max(1, v.BlockH/16))
+		rowsPerWarp := v.BlockH / warpsM
+		b.Regs = append(b.Regs, Item{"q_operand", rowsPerWarp * headDim * bf16 / (32 * 4), "Q as the MMA A operand, kept in registers across the token loop"})
+		extra := 0
+		if warpsM > 1 {
+			// Several warps along M replicate the K^T operand: measured
+			// about 120 more registers at BLOCK_H 32 than at 16.
+			extra = 60 * (warpsM - 1) * 2
+		}
+		b.Regs = append(b.Regs, Item{"k_operand", 8*v.BlockT/16 + extra, "K^T operand fragments and dequantized tile in flight (fitted)"})
+		b.Regs = append(b.Regs, Item{"overhead", 50, "addresses, masks, softmax state (fitted)"})
+	}
+	for _, it := range b.Regs {
+		b.RegsEst += it.Value
+	}
+
+	if b.SmemBytes > t.SmemLimit {
+		b.Reasons = append(b.Reasons, fmt.Sprintf("shared memory %s B > %s B limit of %s", commas(b.SmemBytes), commas(t.SmemLimit), t.Name))
+	}
+	if b.RegsEst > MaxRegsPerThread {
+		b.Reasons = append(b.Reasons, fmt.Sprintf("about %d registers per thread > %d: ptxas would spill to local memory", b.RegsEst, MaxRegsPerThread))
+	}
+	if used := min(b.RegsEst, MaxRegsPerThread) * threads; used > RegsPerSM {
+		b.Reasons = append(b.Reasons, fmt.Sprintf("%d threads x %d registers = %d > %d per multiprocessor", threads, min(b.RegsEst, MaxRegsPerThread), used, RegsPerSM))
+	}
+	b.Fits = len(b.Reasons) == 0
+	return b
+}
+
+// CheckSweep budgets every variant of s and, for each refusal, names the
+// nearest variant that fits.
+func CheckSweep(s Sweep) []Budget {
+	vs := s.Variants()
+	out := make([]Budget, len(vs))
+	for i, v := range vs {
+		out[i] = Check(s.Target, v)
+		if !out[i].Fits {
+			if n, ok := Nearest(s.Target, v); ok {
+				out[i].Nearest = n.Name()
+			}
+		}
+	}
+	return out
+}
+
+// Nearest finds the fitting variant closest to v: fewest halvings or
+// doublings of its parameters, SPLIT_K kept, larger tiles preferred on ties.
+func Nearest(t Target, v Variant) (Variant, bool) {
+	var best Variant
+	bestDist := -1
+	for _, h := range []int{16, 32, 64, 128} {
+		for _, bt := range []int{16, 32, 64, 128} {
+			for _, w := range []int{4, 8, 16} {
+				for _, st := range []int{1, 2, 3} {
+					c := Variant{h, bt, v.SplitK, w, st}
+					if !Check(t, c).Fits {
+						continue
+					}
+					d := log2Dist(h, v.BlockH) + log2Dist(bt, v.BlockT) + log2Dist(w, v.NumWarps) + abs(st-v.NumStages)
+					better := bestDist < 0 || d < bestDist ||
+						(d == bestDist && h*bt > best.BlockH*best.BlockT)
+					if better {
+						best, bestDist = c, d
+					}
+				}
+			}
+		}
+	}
+	return best, bestDist >= 0
+}
+
+func log2Dist(a, b int) int {
+	if a <= 0 || b <= 0 {
+		return 8
+	}
+	return abs(bits.Len(uint(a)) - bits.Len(uint(b)))
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
+}
+
+// commas formats 101376 as "101,376".
+func commas(n int) string {
+	s := fmt.Sprint(n)
+	if n < 0 {
+		return "-" + commas(-n)
+	}
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}

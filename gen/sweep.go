@@ -1,0 +1,87 @@
+package gen
+
+import (
+	"fmt"
+	"slices"
+)
+
+// Sweep is the cross product of tile parameter lists for one target.
+type Sweep struct {
+	Target    Target
+	Heads     int // query heads per rank; selection and efficiency only, not the budget
+	BlockH    []int
+	BlockT    []int
+	SplitK    []int
+	NumWarps  []int
+	NumStages []int
+}
+
+// DefaultSweep is the curated sweep for a target: tens of variants that span
+// the useful range (small head blocks with deep splits for batch 1, full head
+// blocks with few splits for large batches), so that kernels/ stays reviewable.
+func DefaultSweep(t Target) Sweep {
+	s := Sweep{
+		Target:    t,
+		Heads:     64,
+		BlockH:    []int{16, 32, 64},
+		BlockT:    []int{16, 32, 64},
+		SplitK:    []int{1, 4, 16},
+		NumWarps:  []int{4, 8},
+		NumStages: []int{2},
+	}
+	if t.Path == PathMMASync {
+		// mma.sync keeps Q's operand in registers (128 per thread whatever
+		// BLOCK_H), so only narrow tiles can fit; one stage frees shared memory.
+		s.BlockT = []int{16, 32}
+		s.NumStages = []int{1, 2}
+	}
+	return s
+}
+
+// Variants expands the sweep in a fixed order (the order of the flags'
+// values), with duplicates removed.
+func (s Sweep) Variants() []Variant {
+	var out []Variant
+	seen := map[Variant]bool{}
+	for _, h := range s.BlockH {
+		for _, t := range s.BlockT {
+			for _, k := range s.SplitK {
+				for _, w := range s.NumWarps {
+					for _, st := range s.NumStages {
+						v := Variant{h, t, k, w, st}
+						if !seen[v] {
+							seen[v] = true
+							out = append(out, v)
+						}
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// Validate checks every list is non-empty and every variant is well formed.
+func (s Sweep) Validate() error {
+	for name, l := range map[string][]int{"--block-h": s.BlockH, "--block-t": s.BlockT, "--split-k": s.SplitK, "--num-warps": s.NumWarps, "--num-stages": s.NumStages} {
+		if len(l) == 0 {
+			return fmt.Errorf("%s: empty list", name)
+		}
+	}
+	if s.Heads < 1 {
+		return fmt.Errorf("--heads=%d: must be at least 1", s.Heads)
+	}
+	for _, v := range s.Variants() {
+		if err := v.Validate(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Contains reports whether the sweep would produce v.
+func (s Sweep) Contains(v Variant) bool {
+	return slices.Contains(s.BlockH, v.BlockH) && slices.Contains(s.BlockT, v.BlockT) &&
+		slices.Contains(s.SplitK, v.SplitK) && slices.Contains(s.NumWarps, v.NumWarps) &&
+		slices.Contains(s.NumStages, v.NumStages)
+}

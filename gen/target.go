@@ -1,0 +1,68 @@
+// Package gen turns tile parameters into budget-checked Triton kernel
+// variants: spec (Variant, Sweep) -> budget (Budget) -> render (Render).
+package gen
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// MMAPath is the tensor-core instruction family Triton 3.6 lowers tl.dot to
+// on a target. It decides where the dot operands live, which is what the
+// budget model has to get right.
+type MMAPath string
+
+const (
+	PathMMASync MMAPath = "mma.sync" // sm_80..sm_89, sm_120: both operands in registers
+	PathWGMMA   MMAPath = "wgmma"    // sm_90: operand B (and Q) in shared memory
+	PathTCGen05 MMAPath = "tcgen05"  // sm_100: accumulators in tensor memory
+)
+
+// Target is one GPU compute capability with the limits the budget checks.
+type Target struct {
+	Name       string // "sm_120"
+	Capability int    // 120
+	GPUs       string // for humans
+	// SmemLimit is the opt-in maximum dynamic shared memory per block, bytes.
+	SmemLimit int
+	Path      MMAPath
+}
+
+// Dir is the directory name under kernels/ ("sm120").
+func (t Target) Dir() string { return strings.ReplaceAll(t.Name, "_", "") }
+
+// Per-thread and per-multiprocessor register limits, the same on every
+// target mlagen knows.
+const (
+	MaxRegsPerThread = 255
+	RegsPerSM        = 65536
+)
+
+var targets = []Target{
+	{"sm_80", 80, "A100", 166912, PathMMASync},
+	{"sm_86", 86, "A10, RTX 30xx", 101376, PathMMASync},
+	{"sm_89", 89, "L40S, RTX 40xx", 101376, PathMMASync},
+	{"sm_90", 90, "H100, H200", 232448, PathWGMMA},
+	{"sm_100", 100, "B200", 232448, PathTCGen05},
+	{"sm_120", 120, "RTX PRO 6000, RTX 50xx", 101376, PathMMASync},
+}
+
+// Targets lists every known target, oldest first.
+func Targets() []Target { return append([]Target(nil), targets...) }
+
+// LookupTarget accepts "sm_120", "sm120" or "120".
+func LookupTarget(name string) (Target, error) {
+	n := strings.TrimPrefix(strings.TrimPrefix(strings.ToLower(strings.TrimSpace(name)), "sm_"), "sm")
+	for _, t := range targets {
+		if fmt.Sprint(t.Capability) == n {
+			return t, nil
+		}
+	}
+	names := make([]string, len(targets))
+	for i, t := range targets {
+		names[i] = t.Name
+	}
+	sort.Strings(names)
+	return Target{}, fmt.Errorf("unknown target %q (known: %s)", name, strings.Join(names, ", "))
+}
