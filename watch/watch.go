@@ -164,10 +164,11 @@ func Run(ctx context.Context, cfg Config) *Report {
 		if outcome != Ready {
 			w.rep.Server = st.Stop()
 			w.p.line("%s", w.rep.Server)
-		} else if pid, ok := cfg.Source.(interface{ Pid() int }); ok {
-			w.rep.Server = fmt.Sprintf("the server runs on (pid %d)", pid.Pid())
-			w.p.line("%s", w.rep.Server)
 		}
+	}
+	if d, ok := cfg.Source.(source.Detacher); ok && outcome == Ready {
+		w.rep.Server = d.Detach()
+		w.p.line("%s", w.rep.Server)
 	}
 	w.p.clearStatus()
 	w.rep.Outcome = outcome

@@ -75,6 +75,8 @@ func watchReplay(t *testing.T, fx fixture) outcome {
 	}
 }
 
+func ph(name string, sec float64) baseline.Phase { return baseline.Phase{Name: name, Seconds: sec} }
+
 func golden(t *testing.T, name, got string) {
 	t.Helper()
 	path := filepath.Join("testdata", name+".golden")
@@ -105,7 +107,7 @@ func TestCleanStart(t *testing.T) {
 	if diff := cmp.Diff(want, phases); diff != "" {
 		t.Errorf("timeline (-want +got):\n%s", diff)
 	}
-	wantDur := []baseline.Phase{{"load-weights", 33.84}, {"cuda-graph-capture", 26.12}, {"startup", 68}}
+	wantDur := []baseline.Phase{ph("load-weights", 33.84), ph("cuda-graph-capture", 26.12), ph("startup", 68)}
 	if diff := cmp.Diff(wantDur, o.rep.Phases); diff != "" {
 		t.Errorf("phase durations (-want +got):\n%s", diff)
 	}
@@ -232,14 +234,14 @@ func TestHealthFailing(t *testing.T) {
 }
 
 func TestBaseline(t *testing.T) {
-	good := &baseline.File{Phases: []baseline.Phase{{"load-weights", 33}, {"cuda-graph-capture", 25}, {"startup", 66}}}
+	good := &baseline.File{Phases: []baseline.Phase{ph("load-weights", 33), ph("cuda-graph-capture", 25), ph("startup", 66)}}
 	o := watchReplay(t, fixture{steps: fakesglang.CleanStart(), cfg: func(c *Config) { c.Baseline, c.BaselinePath = good, "good.json" }})
 	if o.rep.ExitCode != 0 || len(o.rep.Baseline) != 3 {
 		t.Errorf("against a similar baseline: exit %d, rows %+v; want 0 and 3 rows", o.rep.ExitCode, o.rep.Baseline)
 	}
 
 	// Graph capture took 26.12 s; a baseline of 20 s makes that +31%.
-	fast := &baseline.File{Phases: []baseline.Phase{{"load-weights", 33}, {"cuda-graph-capture", 20}, {"startup", 66}}}
+	fast := &baseline.File{Phases: []baseline.Phase{ph("load-weights", 33), ph("cuda-graph-capture", 20), ph("startup", 66)}}
 	o = watchReplay(t, fixture{steps: fakesglang.CleanStart(), cfg: func(c *Config) { c.Baseline, c.BaselinePath = fast, "fast.json" }})
 	if o.rep.ExitCode != 1 || !strings.Contains(o.rep.Verdict, "cuda-graph-capture regressed more than 25% against fast.json") {
 		t.Errorf("exit %d, verdict %q", o.rep.ExitCode, o.rep.Verdict)

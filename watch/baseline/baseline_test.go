@@ -11,7 +11,7 @@ import (
 
 func TestSaveLoadCompare(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "base.json")
-	good := []Phase{{"load-weights", 33.84}, {"cuda-graph-capture", 26.12}, {"startup", 68}}
+	good := []Phase{{Name: "load-weights", Seconds: 33.84}, {Name: "cuda-graph-capture", Seconds: 26.12}, {Name: "startup", Seconds: 68}}
 	if err := Save(path, File{Phases: good, Saved: "2026-06-17T22:07:39Z"}); err != nil {
 		t.Fatal(err)
 	}
@@ -23,7 +23,7 @@ func TestSaveLoadCompare(t *testing.T) {
 		t.Errorf("round trip (-want +got):\n%s", diff)
 	}
 
-	now := []Phase{{"load-weights", 33.84 * 1.25}, {"cuda-graph-capture", 40}, {"piecewise-cuda-graph-capture", 3}, {"startup", 60}}
+	now := []Phase{{Name: "load-weights", Seconds: 33.84 * 1.25}, {Name: "cuda-graph-capture", Seconds: 40}, {Name: "piecewise-cuda-graph-capture", Seconds: 3}, {Name: "startup", Seconds: 60}}
 	var got []string
 	for _, r := range Compare(base, now) {
 		mark := "ok"

@@ -130,3 +130,19 @@ func (s *Server) Stop() string {
 	}
 	return fmt.Sprintf("stopped the server (pid %d): it exited %s in %s", pid, how, time.Since(t0).Round(time.Millisecond))
 }
+
+// Detach leaves a ready server running and says where it is.
+func (s *Server) Detach() string {
+	s.mu.Lock()
+	cmd, exited := s.cmd, s.exited
+	s.mu.Unlock()
+	if cmd == nil {
+		return "the server was never started"
+	}
+	select {
+	case <-exited:
+		return fmt.Sprintf("the server (pid %d) has exited since it was ready; its log: %s", cmd.Process.Pid, s.LogPath)
+	default:
+		return fmt.Sprintf("the server runs on: pid %d (process group %d), log %s", cmd.Process.Pid, cmd.Process.Pid, s.LogPath)
+	}
+}

@@ -42,6 +42,13 @@ type Stopper interface {
 	Stop() string
 }
 
+// Detacher is a source that started something which is left running when
+// the watch succeeds.
+type Detacher interface {
+	// Detach says what is left running, and where.
+	Detach() string
+}
+
 // LostError means the log can no longer be read. The server may be fine or
 // dead; nobody can tell from here, and that must be said.
 type LostError struct {
