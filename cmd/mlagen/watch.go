@@ -1,9 +1,290 @@
 package main
 
-import "fmt"
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"os/signal"
+	"regexp"
+	"syscall"
+	"time"
 
-// runWatch is filled in by the watch work; until then it says so plainly.
+	"github.com/spf13/pflag"
+
+	"github.com/mlagen/mlagen/watch"
+	"github.com/mlagen/mlagen/watch/baseline"
+	"github.com/mlagen/mlagen/watch/smoke"
+	"github.com/mlagen/mlagen/watch/source"
+)
+
+const watchUsage = `Usage: mlagen watch [flags] (--log FILE | --cmd "COMMAND" | -- SERVER COMMAND...)
+
+Follow an SGLang server from its start until it answers a request correctly.
+Each startup phase is printed as it happens (load weights, CUDA graph capture,
+ready) with the time since the watch began; every known failure signature
+(out of memory, SIGQUIT, CompilationError, Python traceback, CUDA error,
+segmentation fault, abort, kill, CUDA graph capture failure, NCCL error) stops
+the watch with the failure and the 20 log lines before it. Once the server
+says it is ready, GET /health and one greedy request prove it computes: a
+server that starts with a broken kernel answers garbage, and that fails too.
+
+The log comes from exactly one of:
+  --log FILE          a file, followed like "tail -F" (it may not exist yet;
+                      truncation and rotation are noticed and reported)
+  --cmd "COMMAND"     the output of a shell command, e.g. ssh HOST tail -F FILE;
+                      a command that ends or fails is "log source lost" (exit 4)
+  -- SERVER COMMAND   a server started here, with --env pairs added; its output
+                      goes to --log FILE (default mlagen-server-TIME.log, always
+                      appended to). It is left running when the watch succeeds
+                      and stopped (SIGTERM, then SIGKILL) when it does not or
+                      on Ctrl-C.
+
+Examples:
+  # Follow a server started by hand:
+  mlagen watch --log /root/dsv4_mma.log
+
+  # Follow a remote log over ssh; the server answers on its own address:
+  mlagen watch --cmd "ssh root@gpu1 tail -F /root/dsv4_mma.log" --url http://gpu1:30000
+
+  # Start the server with the MMA kernel switched on and watch it:
+  mlagen watch --env SGLANG_SM120_MMA_FLASHMLA=1 --log /root/dsv4_mma.log -- \
+      python3 -m sglang.launch_server --model-path deepseek-ai/DeepSeek-V4-Flash --tp 4
+
+  # Record a good start, then hold later starts to it:
+  mlagen watch --log server.log --save-baseline start.json --save-answer answer.txt
+  mlagen watch --log server.log --baseline start.json --expect-file answer.txt
+
+  # CI: the report as JSON on stdout, progress on stderr:
+  mlagen watch --log server.log --json > watch.json
+
+Flags:
+`
+
+const watchExits = `
+Exit status:
+  0    ready, and the server answered correctly
+  1    failure: a failure signature, a server that exited before ready, a
+       wrong or empty answer, /health not OK, a phase >25% slower than --baseline
+  2    bad usage (nothing was started or written)
+  3    time-out: not ready within --timeout (the last phase reached is named)
+  4    log source lost: the log could not be read any more (server state unknown)
+  130  interrupted (Ctrl-C)
+`
+
+// watchOpts is everything runWatch reads from its flags.
+type watchOpts struct {
+	logPath, cmdLine            string
+	env                         []string
+	url, prompt, expect         string
+	expectFile, saveAnswer      string
+	model                       string
+	maxTokens                   int
+	openai                      bool
+	timeout, interval           time.Duration
+	keepGoing, jsonOut, fromEnd bool
+	saveBaseline, baselinePath  string
+	server                      []string
+}
+
+var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
+
 func runWatch(e *env, args []string) int {
-	fmt.Fprintln(e.stderr, "mlagen watch: not implemented yet")
-	return exitFail
+	var o watchOpts
+	fs := pflag.NewFlagSet("watch", pflag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	fs.SortFlags = false
+	fs.StringVar(&o.logPath, "log", "", "follow this log `FILE` (with a server command: where its output goes)")
+	fs.StringVar(&o.cmdLine, "cmd", "", "read the log from this shell `COMMAND`'s output")
+	fs.StringArrayVar(&o.env, "env", nil, "add `NAME=VALUE` to the started server's environment (repeatable)")
+	fs.BoolVar(&o.fromEnd, "from-end", false, "with --log: skip what the file already holds (an appended log of an earlier run)")
+	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "give up, with exit 3, when not ready after this long")
+	fs.DurationVar(&o.interval, "interval", 10*time.Second, "show a status line this often while waiting")
+	fs.BoolVar(&o.keepGoing, "keep-going", false, "collect every failure instead of stopping at the first")
+	fs.StringVar(&o.url, "url", "http://127.0.0.1:30000", "the server's base `URL` for the smoke request")
+	fs.StringVar(&o.prompt, "prompt", "The capital of France is", "the smoke request's prompt (greedy decoding)")
+	fs.StringVar(&o.expect, "expect", "Paris", "the answer must contain this `TEXT`")
+	fs.StringVar(&o.expectFile, "expect-file", "", "the answer must equal this `FILE`'s content (see --save-answer)")
+	fs.StringVar(&o.saveAnswer, "save-answer", "", "after a good start, write the answer to `FILE`")
+	fs.IntVar(&o.maxTokens, "max-tokens", 16, "tokens to generate for the smoke request")
+	fs.BoolVar(&o.openai, "openai", false, "ask /v1/completions instead of SGLang's native /generate")
+	fs.StringVar(&o.model, "model", "", "model name for --openai (default: the first of /v1/models)")
+	fs.StringVar(&o.saveBaseline, "save-baseline", "", "after a good start, write its phase durations to `FILE`")
+	fs.StringVar(&o.baselinePath, "baseline", "", "fail when a phase is >25% slower than in this baseline `FILE`")
+	fs.BoolVar(&o.jsonOut, "json", false, "print the report (timeline, failures, smoke result) as JSON on stdout; progress goes to stderr")
+	// The long help is only for --help; a mistake gets one line and a hint.
+	fs.Usage = func() {}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			fmt.Fprint(e.stdout, watchUsage)
+			fs.SetOutput(e.stdout)
+			fs.PrintDefaults()
+			fmt.Fprint(e.stdout, watchExits)
+			return exitOK
+		}
+		return watchUsageError(e, "%v", err)
+	}
+	dash := fs.ArgsLenAtDash()
+	rest := fs.Args()
+	if dash < 0 && len(rest) > 0 || dash > 0 {
+		return watchUsageError(e, "unexpected argument %q; a server command goes after --", rest[0])
+	}
+	if dash == 0 {
+		o.server = rest
+	}
+
+	cfg, code := o.config(e, fs)
+	if code != exitOK {
+		return code
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	rep := watch.Run(ctx, cfg)
+	human := cfg.Out
+
+	if o.saveBaseline != "" {
+		if rep.Outcome == watch.Ready {
+			if err := baseline.Save(o.saveBaseline, baseline.File{Source: rep.Source, Phases: rep.Phases}); err != nil {
+				fmt.Fprintf(e.stderr, "mlagen watch: %v\n", err)
+				rep.ExitCode = exitFail
+			} else {
+				fmt.Fprintf(human, "saved the baseline (%d phase durations) to %s\n", len(rep.Phases), o.saveBaseline)
+			}
+		} else {
+			fmt.Fprintf(human, "not saving a baseline: this start was not good\n")
+		}
+	}
+	if o.saveAnswer != "" {
+		if rep.Outcome == watch.Ready && rep.Smoke != nil {
+			if err := os.WriteFile(o.saveAnswer, []byte(rep.Smoke.Answer), 0o644); err != nil {
+				fmt.Fprintf(e.stderr, "mlagen watch: saving the answer: %v\n", err)
+				rep.ExitCode = exitFail
+			} else {
+				fmt.Fprintf(human, "saved the answer to %s (use it with --expect-file)\n", o.saveAnswer)
+			}
+		} else {
+			fmt.Fprintf(human, "not saving the answer: this start was not good\n")
+		}
+	}
+	if o.jsonOut {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			fmt.Fprintf(e.stderr, "mlagen watch: writing the JSON report: %v\n", err)
+			return exitFail
+		}
+	}
+	return rep.ExitCode
+}
+
+func watchUsageError(e *env, format string, args ...any) int {
+	fmt.Fprintf(e.stderr, "mlagen watch: "+format+"\n", args...)
+	fmt.Fprintln(e.stderr, "Run 'mlagen watch --help' for usage.")
+	return exitUsage
+}
+
+// config checks the flags against each other and builds the watch; every
+// mistake is found here, before anything is started or written.
+func (o *watchOpts) config(e *env, fs *pflag.FlagSet) (watch.Config, int) {
+	var cfg watch.Config
+	sources := 0
+	if o.cmdLine != "" {
+		sources++
+	}
+	if len(o.server) > 0 {
+		sources++
+	} else if o.logPath != "" {
+		sources++
+	}
+	switch {
+	case sources == 0:
+		return cfg, watchUsageError(e, "no log to watch: give --log FILE, --cmd \"COMMAND\" or -- SERVER COMMAND...")
+	case sources > 1:
+		return cfg, watchUsageError(e, "give only one of --log FILE, --cmd \"COMMAND\" and -- SERVER COMMAND (with a server command, --log names its log file)")
+	case len(o.env) > 0 && len(o.server) == 0:
+		return cfg, watchUsageError(e, "--env only applies to a server started by the watch (-- SERVER COMMAND...)")
+	case o.fromEnd && (o.logPath == "" || len(o.server) > 0):
+		return cfg, watchUsageError(e, "--from-end only applies to --log FILE without a server command")
+	case o.timeout <= 0:
+		return cfg, watchUsageError(e, "--timeout must be positive, got %s", o.timeout)
+	case o.interval <= 0:
+		return cfg, watchUsageError(e, "--interval must be positive, got %s", o.interval)
+	case o.maxTokens <= 0:
+		return cfg, watchUsageError(e, "--max-tokens must be positive, got %d", o.maxTokens)
+	case o.expectFile != "" && fs.Changed("expect"):
+		return cfg, watchUsageError(e, "give --expect or --expect-file, not both")
+	case o.model != "" && !o.openai:
+		return cfg, watchUsageError(e, "--model only applies with --openai")
+	}
+	for _, kv := range o.env {
+		if !envNameRE.MatchString(kv) {
+			return cfg, watchUsageError(e, "--env %q is not NAME=VALUE", kv)
+		}
+	}
+	u, err := url.Parse(o.url)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return cfg, watchUsageError(e, "--url %q is not an http(s) URL such as http://127.0.0.1:30000", o.url)
+	}
+
+	req := smoke.Request{URL: o.url, Prompt: o.prompt, MaxTokens: o.maxTokens, OpenAI: o.openai, Model: o.model, Contains: o.expect}
+	human := e.stdout
+	if o.jsonOut {
+		human = e.stderr
+	}
+	if o.expectFile != "" {
+		data, err := os.ReadFile(o.expectFile)
+		if err != nil {
+			return cfg, watchUsageError(e, "--expect-file: %v", err)
+		}
+		exact := string(data)
+		req.Exact, req.Contains = &exact, ""
+	} else if fs.Changed("prompt") && !fs.Changed("expect") {
+		// "Paris" belongs to the default prompt; another prompt needs its
+		// own expectation, and without one only emptiness can be judged.
+		req.Contains = ""
+		fmt.Fprintln(human, "note: --prompt without --expect: the answer is only checked to be non-empty")
+	}
+	if o.baselinePath != "" {
+		b, err := baseline.Load(o.baselinePath)
+		if err != nil {
+			return cfg, watchUsageError(e, "--baseline: %v", err)
+		}
+		cfg.Baseline, cfg.BaselinePath = &b, o.baselinePath
+	}
+
+	switch {
+	case o.cmdLine != "":
+		cfg.Source = &source.Command{Line: o.cmdLine}
+	case len(o.server) > 0:
+		logPath := o.logPath
+		if logPath == "" {
+			logPath = "mlagen-server-" + time.Now().UTC().Format("20060102-150405") + ".log"
+		}
+		cfg.Source = &source.Server{Argv: o.server, Env: o.env, LogPath: logPath}
+	default:
+		f := &source.File{Path: o.logPath}
+		if o.fromEnd {
+			f.Offset = -1
+		}
+		cfg.Source = f
+	}
+	cfg.Out = human
+	cfg.TTY = isTerminal(human) && e.getenv("TERM") != "dumb"
+	cfg.Timeout, cfg.Interval, cfg.KeepGoing, cfg.Smoke = o.timeout, o.interval, o.keepGoing, req
+	return cfg, exitOK
+}
+
+// isTerminal reports whether w is a character device (a terminal), where a
+// status line can be redrawn in place.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
