@@ -422,6 +422,10 @@ func (w *watcher) lastPhaseText() string {
 }
 
 func (w *watcher) timedOut() (Outcome, string) {
+	// A failure still collecting lines is as complete as it will get.
+	if f := w.det.Flush(); f != nil {
+		w.failure(f)
+	}
 	now := w.clk.Now()
 	info := &TimeoutInfo{AfterS: w.cfg.Timeout.Seconds()}
 	if w.last != nil {
@@ -434,7 +438,7 @@ func (w *watcher) timedOut() (Outcome, string) {
 		v += "; the log stayed empty"
 	default:
 		info.LastLineAgoS = now.Sub(w.lastAt).Seconds()
-		v += fmt.Sprintf("; the last of %d log lines came %s ago: %s", w.det.Lines(), short(now.Sub(w.lastAt)), clip(strings.TrimSpace(w.lastLine), 120))
+		v += fmt.Sprintf("; the last of %d log lines came %s ago: \"%s\"", w.det.Lines(), short(now.Sub(w.lastAt)), clip(strings.TrimSpace(w.lastLine), 120))
 	}
 	w.rep.Timeout = info
 	if len(w.rep.Failures) > 0 {

@@ -21,5 +21,10 @@ func TestScript(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
+		Cmds:                scriptCmds,
 	})
 }
+
+// scriptCmds are extra script commands (fake servers, log writers); each
+// subcommand's test file adds its own in an init function.
+var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []string){}
