@@ -54,7 +54,7 @@ func (e Emission) Fitting() []Budget {
 // Emit budgets the sweep and renders every file for the variants that fit.
 // sel is the measured selection to write into the index (nil: the static
 // rule). command is recorded in each file's header.
-func Emit(s Sweep, command string, sel *Selection, withHarness bool) (Emission, error) {
+func Emit(s Sweep, command string, sel *Selection) (Emission, error) {
 	if err := s.Validate(); err != nil {
 		return Emission{}, err
 	}
@@ -96,19 +96,13 @@ func Emit(s Sweep, command string, sel *Selection, withHarness bool) (Emission, 
 		{IndexFile, "index.py.tmpl"},
 		{BundleFile, "bundle.py.tmpl"},
 		{VariantsDoc, "variants.md.tmpl"},
+		{HarnessFile, "harness.py.tmpl"},
 	} {
 		data, err := r.render(f.tmpl, common)
 		if err != nil {
 			return e, fmt.Errorf("render %s: %w", f.name, err)
 		}
 		e.Files = append(e.Files, File{f.name, data})
-	}
-	if withHarness {
-		data, err := r.render("harness.py.tmpl", common)
-		if err != nil {
-			return e, fmt.Errorf("render %s: %w", HarnessFile, err)
-		}
-		e.Files = append(e.Files, File{HarnessFile, data})
 	}
 	slices.SortFunc(e.Files, func(a, b File) int { return strings.Compare(a.Name, b.Name) })
 	return e, nil

@@ -23,17 +23,19 @@ func DefaultSweep(t Target) Sweep {
 	s := Sweep{
 		Target:    t,
 		Heads:     64,
-		BlockH:    []int{16, 32, 64},
+		BlockH:    []int{16, 64},
 		BlockT:    []int{16, 32, 64},
 		SplitK:    []int{1, 4, 16},
-		NumWarps:  []int{4, 8},
-		NumStages: []int{2},
+		NumWarps:  []int{8},
+		NumStages: []int{1, 2},
 	}
 	if t.Path == PathMMASync {
 		// mma.sync keeps Q's operand in registers (128 per thread whatever
-		// BLOCK_H), so only narrow tiles can fit; one stage frees shared memory.
+		// BLOCK_H), so only 16-row head blocks fit; the sweep shows 32 being
+		// refused, and trades warps against the accumulator's registers.
+		s.BlockH = []int{16, 32}
 		s.BlockT = []int{16, 32}
-		s.NumStages = []int{1, 2}
+		s.NumWarps = []int{4, 8}
 	}
 	return s
 }

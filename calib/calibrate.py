@@ -1,0 +1,219 @@
+"""Compare mlagen's budget model with what the Triton compiler really allocates.
+
+For every variant of a sweep (those mlagen accepts and those it refuses) this
+compiles the emitted MMA kernel for the sweep's target with an explicit
+GPUTarget -- no GPU needed -- and reads the shared memory Triton allocates
+(CompiledKernel.metadata.shared) and the registers and spill bytes that
+``ptxas -v`` reports (ptxas-blackwell for sm_100 and sm_120). Arguments are
+specialised the way Triton's JIT specialises them at run time for H = 64 and
+topk = 512/2048: 16-byte aligned pointers, strides divisible by 16.
+
+It fails (exit 1) when the model is wrong in a way that matters:
+  * an accepted variant spills or exceeds the shared-memory limit;
+  * a refused variant in fact fits without spilling;
+  * predicted shared memory is below the compiler's, or more than 5% above it.
+
+    python3 calib/calibrate.py --budget <(mlagen budget --target sm_90 --json) \\
+        --kernel kernels/sm90/sparse_mla_mma.py --json calib/sm90.json
+"""
+
+import argparse
+import importlib.util
+import json
+import multiprocessing
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+
+SMEM_SLACK = 0.05
+
+
+def load_kernel(path):
+    spec = importlib.util.spec_from_file_location("calib_kernel", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module._mma_decode_kernel
+
+
+def signature(fn, split_k):
+    sig = {}
+    for name in fn.arg_names:
+        if name in ("HAS_TOPK_LENGTH", "BLOCK_H", "BLOCK_T", "SPLIT_K"):
+            sig[name] = "constexpr"
+        elif name == "Q":
+            sig[name] = "*bf16"
+        elif name == "KV":
+            sig[name] = "*fp8e4nv"
+        elif name in ("Indices", "TopkLength"):
+            sig[name] = "*i32"
+        elif name == "Out":
+            sig[name] = "*bf16" if split_k == 1 else "*fp32"
+        elif name in ("Lse",):
+            sig[name] = "*fp32"
+        elif name == "qk_scale":
+            sig[name] = "fp32"
+        else:
+            sig[name] = "i32"
+    return sig
+
+
+def compile_one(job):
+    kernel_path, cap, v = job
+    fn = load_kernel(kernel_path)
+    sig = signature(fn, v["split_k"])
+    # What the JIT does at run time: pointers and ints divisible by 16 are
+    # marked so (every stride and page size is, for H = 64, topk 512/2048).
+    attrs = {
+        (i,): [["tt.divisibility", 16]]
+        for i, n in enumerate(fn.arg_names)
+        if sig[n] not in ("constexpr", "fp32")
+    }
+    src = ASTSource(
+        fn=fn,
+        signature=sig,
+        constexprs={
+            "HAS_TOPK_LENGTH": True,
+            "BLOCK_H": v["block_h"],
+            "BLOCK_T": v["block_t"],
+            "SPLIT_K": v["split_k"],
+        },
+        attrs=attrs,
+    )
+    try:
+        ck = triton.compile(
+            src,
+            target=GPUTarget("cuda", cap, 32),
+            options={"num_warps": v["num_warps"], "num_stages": v["num_stages"]},
+        )
+    except Exception as e:  # a variant the compiler rejects outright
+        return {**v, "error": str(e).splitlines()[0][:200]}
+    ptx = ck.asm["ptx"]
+    arch = re.search(r"^\.target\s+(\S+)", ptx, re.M).group(1)
+    bindir = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin")
+    ptxas = os.path.join(bindir, "ptxas-blackwell" if cap >= 100 else "ptxas")
+    with tempfile.TemporaryDirectory() as d:
+        p = os.path.join(d, "k.ptx")
+        with open(p, "w") as f:
+            f.write(ptx)
+        r = subprocess.run(
+            [ptxas, "-v", f"--gpu-name={arch}", p, "-o", os.path.join(d, "k.cubin")],
+            capture_output=True,
+            text=True,
+        )
+    regs = re.search(r"Used (\d+) registers", r.stderr)
+    spill = re.search(r"(\d+) bytes spill stores", r.stderr)
+    return {
+        **v,
+        "smem": ck.metadata.shared,
+        "regs": int(regs.group(1)) if regs else None,
+        "spill": int(spill.group(1)) if spill else 0,
+        "ptxas": os.path.basename(ptxas),
+        "arch": arch,
+    }
+
+
+def parse_name(name):
+    m = re.fullmatch(r"mma_h(\d+)_t(\d+)_k(\d+)_w(\d+)_s(\d+)", name)
+    h, t, k, w, s = map(int, m.groups())
+    return {"block_h": h, "block_t": t, "split_k": k, "num_warps": w, "num_stages": s}
+
+
+def judge(row, limit):
+    compiled_fits = "error" not in row and row["spill"] == 0 and row["smem"] <= limit
+    problems = []
+    if row["fits"] and not compiled_fits:
+        problems.append(
+            "accepted but the compiler "
+            + (
+                "fails"
+                if "error" in row
+                else f"needs {row['smem']} B smem / spills {row['spill']} B"
+            )
+        )
+    if not row["fits"] and compiled_fits:
+        problems.append("refused but compiles within limits without spills")
+    if "error" not in row:
+        if row["pred_smem"] < row["smem"]:
+            problems.append(
+                f"smem predicted {row['pred_smem']} < compiled {row['smem']}"
+            )
+        elif row["pred_smem"] > row["smem"] * (1 + SMEM_SLACK):
+            problems.append(
+                f"smem predicted {row['pred_smem']} > compiled {row['smem']} + 5%"
+            )
+    return compiled_fits, problems
+
+
+def main():
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--budget", required=True, help="output of mlagen budget --json")
+    ap.add_argument(
+        "--kernel", required=True, help="an emitted module holding _mma_decode_kernel"
+    )
+    ap.add_argument("--json", help="write the rows here")
+    ap.add_argument("--markdown", help="write the calibration table here")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    args = ap.parse_args()
+    with open(args.budget) as f:
+        budget = json.load(f)
+    cap = int(budget["target"].split("_")[1])
+    limit = budget["variants"][0]["smem_limit"]
+    jobs = [
+        (os.path.abspath(args.kernel), cap, parse_name(b["variant"]))
+        for b in budget["variants"]
+    ]
+    with multiprocessing.get_context("spawn").Pool(args.jobs) as pool:
+        compiled = pool.map(compile_one, jobs)
+    rows, bad = [], 0
+    for b, c in zip(budget["variants"], compiled):
+        row = {
+            "variant": b["variant"],
+            "fits": b["fits"],
+            "pred_smem": b["smem_bytes"],
+            "pred_regs": b["regs_per_thread_est"],
+            **c,
+        }
+        row["compiled_fits"], row["problems"] = judge(row, limit)
+        bad += bool(row["problems"])
+        rows.append(row)
+    lines = [
+        f"| variant | mlagen | predicted smem | compiled smem | predicted regs | ptxas regs | spill B | compiler verdict | agreement |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['variant']} | {'fits' if r['fits'] else 'refused'} | {r['pred_smem']:,} | {r.get('smem', 0):,} | {r['pred_regs']} | {r.get('regs')} | {r.get('spill')} | "
+            f"{'fits' if r['compiled_fits'] else 'does not fit'} | {'; '.join(r['problems']) or 'ok'} |"
+        )
+    table = "\n".join(lines)
+    print(table)
+    print(
+        f"\n{budget['target']}: {len(rows)} variants compiled with Triton {triton.__version__}, {bad} disagreement(s) with the budget model"
+    )
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(
+                {
+                    "target": budget["target"],
+                    "triton": triton.__version__,
+                    "rows": rows,
+                },
+                f,
+                indent=1,
+            )
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write(table + "\n")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/mlagen/mlagen/gen"
+	"github.com/spf13/pflag"
+)
+
+// sweepFlags are the variant flags shared by emit and budget. Each tile flag
+// takes a comma list; the sweep is their cross product.
+type sweepFlags struct {
+	target    string
+	heads     int
+	blockH    []int
+	blockT    []int
+	splitK    []int
+	numWarps  []int
+	numStages []int
+}
+
+func (f *sweepFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&f.target, "target", "sm_120", "GPU target: sm_80, sm_86, sm_89, sm_90, sm_100, sm_120")
+	fs.IntVar(&f.heads, "heads", 64, "query heads per rank (H); used for selection, any H runs")
+	fs.IntSliceVar(&f.blockH, "block-h", nil, "heads per program, powers of two >= 16 (default: the target's curated sweep)")
+	fs.IntSliceVar(&f.blockT, "block-t", nil, "tokens per tile, powers of two >= 16")
+	fs.IntSliceVar(&f.splitK, "split-k", nil, "programs per (batch, head block) over the token list, >= 1")
+	fs.IntSliceVar(&f.numWarps, "num-warps", nil, "warps per program: 1, 2, 4, 8 or 16")
+	fs.IntSliceVar(&f.numStages, "num-stages", nil, "software-pipelining stages, >= 1")
+}
+
+// sweep builds the sweep: the target's default lists, overridden by every
+// flag the user set.
+func (f *sweepFlags) sweep(fs *pflag.FlagSet) (gen.Sweep, error) {
+	t, err := gen.LookupTarget(f.target)
+	if err != nil {
+		return gen.Sweep{}, fmt.Errorf("--target: %w", err)
+	}
+	s := gen.DefaultSweep(t)
+	s.Heads = f.heads
+	for name, dst := range map[string]*[]int{"block-h": &s.BlockH, "block-t": &s.BlockT, "split-k": &s.SplitK, "num-warps": &s.NumWarps, "num-stages": &s.NumStages} {
+		if fs.Changed(name) {
+			src := map[string][]int{"block-h": f.blockH, "block-t": f.blockT, "split-k": f.splitK, "num-warps": f.numWarps, "num-stages": f.numStages}[name]
+			*dst = src
+		}
+	}
+	if err := s.Validate(); err != nil {
+		return s, err
+	}
+	return s, nil
+}
+
+// command is the canonical command line that reproduces s: the target and
+// only the lists that differ from its default sweep, in a fixed order.
+func sweepCommand(verb string, s gen.Sweep, extra ...string) string {
+	d := gen.DefaultSweep(s.Target)
+	parts := []string{"mlagen", verb, "--target", s.Target.Name}
+	if s.Heads != d.Heads {
+		parts = append(parts, fmt.Sprintf("--heads %d", s.Heads))
+	}
+	for _, l := range []struct {
+		name      string
+		got, dflt []int
+	}{
+		{"--block-h", s.BlockH, d.BlockH}, {"--block-t", s.BlockT, d.BlockT}, {"--split-k", s.SplitK, d.SplitK},
+		{"--num-warps", s.NumWarps, d.NumWarps}, {"--num-stages", s.NumStages, d.NumStages},
+	} {
+		if !slices.Equal(l.got, l.dflt) {
+			parts = append(parts, l.name+" "+joinInts(l.got))
+		}
+	}
+	return strings.Join(append(parts, extra...), " ")
+}
+
+func joinInts(ns []int) string {
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = fmt.Sprint(n)
+	}
+	return strings.Join(s, ",")
+}
+
+// newFlagSet makes a FlagSet that reports errors instead of exiting, with
+// usage text built from the command's own description.
+func newFlagSet(name, usage string, e *env) *pflag.FlagSet {
+	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	fs.SortFlags = false
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), usage)
+		fmt.Fprintln(fs.Output(), "\nFlags:")
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parseFlags parses args; it returns (done, code): done when --help was
+// asked for or parsing failed.
+func parseFlags(fs *pflag.FlagSet, e *env, args []string) (bool, int) {
+	err := fs.Parse(args)
+	if err == pflag.ErrHelp {
+		fs.SetOutput(e.stdout)
+		fs.Usage()
+		return true, exitOK
+	}
+	if err != nil {
+		fmt.Fprintf(e.stderr, "mlagen %s: %v\nRun 'mlagen %s --help' for usage.\n", fs.Name(), err, fs.Name())
+		return true, exitUsage
+	}
+	return false, 0
+}
