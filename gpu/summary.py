@@ -1,0 +1,50 @@
+"""Print the short table of a harness results file: per shape, the fastest
+variant that passed every correctness case, its roofline fraction and its
+speed-up over the per-head SIMT baseline.
+
+    python3 gpu/summary.py kernels/sm90/results.json
+"""
+
+import json
+import sys
+
+
+def summarize(path):
+    with open(path) as f:
+        r = json.load(f)
+    if "timing" not in r:
+        return
+    failed = {c["variant"] for c in r["correctness"] if not c["passed"]}
+    ok = sum(c["passed"] for c in r["correctness"])
+    print(
+        f"\n{r['target']} on {r['gpu']}, torch {r['torch']}, triton {r['triton']}, {r['date']}: "
+        f"{ok}/{len(r['correctness'])} correctness rows passed; failed variants: {sorted(failed) or 'none'}"
+    )
+    shapes = sorted(
+        {(t["batch"], t["topk"]) for t in r["timing"]}, key=lambda s: (s[1], s[0])
+    )
+    print(
+        f"{'topk':>5} {'B':>4} {'best variant':28} {'us':>9} {'graph us':>9} {'floor':>7} {'roofline':>8} {'SIMT us':>9} {'xSIMT':>7}"
+    )
+    for b, k in shapes:
+        rows = [t for t in r["timing"] if (t["batch"], t["topk"]) == (b, k)]
+        simt = next((t for t in rows if t["variant"] == "simt_baseline"), None)
+        mma = [
+            t
+            for t in rows
+            if t["variant"] != "simt_baseline" and t["variant"] not in failed
+        ]
+        if not mma:
+            continue
+        best = min(mma, key=lambda t: t["graph_us"] or t["us"])
+        g = f"{best['graph_us']:.1f}" if best["graph_us"] else "-"
+        s = f"{simt['us']:.0f}" if simt else "-"
+        x = f"{simt['us'] / best['us']:.0f}x" if simt else "-"
+        print(
+            f"{k:>5} {b:>4} {best['variant']:28} {best['us']:9.1f} {g:>9} {best['floor_us']:7.1f} {best['roofline_frac']:8.1%} {s:>9} {x:>7}"
+        )
+
+
+for p in sys.argv[1:]:
+    if not p.endswith((".calib.json", ".budget.json")):
+        summarize(p)
