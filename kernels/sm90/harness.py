@@ -339,6 +339,11 @@ def main(argv=None):
         "timing": [],
     }
     modules = {n: load_module(os.path.join(HERE, n + ".py")) for n in names}
+
+    def save():  # after every section, so a run cut short still leaves its rows
+        with open(args.out, "w") as f:
+            json.dump(report, f, indent=1)
+
     failed = 0
     for n in names:
         for case in correctness_cases(args.tiny):
@@ -387,8 +392,8 @@ def main(argv=None):
                     )
                 del sets
                 torch.cuda.empty_cache()
-    with open(args.out, "w") as f:
-        json.dump(report, f, indent=1)
+                save()
+    save()
     print(
         f"wrote {args.out}: {len(report['correctness'])} correctness rows ({failed} failed), {len(report['timing'])} timing rows"
     )
