@@ -14,6 +14,7 @@ import (
 type printer struct {
 	w           io.Writer
 	tty         bool
+	width       int
 	statusShown bool
 }
 
@@ -35,7 +36,11 @@ func (p *printer) line(format string, args ...any) {
 // status prints the waiting line: in place on a terminal.
 func (p *printer) status(s string) {
 	if p.tty {
-		io.WriteString(p.w, clearLine+s)
+		width := p.width
+		if width <= 0 {
+			width = 100
+		}
+		io.WriteString(p.w, clearLine+clip(s, width-1))
 		p.statusShown = true
 		return
 	}

@@ -31,6 +31,9 @@ type Config struct {
 	Out io.Writer
 	// TTY redraws the status line in place instead of printing lines.
 	TTY bool
+	// Width is the terminal's width in columns; a status line longer than
+	// that would wrap and could not be redrawn in place (default 100).
+	Width int
 	// Timeout bounds the wait for "ready" (default 10m).
 	Timeout time.Duration
 	// Interval is how often the status line is shown (default 10s).
@@ -111,7 +114,7 @@ func Run(ctx context.Context, cfg Config) *Report {
 	w := &watcher{
 		cfg:  cfg,
 		clk:  cfg.Clock,
-		p:    &printer{w: cfg.Out, tty: cfg.TTY},
+		p:    &printer{w: cfg.Out, tty: cfg.TTY, width: cfg.Width},
 		det:  sglanglog.Detector{ContextLines: ContextLines},
 		seen: map[sglanglog.Kind]*seenPhase{},
 		rep:  &Report{Source: cfg.Source.Describe(), Timeline: []Mark{}, Failures: []sglanglog.Failure{}, Notices: []Notice{}, Phases: []baseline.Phase{}},

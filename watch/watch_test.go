@@ -349,3 +349,21 @@ func TestReportJSON(t *testing.T) {
 		t.Errorf("outcome = %v", back["outcome"])
 	}
 }
+
+// A status line wider than the terminal would wrap, and "\r" only returns
+// to the start of its last row: it is clipped to the width instead.
+func TestTerminalStatusLineFitsTheWidth(t *testing.T) {
+	o := watchReplay(t, fixture{steps: fakesglang.CleanStart(), cfg: func(c *Config) { c.TTY, c.Width = true, 40 }})
+	n := 0
+	for _, seg := range strings.Split(o.out, clearLine) {
+		if strings.Contains(seg, "waiting:") {
+			n++
+			if len([]rune(seg)) > 39 {
+				t.Errorf("status %q is %d columns on a 40-column terminal", seg, len([]rune(seg)))
+			}
+		}
+	}
+	if n == 0 {
+		t.Errorf("no status line:\n%q", o.out)
+	}
+}

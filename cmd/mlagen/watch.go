@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"golang.org/x/sys/unix"
 
 	"github.com/mlagen/mlagen/watch"
 	"github.com/mlagen/mlagen/watch/baseline"
@@ -274,8 +275,24 @@ func (o *watchOpts) config(e *env, fs *pflag.FlagSet) (watch.Config, int) {
 	}
 	cfg.Out = human
 	cfg.TTY = isTerminal(human) && e.getenv("TERM") != "dumb"
+	if cfg.TTY {
+		cfg.Width = terminalWidth(human)
+	}
 	cfg.Timeout, cfg.Interval, cfg.KeepGoing, cfg.Smoke = o.timeout, o.interval, o.keepGoing, req
 	return cfg, exitOK
+}
+
+// terminalWidth is the column count of the terminal w, 0 if unknown.
+func terminalWidth(w io.Writer) int {
+	f, ok := w.(*os.File)
+	if !ok {
+		return 0
+	}
+	ws, err := unix.IoctlGetWinsize(int(f.Fd()), unix.TIOCGWINSZ)
+	if err != nil {
+		return 0
+	}
+	return int(ws.Col)
 }
 
 // isTerminal reports whether w is a character device (a terminal), where a

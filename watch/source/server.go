@@ -36,7 +36,21 @@ type Server struct {
 }
 
 func (s *Server) Describe() string {
-	return fmt.Sprintf("server %q (log %s)", strings.Join(s.Argv, " "), s.LogPath)
+	return fmt.Sprintf("server `%s` (log %s)", shellJoin(s.Argv), s.LogPath)
+}
+
+// shellJoin writes argv the way a person would type it, quoting only the
+// words that need it.
+func shellJoin(argv []string) string {
+	out := make([]string, len(argv))
+	for i, a := range argv {
+		if a != "" && strings.Trim(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%") == "" {
+			out[i] = a
+		} else {
+			out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+	}
+	return strings.Join(out, " ")
 }
 
 // Pid is the server's process id, 0 before it starts.
@@ -128,7 +142,7 @@ func (s *Server) Stop() string {
 	if killed {
 		how = fmt.Sprintf("on SIGKILL, %s after a SIGTERM it ignored", grace)
 	}
-	return fmt.Sprintf("stopped the server (pid %d): it exited %s in %s", pid, how, time.Since(t0).Round(time.Millisecond))
+	return fmt.Sprintf("stopped the server (pid %d): it exited %s after %.1fs", pid, how, time.Since(t0).Seconds())
 }
 
 // Detach leaves a ready server running and says where it is.
