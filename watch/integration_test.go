@@ -49,7 +49,7 @@ func replayInto(t *testing.T, path string, steps []fakesglang.Step, flag int) {
 	}
 }
 
-func TestFollowFileCleanStart(t *testing.T) {
+func TestWatchFollowFileCleanStart(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "dsv4_mma.log")
 	go replayInto(t, path, fakesglang.CleanStart(), os.O_TRUNC)
 	rep, out := watchReal(t, &source.File{Path: path, Poll: 2 * time.Millisecond})
@@ -60,7 +60,7 @@ func TestFollowFileCleanStart(t *testing.T) {
 
 // The server is restarted with "> log" while the watch follows the log: the
 // old start's phases are dropped and the new start is followed to ready.
-func TestFollowFileTruncated(t *testing.T) {
+func TestWatchFollowFileTruncated(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "dsv4_mma.log")
 	head := fakesglang.Head()
 	os.WriteFile(path, []byte(fakesglang.Text(head)), 0o644)
@@ -80,7 +80,7 @@ func TestFollowFileTruncated(t *testing.T) {
 	}
 }
 
-func TestFollowFileRotated(t *testing.T) {
+func TestWatchFollowFileRotated(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "dsv4_mma.log")
 	os.WriteFile(path, []byte(fakesglang.Text(fakesglang.Head())), 0o644)
 	go func() {
@@ -107,7 +107,7 @@ func TestFollowFileRotated(t *testing.T) {
 	}
 }
 
-func TestCommandFailsAtOnce(t *testing.T) {
+func TestWatchCommandFailsAtOnce(t *testing.T) {
 	rep, out := watchReal(t, &source.Command{Line: `echo "ssh: connect to host 10.1.230.171 port 22: Connection timed out" >&2; exit 255`})
 	if rep.ExitCode != ExitSourceLost {
 		t.Fatalf("exit %d, want %d; output:\n%s", rep.ExitCode, ExitSourceLost, out)
@@ -119,7 +119,7 @@ func TestCommandFailsAtOnce(t *testing.T) {
 	}
 }
 
-func TestCommandDiesMidway(t *testing.T) {
+func TestWatchCommandDiesMidway(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "head.log")
 	os.WriteFile(path, []byte(fakesglang.Text(fakesglang.Head())), 0o644)
 	rep, out := watchReal(t, &source.Command{Line: "cat " + path + "; sleep 0.05; echo 'client_loop: send disconnect: Broken pipe' >&2; exit 255"})
@@ -128,7 +128,7 @@ func TestCommandDiesMidway(t *testing.T) {
 	}
 }
 
-func TestServerCommand(t *testing.T) {
+func TestWatchServerCommand(t *testing.T) {
 	dir := t.TempDir()
 	clean := filepath.Join(dir, "clean.log")
 	os.WriteFile(clean, []byte(fakesglang.Text(fakesglang.CleanStart())), 0o644)

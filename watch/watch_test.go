@@ -94,7 +94,7 @@ func golden(t *testing.T, name, got string) {
 	}
 }
 
-func TestCleanStart(t *testing.T) {
+func TestWatchCleanStart(t *testing.T) {
 	o := watchReplay(t, fixture{steps: fakesglang.CleanStart()})
 	if o.rep.Outcome != Ready || o.rep.ExitCode != 0 {
 		t.Fatalf("outcome %s (exit %d), want ready (0); output:\n%s", o.rep.Outcome, o.rep.ExitCode, o.out)
@@ -120,7 +120,7 @@ func TestCleanStart(t *testing.T) {
 	golden(t, "clean-start", o.out)
 }
 
-func TestEachFailureSignatureStopsTheWatch(t *testing.T) {
+func TestWatchEachFailureSignatureStopsTheWatch(t *testing.T) {
 	for _, kind := range fakesglang.FailureKinds() {
 		t.Run(kind, func(t *testing.T) {
 			o := watchReplay(t, fixture{steps: fakesglang.FailingStart(kind), hang: 20 * time.Minute})
@@ -149,7 +149,7 @@ func TestEachFailureSignatureStopsTheWatch(t *testing.T) {
 	}
 }
 
-func TestFailureOutput(t *testing.T) {
+func TestWatchFailureOutput(t *testing.T) {
 	o := watchReplay(t, fixture{steps: fakesglang.FailingStart("cuda-graph-capture"), hang: 20 * time.Minute})
 	golden(t, "failure", o.out)
 }
@@ -157,7 +157,7 @@ func TestFailureOutput(t *testing.T) {
 // With --keep-going, four ranks running out of memory and the launcher's
 // SIGQUIT are five failures; the dead server never becomes ready, and that
 // is a failure (exit 1), not a time-out.
-func TestKeepGoingCollectsAll(t *testing.T) {
+func TestWatchKeepGoingCollectsAll(t *testing.T) {
 	steps := fakesglang.Head()
 	at := steps[len(steps)-1].At + time.Second
 	for _, rank := range []string{"TP0", "TP1", "TP2", "TP3"} {
@@ -179,7 +179,7 @@ func TestKeepGoingCollectsAll(t *testing.T) {
 	}
 }
 
-func TestTimeout(t *testing.T) {
+func TestWatchTimeout(t *testing.T) {
 	o := watchReplay(t, fixture{steps: fakesglang.Stalled(), hang: time.Hour})
 	if o.rep.Outcome != TimedOut || o.rep.ExitCode != 3 {
 		t.Fatalf("outcome %s (exit %d), want timeout (3); output:\n%s", o.rep.Outcome, o.rep.ExitCode, o.out)
@@ -201,14 +201,14 @@ func TestTimeout(t *testing.T) {
 	}
 }
 
-func TestEmptyLogTimesOut(t *testing.T) {
+func TestWatchEmptyLogTimesOut(t *testing.T) {
 	o := watchReplay(t, fixture{hang: time.Hour, cfg: func(c *Config) { c.Timeout = time.Minute }})
 	if o.rep.ExitCode != 3 || !strings.Contains(o.rep.Verdict, "no startup phase was reached; the log stayed empty") {
 		t.Errorf("exit %d, verdict %q", o.rep.ExitCode, o.rep.Verdict)
 	}
 }
 
-func TestWrongAnswer(t *testing.T) {
+func TestWatchWrongAnswer(t *testing.T) {
 	o := watchReplay(t, fixture{steps: fakesglang.CleanStart(), server: &fakesglang.Server{Answer: " the the the the the"}})
 	if o.rep.Outcome != Failed || !strings.Contains(o.rep.Verdict, `does not contain "Paris"`) {
 		t.Errorf("outcome %s, verdict %q; want a failure naming the answer", o.rep.Outcome, o.rep.Verdict)
@@ -218,7 +218,7 @@ func TestWrongAnswer(t *testing.T) {
 	}
 }
 
-func TestEmptyAnswer(t *testing.T) {
+func TestWatchEmptyAnswer(t *testing.T) {
 	o := watchReplay(t, fixture{steps: fakesglang.CleanStart(), server: &fakesglang.Server{Answer: ""},
 		cfg: func(c *Config) { c.Smoke.Contains = "" }})
 	if o.rep.ExitCode != 1 || !strings.Contains(o.rep.Verdict, "the answer is empty") {
@@ -226,14 +226,14 @@ func TestEmptyAnswer(t *testing.T) {
 	}
 }
 
-func TestHealthFailing(t *testing.T) {
+func TestWatchHealthFailing(t *testing.T) {
 	o := watchReplay(t, fixture{steps: fakesglang.CleanStart(), server: &fakesglang.Server{HealthStatus: 503, Answer: fakesglang.GoodAnswer}})
 	if o.rep.ExitCode != 1 || !strings.Contains(o.rep.Verdict, "GET /health answered 503") {
 		t.Errorf("exit %d, verdict %q", o.rep.ExitCode, o.rep.Verdict)
 	}
 }
 
-func TestBaseline(t *testing.T) {
+func TestWatchBaseline(t *testing.T) {
 	good := &baseline.File{Phases: []baseline.Phase{ph("load-weights", 33), ph("cuda-graph-capture", 25), ph("startup", 66)}}
 	o := watchReplay(t, fixture{steps: fakesglang.CleanStart(), cfg: func(c *Config) { c.Baseline, c.BaselinePath = good, "good.json" }})
 	if o.rep.ExitCode != 0 || len(o.rep.Baseline) != 3 {
@@ -251,7 +251,7 @@ func TestBaseline(t *testing.T) {
 	}
 }
 
-func TestSourceLost(t *testing.T) {
+func TestWatchSourceLost(t *testing.T) {
 	lost := &source.LostError{What: `the log command "ssh gpu1 tail -F /root/dsv4_mma.log" ended after 41s`, Err: errors.New("exit status 255"),
 		Stderr: []string{"client_loop: send disconnect: Broken pipe"}}
 	o := watchReplay(t, fixture{steps: fakesglang.Head(), end: lost})
@@ -267,14 +267,14 @@ func TestSourceLost(t *testing.T) {
 
 // A log that ends in the middle of a traceback reports the failure, not a
 // lost source: what was read already proves the start failed.
-func TestFailureThenSourceEnds(t *testing.T) {
+func TestWatchFailureThenSourceEnds(t *testing.T) {
 	o := watchReplay(t, fixture{steps: fakesglang.FailingStart("nccl"), end: &source.LostError{What: "ended"}})
 	if o.rep.ExitCode != 1 || len(o.rep.Failures) != 1 || o.rep.Failures[0].Kind != "nccl" {
 		t.Errorf("exit %d, failures %+v; want 1 and one nccl failure", o.rep.ExitCode, o.rep.Failures)
 	}
 }
 
-func TestServerExitsBeforeReady(t *testing.T) {
+func TestWatchServerExitsBeforeReady(t *testing.T) {
 	o := watchReplay(t, fixture{steps: fakesglang.Head(), end: &source.ExitError{Pid: 4242, Err: errors.New("exit status 1")}, stop: true})
 	if o.rep.ExitCode != 1 || len(o.rep.Failures) != 1 || o.rep.Failures[0].Kind != "server-exit" {
 		t.Fatalf("exit %d, failures %+v; want 1 and a server-exit failure", o.rep.ExitCode, o.rep.Failures)
@@ -287,14 +287,14 @@ func TestServerExitsBeforeReady(t *testing.T) {
 	}
 }
 
-func TestStartedServerRunsOnWhenReady(t *testing.T) {
+func TestWatchStartedServerRunsOnWhenReady(t *testing.T) {
 	o := watchReplay(t, fixture{steps: fakesglang.CleanStart(), stop: true})
 	if o.rep.ExitCode != 0 || o.src.stopped != 0 {
 		t.Errorf("exit %d, Stop called %d times; want 0 and 0", o.rep.ExitCode, o.src.stopped)
 	}
 }
 
-func TestInterrupt(t *testing.T) {
+func TestWatchInterrupt(t *testing.T) {
 	clk := newFakeClock()
 	rp := &replay{clk: clk, steps: fakesglang.Head(), hang: time.Second}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -312,7 +312,7 @@ func TestInterrupt(t *testing.T) {
 	}
 }
 
-func TestTerminalStatusLineIsRedrawnInPlace(t *testing.T) {
+func TestWatchTerminalStatusLineIsRedrawnInPlace(t *testing.T) {
 	o := watchReplay(t, fixture{steps: fakesglang.CleanStart(), cfg: func(c *Config) { c.TTY = true }})
 	if !strings.Contains(o.out, clearLine+"[  20.0s] waiting: load weights begin 19.4s ago") {
 		t.Errorf("no in-place status line on a terminal:\n%q", o.out)
@@ -330,7 +330,7 @@ func TestTerminalStatusLineIsRedrawnInPlace(t *testing.T) {
 	}
 }
 
-func TestReportJSON(t *testing.T) {
+func TestWatchReportJSON(t *testing.T) {
 	o := watchReplay(t, fixture{steps: fakesglang.FailingStart("oom"), hang: time.Hour})
 	data, err := json.Marshal(o.rep)
 	if err != nil {
@@ -352,7 +352,7 @@ func TestReportJSON(t *testing.T) {
 
 // A status line wider than the terminal would wrap, and "\r" only returns
 // to the start of its last row: it is clipped to the width instead.
-func TestTerminalStatusLineFitsTheWidth(t *testing.T) {
+func TestWatchTerminalStatusLineFitsTheWidth(t *testing.T) {
 	o := watchReplay(t, fixture{steps: fakesglang.CleanStart(), cfg: func(c *Config) { c.TTY, c.Width = true, 40 }})
 	n := 0
 	for _, seg := range strings.Split(o.out, clearLine) {
@@ -365,5 +365,23 @@ func TestTerminalStatusLineFitsTheWidth(t *testing.T) {
 	}
 	if n == 0 {
 		t.Errorf("no status line:\n%q", o.out)
+	}
+}
+
+// Piecewise CUDA graph capture is a phase of its own, timed from its begin
+// and end lines.
+func TestWatchPiecewiseCapture(t *testing.T) {
+	steps := append(fakesglang.Head(),
+		fakesglang.Step{At: 36 * time.Second, Line: "[2026-06-17 22:07:07 TP0] Capture piecewise CUDA graph begin. avail mem=37.09 GB"},
+		fakesglang.Step{At: 41 * time.Second, Line: "[2026-06-17 22:07:12 TP0] Capture piecewise CUDA graph end. Time elapsed: 5.21 s. mem usage=0.42 GB. avail mem=36.60 GB."},
+		fakesglang.Step{At: 43 * time.Second, Line: "[2026-06-17 22:07:14] The server is fired up and ready to roll!"},
+	)
+	o := watchReplay(t, fixture{steps: steps})
+	want := []baseline.Phase{ph("load-weights", 33.84), ph("piecewise-cuda-graph-capture", 5.21), ph("startup", 43)}
+	if diff := cmp.Diff(want, o.rep.Phases); diff != "" {
+		t.Errorf("phase durations (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(o.out, "piecewise cuda graph capture end") {
+		t.Errorf("piecewise phase not printed:\n%s", o.out)
 	}
 }
