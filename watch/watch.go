@@ -295,8 +295,10 @@ func (w *watcher) line(ctx context.Context, raw string) (Outcome, string, bool) 
 	}
 	w.seen[ph.Kind] = sp
 	w.order = append(w.order, ph.Kind)
-	if ph.Kind != sglanglog.CaptureBatches {
-		// The batch list is detail of graph capture, not a step of its own.
+	if ph.Kind != sglanglog.CaptureBatches || w.seen[sglanglog.CaptureBegin] == nil {
+		// The batch list is detail of graph capture, not a step of its
+		// own, except in SGLang versions where it is the only line that
+		// says capture began.
 		w.last = sp
 	}
 	w.rep.Timeline = append(w.rep.Timeline, sp.mark)
@@ -511,6 +513,9 @@ func (w *watcher) ready(ctx context.Context) (Outcome, string) {
 	req := w.cfg.Smoke
 	res := smoke.Run(ctx, req)
 	w.rep.Smoke = &res
+	if ctx.Err() != nil {
+		return w.interrupted()
+	}
 	now := stamp(w.since())
 	if res.HealthStatus == 200 {
 		w.p.line("%s smoke: GET /health -> 200 OK", now)
@@ -581,6 +586,9 @@ func (w *watcher) durations() []baseline.Phase {
 	var out []baseline.Phase
 	span := func(name string, begin, end sglanglog.Kind, endAlt sglanglog.Kind) {
 		b := w.seen[begin]
+		if b == nil && begin == sglanglog.CaptureBegin {
+			b = w.seen[sglanglog.CaptureBatches] // the older way to say it
+		}
 		e := w.seen[end]
 		if e != nil && e.phase.ElapsedS > 0 {
 			out = append(out, baseline.Phase{Name: name, Seconds: e.phase.ElapsedS})

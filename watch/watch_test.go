@@ -385,3 +385,21 @@ func TestWatchPiecewiseCapture(t *testing.T) {
 		t.Errorf("piecewise phase not printed:\n%s", o.out)
 	}
 }
+
+// Some SGLang versions announce graph capture only with the batch list; that
+// line then starts the phase, for the time-out message and the durations.
+func TestWatchCaptureAnnouncedByBatchList(t *testing.T) {
+	steps := append(fakesglang.Head(),
+		fakesglang.Step{At: 36 * time.Second, Line: "[2026-06-17 22:07:07 TP0] Capture cuda graph bs [1, 2, 4, 8]"},
+		fakesglang.Step{At: 50 * time.Second, Line: "[2026-06-17 22:07:21] The server is fired up and ready to roll!"},
+	)
+	o := watchReplay(t, fixture{steps: steps})
+	want := []baseline.Phase{ph("load-weights", 33.84), ph("cuda-graph-capture", 14), ph("startup", 50)}
+	if diff := cmp.Diff(want, o.rep.Phases); diff != "" {
+		t.Errorf("phase durations (-want +got):\n%s", diff)
+	}
+	o = watchReplay(t, fixture{steps: steps[:len(steps)-1], hang: time.Hour, cfg: func(c *Config) { c.Timeout = time.Minute }})
+	if o.rep.Timeout == nil || o.rep.Timeout.LastPhase != "cuda-graph-batches" {
+		t.Errorf("timeout = %+v, want the batch list as the last phase", o.rep.Timeout)
+	}
+}

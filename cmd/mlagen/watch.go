@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"os/exec"
 	"os/signal"
 	"regexp"
 	"syscall"
@@ -144,6 +145,12 @@ func runWatch(e *env, args []string) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	go func() {
+		// After the first Ctrl-C the watch stops the server cleanly; a
+		// second one should end mlagen at once, as Ctrl-C usually does.
+		<-ctx.Done()
+		stop()
+	}()
 	rep := watch.Run(ctx, cfg)
 	human := cfg.Out
 
@@ -265,6 +272,16 @@ func (o *watchOpts) config(e *env, fs *pflag.FlagSet) (watch.Config, int) {
 		if logPath == "" {
 			logPath = "mlagen-server-" + time.Now().UTC().Format("20060102-150405") + ".log"
 		}
+		// Found out now, before anything starts: a misspelt command or an
+		// unwritable log is a usage mistake, not a failed deployment.
+		if _, err := exec.LookPath(o.server[0]); err != nil {
+			return cfg, watchUsageError(e, "cannot start the server: %v", err)
+		}
+		f, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+		if err != nil {
+			return cfg, watchUsageError(e, "cannot write the server log: %v", err)
+		}
+		f.Close()
 		cfg.Source = &source.Server{Argv: o.server, Env: o.env, LogPath: logPath}
 	default:
 		f := &source.File{Path: o.logPath}

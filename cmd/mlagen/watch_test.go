@@ -102,6 +102,8 @@ func TestWatchUsageErrors(t *testing.T) {
 		{[]string{"--log", "x", "--model", "m"}, "--model only applies with --openai"},
 		{[]string{"--cmd", "c", "--from-end"}, "--from-end only applies"},
 		{[]string{"--no-such-flag"}, "unknown flag"},
+		{[]string{"--", "no-such-server-binary", "--tp", "4"}, "cannot start the server"},
+		{[]string{"--log", filepath.Join(dir, "no", "such", "dir", "s.log"), "--", "sh", "-c", "true"}, "cannot write the server log"},
 	}
 	for _, tt := range tests {
 		code, out, errs := runWatchArgs(t, tt.args...)
