@@ -152,6 +152,11 @@ func (fl *follower) open(ctx context.Context) error {
 		fl.missing = false
 		fl.notice(ctx, fl.Path+" appeared", false)
 	}
+	if !fl.looked && fl.Offset == 0 && info.Size() > 0 {
+		// Said so that a "ready" found here is not mistaken for news: the
+		// file may hold an earlier run's log.
+		fl.notice(ctx, fmt.Sprintf("%s already holds %d bytes; reading it from the start", fl.Path, info.Size()), false)
+	}
 	if !fl.looked && fl.Offset != 0 {
 		// Only the file found at the first look starts late; a file that
 		// appears or replaces it later is new and read whole.

@@ -120,7 +120,10 @@ func TestFileTruncation(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	events, _ := run(t, ctx, &File{Path: path, Poll: 2 * time.Millisecond})
-	collect(t, events, lineCount(3))
+	first := collect(t, events, lineCount(3))
+	if n := noticesOf(first); len(n) != 1 || !strings.Contains(n[0], "already holds 18 bytes") {
+		t.Errorf("notices = %q, want one saying the file already held content", n)
+	}
 
 	// A restart with "> log": the file is emptied, then written anew.
 	if err := os.WriteFile(path, []byte("new 1\n"), 0o644); err != nil {
