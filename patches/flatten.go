@@ -17,6 +17,11 @@ typedef struct TSTree TSTree;
 typedef struct TSLanguage TSLanguage;
 typedef struct { uint32_t context[4]; const void *id; const TSTree *tree; } TSNode;
 typedef struct { const void *tree; const void *id; uint32_t context[3]; } TSTreeCursor;
+typedef struct { uint32_t row; uint32_t column; } TSPoint;
+typedef struct {
+	uint32_t start_byte, old_end_byte, new_end_byte;
+	TSPoint start_point, old_end_point, new_end_point;
+} TSInputEdit;
 
 extern const TSLanguage *tree_sitter_python(void);
 extern TSParser *ts_parser_new(void);
@@ -24,6 +29,8 @@ extern void ts_parser_delete(TSParser *self);
 extern bool ts_parser_set_language(TSParser *self, const TSLanguage *language);
 extern TSTree *ts_parser_parse_string(TSParser *self, const TSTree *old_tree, const char *string, uint32_t length);
 extern void ts_tree_delete(TSTree *self);
+extern TSTree *ts_tree_copy(const TSTree *self);
+extern void ts_tree_edit(TSTree *self, const TSInputEdit *edit);
 extern TSNode ts_tree_root_node(const TSTree *self);
 extern uint16_t ts_node_symbol(TSNode self);
 extern uint32_t ts_node_start_byte(TSNode self);
@@ -67,8 +74,18 @@ static TSParser *mlagen_parser(void) {
 	return p;
 }
 
-static TSTree *mlagen_parse(TSParser *p, const char *src, uint32_t len, uint32_t *count, bool *has_error) {
-	TSTree *t = ts_parser_parse_string(p, NULL, src, len);
+// mlagen_parse parses src; with old (and its edits, in descending offset
+// order) it parses incrementally, reusing the unchanged subtrees of old. The
+// result is the tree a fresh parse would give; only the work differs.
+static TSTree *mlagen_parse(TSParser *p, const TSTree *old, const TSInputEdit *edits, uint32_t nedits,
+		const char *src, uint32_t len, uint32_t *count, bool *has_error) {
+	TSTree *base = NULL;
+	if (old != NULL) {
+		base = ts_tree_copy(old);
+		for (uint32_t i = 0; i < nedits; i++) ts_tree_edit(base, &edits[i]);
+	}
+	TSTree *t = ts_parser_parse_string(p, base, src, len);
+	if (base != NULL) ts_tree_delete(base);
 	TSNode root = ts_tree_root_node(t);
 	*count = ts_node_descendant_count(root);
 	*has_error = ts_node_has_error(root);
@@ -142,6 +159,8 @@ import "C"
 import (
 	"bytes"
 	"fmt"
+	"sort"
+	"strings"
 	"unsafe"
 
 	// The runtime and the grammar whose C symbols are declared above.
@@ -179,8 +198,23 @@ func (ps *parser) close() {
 	}
 }
 
+// cTree is a tree-sitter tree kept alive after flattening, so that the
+// proof can re-parse an edited file incrementally. free releases it.
+type cTree struct{ t *C.TSTree }
+
+func (c *cTree) free() {
+	if c != nil && c.t != nil {
+		C.ts_tree_delete(c.t)
+		c.t = nil
+	}
+}
+
 // parse parses src and flattens the result into Go memory.
-func (ps *parser) parse(src []byte) (*syntaxTree, error) {
+func (ps *parser) parse(src []byte) (*syntaxTree, error) { return ps.parseInc(src, nil, nil, nil, false) }
+
+// parseInc parses src, incrementally when old is the tree of the bytes that
+// edits turned into src; keep retains the C tree in the result.
+func (ps *parser) parseInc(src []byte, old *cTree, oldSrc []byte, edits []edit, keep bool) (*syntaxTree, error) {
 	if len(src) >= 1<<31 {
 		return nil, fmt.Errorf("file too large to parse (%d bytes)", len(src))
 	}
@@ -191,11 +225,20 @@ func (ps *parser) parse(src []byte) (*syntaxTree, error) {
 		buf = []byte{0} // tree-sitter wants a valid pointer even for length 0
 	}
 	csrc := (*C.char)(unsafe.Pointer(&buf[0]))
-	t := C.mlagen_parse(ps.p, csrc, C.uint32_t(len(src)), &count, &hasErr)
+	var oldT *C.TSTree
+	var cedits []C.TSInputEdit
+	if old != nil && old.t != nil {
+		oldT = old.t
+		cedits = inputEdits(oldSrc, edits)
+	}
+	var editPtr *C.TSInputEdit
+	if len(cedits) > 0 {
+		editPtr = &cedits[0]
+	}
+	t := C.mlagen_parse(ps.p, oldT, editPtr, C.uint32_t(len(cedits)), csrc, C.uint32_t(len(src)), &count, &hasErr)
 	if t == nil {
 		return nil, fmt.Errorf("tree-sitter returned no tree")
 	}
-	defer C.ts_tree_delete(t)
 	raw := make([]C.mlagen_node, int(count)+1)
 	got := int(C.mlagen_flatten(t, &raw[0], C.uint32_t(len(raw))))
 	st := &syntaxTree{src: src, nodes: make([]node, got)}
@@ -220,7 +263,40 @@ func (ps *parser) parse(src []byte) (*syntaxTree, error) {
 			st.err = &syntaxError{Line: 1, Col: 1, Msg: "syntax error"}
 		}
 	}
+	if keep {
+		st.ctree = &cTree{t: t}
+	} else {
+		C.ts_tree_delete(t)
+	}
 	return st, nil
+}
+
+// inputEdits describes edits (offsets into oldSrc) for ts_tree_edit, last
+// first, so that every edit's coordinates are still those of oldSrc.
+func inputEdits(oldSrc []byte, edits []edit) []C.TSInputEdit {
+	sorted := append([]edit(nil), edits...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].start > sorted[j].start })
+	out := make([]C.TSInputEdit, len(sorted))
+	point := func(off int) C.TSPoint {
+		row := bytes.Count(oldSrc[:off], []byte{'\n'})
+		col := off - (bytes.LastIndexByte(oldSrc[:off], '\n') + 1)
+		return C.TSPoint{row: C.uint32_t(row), column: C.uint32_t(col)}
+	}
+	for i, e := range sorted {
+		sp := point(e.start)
+		ne := sp
+		if k := strings.Count(e.text, "\n"); k > 0 {
+			ne.row += C.uint32_t(k)
+			ne.column = C.uint32_t(len(e.text) - strings.LastIndexByte(e.text, '\n') - 1)
+		} else {
+			ne.column += C.uint32_t(len(e.text))
+		}
+		out[i] = C.TSInputEdit{
+			start_byte: C.uint32_t(e.start), old_end_byte: C.uint32_t(e.end), new_end_byte: C.uint32_t(e.start + len(e.text)),
+			start_point: sp, old_end_point: point(e.end), new_end_point: ne,
+		}
+	}
+	return out
 }
 
 func describeError(src []byte, start int, missing bool, typ string) *syntaxError {

@@ -17,6 +17,8 @@ type Options struct {
 	// Kernel is the generated kernel module's source (Patch only). The
 	// rewriter never renders kernels itself.
 	Kernel []byte
+	// reuse lets Patch's proof build on its own parses.
+	reuse *reuse
 }
 
 // Result is a planned run: the changes it makes and the report, whose proof
@@ -50,6 +52,18 @@ type session struct {
 	broken map[string]*syntaxError
 	r      *resolver
 	parsed int
+	keep   bool
+	ru     *reuse
+	own    []*fileInfo // parsed by this session: its C trees are freed by close
+}
+
+// close releases what the session holds in C memory.
+func (s *session) close() {
+	s.r.close()
+	for _, fi := range s.own {
+		fi.st.ctree.free()
+	}
+	s.own = nil
 }
 
 // candidate is the byte prefilter: a file can only refer to the function if
@@ -64,18 +78,18 @@ func candidate(f *File, rec *Recipe) bool {
 	return path.Base(f.Path) == rec.EnvironFile && bytes.Contains(d, []byte("class "+rec.EnvironClass))
 }
 
-func load(t *Tree, rec *Recipe) (*session, error) {
+func load(t *Tree, rec *Recipe, keep bool, ru *reuse) (*session, error) {
 	var paths []string
 	for _, p := range t.paths {
 		if f, ok := t.Files[p]; ok && candidate(f, rec) {
 			paths = append(paths, p)
 		}
 	}
-	infos, broken, err := parseAll(t, paths, rec)
+	infos, broken, own, err := parseAll(t, paths, rec, keep, ru)
 	if err != nil {
 		return nil, err
 	}
-	s := &session{t: t, rec: rec, infos: infos, broken: broken, parsed: len(paths)}
+	s := &session{t: t, rec: rec, infos: infos, broken: broken, parsed: len(paths), keep: keep, ru: ru, own: own}
 	s.r = newResolver(t, rec, infos, broken)
 	return s, nil
 }
@@ -92,10 +106,11 @@ func (s *session) also(stem string) error {
 			paths = append(paths, p)
 		}
 	}
-	infos, broken, err := parseAll(s.t, paths, s.rec)
+	infos, broken, own, err := parseAll(s.t, paths, s.rec, s.keep, s.ru)
 	if err != nil {
 		return err
 	}
+	s.own = append(s.own, own...)
 	for p, fi := range infos {
 		s.infos[p] = fi
 	}
@@ -286,11 +301,13 @@ func lineEnd(src []byte, off int) int {
 // it would be after the changes.
 func Patch(t *Tree, opt Options) (*Result, error) {
 	rec := opt.Recipe
-	s, err := load(t, rec)
+	// The trees are kept so that the proof can re-parse edited files
+	// incrementally.
+	s, err := load(t, rec, true, nil)
 	if err != nil {
 		return nil, err
 	}
-	defer s.r.close()
+	defer s.close()
 	// A tree patched before has the dispatcher; its module is the one.
 	mod := ""
 	if withBlock := s.blockFiles(partDispatcher); len(withBlock) == 1 && opt.Module == "" {
@@ -433,7 +450,7 @@ func Patch(t *Tree, opt Options) (*Result, error) {
 		fc.What = strings.Join(parts, "; ")
 		rep.Changes = append(rep.Changes, fc)
 	}
-	proof, err := Verify(t.with(changes), Options{Recipe: rec, Module: mod})
+	proof, err := Verify(t.with(changes), Options{Recipe: rec, Module: mod, reuse: &reuse{infos: s.infos, edits: edits}})
 	if err != nil {
 		return nil, fmt.Errorf("proof after patching: %w", err)
 	}

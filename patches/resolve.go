@@ -1,6 +1,7 @@
 package patches
 
 import (
+	"bytes"
 	"fmt"
 	"runtime"
 	"sort"
@@ -95,9 +96,19 @@ func (ix *moduleIndex) at(p string) []string {
 	return out
 }
 
-// parseAll parses the given files on all cores.
-func parseAll(t *Tree, paths []string, rec *Recipe) (map[string]*fileInfo, map[string]*syntaxError, error) {
+// reuse carries a planning session's parses into the proof: a file whose
+// bytes did not change keeps its analysis (same bytes, same parse), and an
+// edited file is re-parsed incrementally from its old tree and the edits.
+type reuse struct {
+	infos map[string]*fileInfo
+	edits map[string][]edit
+}
+
+// parseAll parses the given files on all cores. keep retains the C trees
+// (freed by the session) for a later incremental re-parse.
+func parseAll(t *Tree, paths []string, rec *Recipe, keep bool, ru *reuse) (map[string]*fileInfo, map[string]*syntaxError, []*fileInfo, error) {
 	infos := make([]*fileInfo, len(paths))
+	fresh := make([]bool, len(paths))
 	errs := make([]error, len(paths))
 	workers := runtime.GOMAXPROCS(0)
 	if workers > len(paths) {
@@ -114,12 +125,29 @@ func parseAll(t *Tree, paths []string, rec *Recipe) (map[string]*fileInfo, map[s
 			ps := newParser()
 			defer ps.close()
 			for i := range jobs {
-				st, err := ps.parse(t.Files[paths[i]].Data)
+				p := paths[i]
+				data := t.Files[p].Data
+				var old *cTree
+				var oldSrc []byte
+				var edits []edit
+				if ru != nil {
+					if prior := ru.infos[p]; prior != nil {
+						if bytes.Equal(prior.st.src, data) {
+							infos[i] = prior
+							continue
+						}
+						if es, ok := ru.edits[p]; ok {
+							old, oldSrc, edits = prior.st.ctree, prior.st.src, es
+						}
+					}
+				}
+				st, err := ps.parseInc(data, old, oldSrc, edits, keep)
 				if err != nil {
-					errs[i] = fmt.Errorf("%s: %w", paths[i], err)
+					errs[i] = fmt.Errorf("%s: %w", p, err)
 					continue
 				}
-				infos[i] = analyze(paths[i], st, rec)
+				infos[i] = analyze(p, st, rec)
+				fresh[i] = true
 			}
 			done <- struct{}{}
 		}()
@@ -129,16 +157,23 @@ func parseAll(t *Tree, paths []string, rec *Recipe) (map[string]*fileInfo, map[s
 	}
 	out := make(map[string]*fileInfo, len(paths))
 	broken := map[string]*syntaxError{}
+	var own []*fileInfo
 	for i, p := range paths {
 		if errs[i] != nil {
-			return nil, nil, errs[i]
+			for _, fi := range own {
+				fi.st.ctree.free()
+			}
+			return nil, nil, nil, errs[i]
 		}
 		out[p] = infos[i]
+		if fresh[i] {
+			own = append(own, infos[i])
+		}
 		if infos[i].st.err != nil {
 			broken[p] = infos[i].st.err
 		}
 	}
-	return out, broken, nil
+	return out, broken, own, nil
 }
 
 func newResolver(t *Tree, rec *Recipe, infos map[string]*fileInfo, broken map[string]*syntaxError) *resolver {

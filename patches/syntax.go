@@ -25,6 +25,7 @@ type syntaxTree struct {
 	src   []byte
 	nodes []node
 	err   *syntaxError
+	ctree *cTree // the C tree, when kept for an incremental re-parse
 }
 
 // syntaxError is where tree-sitter could not parse, in the user's terms.

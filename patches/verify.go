@@ -15,11 +15,11 @@ import (
 // beside it and, with SGLang's environ.py, the gate is registered there.
 func Verify(t *Tree, opt Options) (*Report, error) {
 	rec := opt.Recipe
-	s, err := load(t, rec)
+	s, err := load(t, rec, false, opt.reuse)
 	if err != nil {
 		return nil, err
 	}
-	defer s.r.close()
+	defer s.close()
 	rep := &Report{Command: "verify", Gate: rec.Gate, Old: rec.Old, New: rec.Dispatcher,
 		Scanned: len(t.paths), Parsed: s.parsed, NonUTF8: t.NonUTF8, Outside: t.Outside}
 	mod := opt.Module
@@ -92,11 +92,11 @@ func Verify(t *Tree, opt Options) (*Report, error) {
 // deleted. On a tree mlagen patched, the result is the original bytes.
 func Revert(t *Tree, opt Options) (*Result, error) {
 	rec := opt.Recipe
-	s, err := load(t, rec)
+	s, err := load(t, rec, false, nil)
 	if err != nil {
 		return nil, err
 	}
-	defer s.r.close()
+	defer s.close()
 	mod := opt.Module
 	if mod == "" {
 		withBlock := s.blockFiles(partDispatcher)
@@ -180,11 +180,11 @@ func Revert(t *Tree, opt Options) (*Result, error) {
 	rep.NothingToDo = len(changes) == 0
 	// Proof: nothing of mlagen's is left in the result.
 	if mod != "" && len(changes) > 0 {
-		after, err := load(t.with(changes), rec)
+		after, err := load(t.with(changes), rec, false, nil)
 		if err != nil {
 			return nil, fmt.Errorf("proof after reverting: %w", err)
 		}
-		defer after.r.close()
+		defer after.close()
 		left := after.r.references(val{path: mod, name: rec.Dispatcher}, false)
 		for _, st := range left.sites {
 			rep.Missed = append(rep.Missed, st.Ref)

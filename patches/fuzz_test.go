@@ -1,0 +1,77 @@
+package patches
+
+import (
+	"bytes"
+	"errors"
+	"regexp"
+	"testing"
+)
+
+// fuzzModule is the defining module used when the fuzzed input is a caller.
+const fuzzModule = `def _run_triton_sparse_decode(q, k_cache, indices, topk_length, softmax_scale):
+    return q, None
+`
+
+var definesOld = regexp.MustCompile(`(?m)^(async )?def _run_triton_sparse_decode\b`)
+
+// fuzzTree puts the input where it exercises the most code: as the defining
+// module when it defines the function, else as a caller beside a fixed one.
+func fuzzTree(src []byte) map[string][]byte {
+	files := map[string][]byte{"pkg/__init__.py": nil}
+	if definesOld.Match(src) {
+		files["pkg/flash_mla_sm120_triton.py"] = src
+	} else {
+		files["pkg/flash_mla_sm120_triton.py"] = []byte(fuzzModule)
+		files["pkg/caller.py"] = src
+	}
+	return files
+}
+
+// FuzzPatchRevert checks the rewriter's two promises on any input that
+// parses: patching then reverting gives back the input byte for byte, and
+// patching a patched tree changes nothing. It also checks the proof: right
+// after patching, nothing may be left unwired.
+func FuzzPatchRevert(f *testing.F) {
+	rec := mustRecipe(f)
+	f.Fuzz(func(t *testing.T, src []byte) {
+		files := fuzzTree(src)
+		tree := NewTree(files)
+		opt := Options{Recipe: rec, Kernel: []byte("def supports(q, k_cache, indices):\n    return False\n")}
+		once, err := Patch(tree, opt)
+		if err != nil {
+			var p *Problem
+			if errors.As(err, &p) {
+				t.Skip(p.Msg) // not a tree mlagen can patch (syntax error, ambiguity, ...)
+			}
+			t.Fatal(err)
+		}
+		if len(tree.NonUTF8) > 0 {
+			t.Skip("not UTF-8")
+		}
+		if !once.Report.OK() {
+			t.Fatalf("not wired right after patching:\n%s\ninput:\n%s", once.Report, src)
+		}
+		patched := tree.with(once.Changes)
+		twice, err := Patch(patched, opt)
+		if err != nil {
+			t.Fatalf("patching a patched tree failed: %v\ninput:\n%s", err, src)
+		}
+		if len(twice.Changes) != 0 {
+			t.Fatalf("patching twice changed more:\n%s\ninput:\n%s", UnifiedDiff(twice.Changes), src)
+		}
+		back, err := Revert(patched, Options{Recipe: rec})
+		if err != nil {
+			t.Fatalf("revert failed: %v\ninput:\n%s", err, src)
+		}
+		restored := patched.with(back.Changes)
+		if len(restored.Files) != len(tree.Files) {
+			t.Fatalf("revert left %d files, want %d", len(restored.Files), len(tree.Files))
+		}
+		for p, f := range tree.Files {
+			g, ok := restored.Files[p]
+			if !ok || !bytes.Equal(g.Data, f.Data) {
+				t.Fatalf("revert did not restore %s:\n%s", p, UnifiedDiff([]Change{{Path: p, Before: f.Data, After: g.Data}}))
+			}
+		}
+	})
+}
