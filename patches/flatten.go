@@ -210,7 +210,9 @@ func (c *cTree) free() {
 }
 
 // parse parses src and flattens the result into Go memory.
-func (ps *parser) parse(src []byte) (*syntaxTree, error) { return ps.parseInc(src, nil, nil, nil, false) }
+func (ps *parser) parse(src []byte) (*syntaxTree, error) {
+	return ps.parseInc(src, nil, nil, nil, false)
+}
 
 // parseInc parses src, incrementally when old is the tree of the bytes that
 // edits turned into src; keep retains the C tree in the result.
