@@ -49,8 +49,9 @@ Examples:
   # Follow a server started by hand:
   mlagen watch --log /root/dsv4_mma.log
 
-  # Follow a remote log over ssh; the server answers on its own address:
-  mlagen watch --cmd "ssh root@gpu1 tail -F /root/dsv4_mma.log" --url http://gpu1:30000
+  # Follow a remote log over ssh from its first line (plain tail -F shows
+  # only the last 10); the server answers on its own address:
+  mlagen watch --cmd "ssh root@gpu1 tail -n +1 -F /root/dsv4_mma.log" --url http://gpu1:30000
 
   # Start the server with the MMA kernel switched on and watch it:
   mlagen watch --env SGLANG_SM120_MMA_FLASHMLA=1 --log /root/dsv4_mma.log -- \
