@@ -1,6 +1,7 @@
 package patches
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -40,6 +41,8 @@ type Report struct {
 	SyntaxIgnored []string `json:"syntax_errors_ignored"`
 	NonUTF8       []string `json:"skipped_not_utf8"`
 	Outside       []string `json:"symlinks_not_followed"`
+	// Diff is the unified diff of a dry run (--json --dry-run only).
+	Diff string `json:"diff,omitempty"`
 }
 
 // FileChange is one file a run writes.
@@ -47,6 +50,27 @@ type FileChange struct {
 	Path   string `json:"path"`
 	Action string `json:"action"` // create, edit, delete
 	What   string `json:"what"`
+}
+
+// MarshalJSON writes empty lists as [] rather than null, so that CI scripts
+// can count them without special cases.
+func (r *Report) MarshalJSON() ([]byte, error) {
+	type plain Report
+	c := plain(*r)
+	for _, l := range []*[]Ref{&c.Wired, &c.Missed, &c.Review} {
+		if *l == nil {
+			*l = []Ref{}
+		}
+	}
+	for _, l := range []*[]string{&c.Problems, &c.SyntaxIgnored, &c.NonUTF8, &c.Outside} {
+		if *l == nil {
+			*l = []string{}
+		}
+	}
+	if c.Changes == nil {
+		c.Changes = []FileChange{}
+	}
+	return json.Marshal(c)
 }
 
 // OK is true when nothing is left unwired and nothing is structurally wrong.

@@ -81,6 +81,7 @@ func runPatch(e *env, args []string) int {
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
+		fmt.Fprintf(e.stderr, "mlagen patch: %v (see mlagen patch --help)\n", err)
 		return exitUsage
 	}
 	if *help {
@@ -129,10 +130,8 @@ func runPatch(e *env, args []string) int {
 	if *dryRun {
 		diff := patches.UnifiedDiff(res.Changes)
 		if *asJSON {
-			return emitJSON(e, struct {
-				*patches.Report
-				Diff string `json:"diff"`
-			}{rep, diff}, rep.OK())
+			rep.Diff = diff
+			return emitJSON(e, rep, rep.OK())
 		}
 		io.WriteString(e.stdout, diff)
 		rep.WriteText(e.stderr)
@@ -183,6 +182,7 @@ func runVerify(e *env, args []string) int {
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
+		fmt.Fprintf(e.stderr, "mlagen verify: %v (see mlagen verify --help)\n", err)
 		return exitUsage
 	}
 	if *help {
