@@ -18,6 +18,7 @@ typedef struct TSLanguage TSLanguage;
 typedef struct { uint32_t context[4]; const void *id; const TSTree *tree; } TSNode;
 typedef struct { const void *tree; const void *id; uint32_t context[3]; } TSTreeCursor;
 typedef struct { uint32_t row; uint32_t column; } TSPoint;
+typedef struct { TSPoint start_point, end_point; uint32_t start_byte, end_byte; } TSRange;
 typedef struct {
 	uint32_t start_byte, old_end_byte, new_end_byte;
 	TSPoint start_point, old_end_point, new_end_point;
@@ -27,6 +28,7 @@ extern const TSLanguage *tree_sitter_python(void);
 extern TSParser *ts_parser_new(void);
 extern void ts_parser_delete(TSParser *self);
 extern bool ts_parser_set_language(TSParser *self, const TSLanguage *language);
+extern bool ts_parser_set_included_ranges(TSParser *self, const TSRange *ranges, uint32_t count);
 extern TSTree *ts_parser_parse_string(TSParser *self, const TSTree *old_tree, const char *string, uint32_t length);
 extern void ts_tree_delete(TSTree *self);
 extern TSTree *ts_tree_copy(const TSTree *self);
@@ -78,14 +80,18 @@ static TSParser *mlagen_parser(void) {
 // order) it parses incrementally, reusing the unchanged subtrees of old. The
 // result is the tree a fresh parse would give; only the work differs.
 static TSTree *mlagen_parse(TSParser *p, const TSTree *old, const TSInputEdit *edits, uint32_t nedits,
+		const TSRange *ranges, uint32_t nranges,
 		const char *src, uint32_t len, uint32_t *count, bool *has_error) {
 	TSTree *base = NULL;
+	if (nranges > 0 && !ts_parser_set_included_ranges(p, ranges, nranges)) return NULL;
 	if (old != NULL) {
 		base = ts_tree_copy(old);
 		for (uint32_t i = 0; i < nedits; i++) ts_tree_edit(base, &edits[i]);
 	}
 	TSTree *t = ts_parser_parse_string(p, base, src, len);
 	if (base != NULL) ts_tree_delete(base);
+	if (nranges > 0) ts_parser_set_included_ranges(p, NULL, 0);
+	if (t == NULL) return NULL;
 	TSNode root = ts_tree_root_node(t);
 	*count = ts_node_descendant_count(root);
 	*has_error = ts_node_has_error(root);
@@ -214,9 +220,19 @@ func (ps *parser) parse(src []byte) (*syntaxTree, error) {
 	return ps.parseInc(src, nil, nil, nil, false)
 }
 
+// parseRanges parses only the given byte ranges of src (whole top-level
+// statements), as one document with src's offsets.
+func (ps *parser) parseRanges(src []byte, ranges [][2]int) (*syntaxTree, error) {
+	return ps.run(src, nil, nil, nil, ranges, false)
+}
+
 // parseInc parses src, incrementally when old is the tree of the bytes that
 // edits turned into src; keep retains the C tree in the result.
 func (ps *parser) parseInc(src []byte, old *cTree, oldSrc []byte, edits []edit, keep bool) (*syntaxTree, error) {
+	return ps.run(src, old, oldSrc, edits, nil, keep)
+}
+
+func (ps *parser) run(src []byte, old *cTree, oldSrc []byte, edits []edit, ranges [][2]int, keep bool) (*syntaxTree, error) {
 	if len(src) >= 1<<31 {
 		return nil, fmt.Errorf("file too large to parse (%d bytes)", len(src))
 	}
@@ -237,7 +253,17 @@ func (ps *parser) parseInc(src []byte, old *cTree, oldSrc []byte, edits []edit, 
 	if len(cedits) > 0 {
 		editPtr = &cedits[0]
 	}
-	t := C.mlagen_parse(ps.p, oldT, editPtr, C.uint32_t(len(cedits)), csrc, C.uint32_t(len(src)), &count, &hasErr)
+	var crs []C.TSRange
+	for _, r := range ranges {
+		crs = append(crs, C.TSRange{start_point: pointAt(src, r[0]), end_point: pointAt(src, r[1]),
+			start_byte: C.uint32_t(r[0]), end_byte: C.uint32_t(r[1])})
+	}
+	var rangePtr *C.TSRange
+	if len(crs) > 0 {
+		rangePtr = &crs[0]
+	}
+	t := C.mlagen_parse(ps.p, oldT, editPtr, C.uint32_t(len(cedits)), rangePtr, C.uint32_t(len(crs)),
+		csrc, C.uint32_t(len(src)), &count, &hasErr)
 	if t == nil {
 		return nil, fmt.Errorf("tree-sitter returned no tree")
 	}
@@ -279,11 +305,7 @@ func inputEdits(oldSrc []byte, edits []edit) []C.TSInputEdit {
 	sorted := append([]edit(nil), edits...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].start > sorted[j].start })
 	out := make([]C.TSInputEdit, len(sorted))
-	point := func(off int) C.TSPoint {
-		row := bytes.Count(oldSrc[:off], []byte{'\n'})
-		col := off - (bytes.LastIndexByte(oldSrc[:off], '\n') + 1)
-		return C.TSPoint{row: C.uint32_t(row), column: C.uint32_t(col)}
-	}
+	point := func(off int) C.TSPoint { return pointAt(oldSrc, off) }
 	for i, e := range sorted {
 		sp := point(e.start)
 		ne := sp
@@ -299,6 +321,13 @@ func inputEdits(oldSrc []byte, edits []edit) []C.TSInputEdit {
 		}
 	}
 	return out
+}
+
+// pointAt is the tree-sitter point (row, byte column) of an offset.
+func pointAt(src []byte, off int) C.TSPoint {
+	row := bytes.Count(src[:off], []byte{'\n'})
+	col := off - (bytes.LastIndexByte(src[:off], '\n') + 1)
+	return C.TSPoint{row: C.uint32_t(row), column: C.uint32_t(col)}
 }
 
 func describeError(src []byte, start int, missing bool, typ string) *syntaxError {

@@ -3,6 +3,7 @@ package patches
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"regexp"
 	"testing"
 )
@@ -52,6 +53,17 @@ func FuzzPatchRevert(f *testing.F) {
 			t.Fatalf("not wired right after patching:\n%s\ninput:\n%s", once.Report, src)
 		}
 		patched := tree.with(once.Changes)
+		// The partial parse must see exactly what a whole parse sees.
+		whole, err := Patch(tree, Options{Recipe: rec, Kernel: opt.Kernel, whole: true})
+		if err != nil {
+			t.Fatalf("whole-file parse failed where the partial one did not: %v", err)
+		}
+		if got, want := UnifiedDiff(once.Changes), UnifiedDiff(whole.Changes); got != want {
+			t.Fatalf("partial and whole parses plan different changes:\npartial:\n%s\nwhole:\n%s\ninput:\n%s", got, want, src)
+		}
+		if got, want := fmt.Sprint(once.Report.Wired, once.Report.Missed, once.Report.Review), fmt.Sprint(whole.Report.Wired, whole.Report.Missed, whole.Report.Review); got != want {
+			t.Fatalf("partial and whole parses prove differently:\n%s\n%s\ninput:\n%s", got, want, src)
+		}
 		twice, err := Patch(patched, opt)
 		if err != nil {
 			t.Fatalf("patching a patched tree failed: %v\ninput:\n%s", err, src)

@@ -19,6 +19,9 @@ type Options struct {
 	Kernel []byte
 	// reuse lets Patch's proof build on its own parses.
 	reuse *reuse
+	// whole disables the partial (chunked) parse; tests use it to check
+	// that both see the same references.
+	whole bool
 }
 
 // Result is a planned run: the changes it makes and the report, whose proof
@@ -78,14 +81,14 @@ func candidate(f *File, rec *Recipe) bool {
 	return path.Base(f.Path) == rec.EnvironFile && bytes.Contains(d, []byte("class "+rec.EnvironClass))
 }
 
-func load(t *Tree, rec *Recipe, keep bool, ru *reuse) (*session, error) {
+func load(t *Tree, rec *Recipe, keep, whole bool, ru *reuse) (*session, error) {
 	var paths []string
 	for _, p := range t.paths {
 		if f, ok := t.Files[p]; ok && candidate(f, rec) {
 			paths = append(paths, p)
 		}
 	}
-	infos, broken, own, err := parseAll(t, paths, rec, keep, ru)
+	infos, broken, own, err := parseAll(t, paths, rec, keep, whole, ru)
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +109,7 @@ func (s *session) also(stem string) error {
 			paths = append(paths, p)
 		}
 	}
-	infos, broken, own, err := parseAll(s.t, paths, s.rec, s.keep, s.ru)
+	infos, broken, own, err := parseAll(s.t, paths, s.rec, s.keep, true, s.ru)
 	if err != nil {
 		return err
 	}
@@ -303,7 +306,7 @@ func Patch(t *Tree, opt Options) (*Result, error) {
 	rec := opt.Recipe
 	// The trees are kept so that the proof can re-parse edited files
 	// incrementally.
-	s, err := load(t, rec, true, nil)
+	s, err := load(t, rec, true, opt.whole, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -450,7 +453,7 @@ func Patch(t *Tree, opt Options) (*Result, error) {
 		fc.What = strings.Join(parts, "; ")
 		rep.Changes = append(rep.Changes, fc)
 	}
-	proof, err := Verify(t.with(changes), Options{Recipe: rec, Module: mod, reuse: &reuse{infos: s.infos, edits: edits}})
+	proof, err := Verify(t.with(changes), Options{Recipe: rec, Module: mod, whole: opt.whole, reuse: &reuse{infos: s.infos, edits: edits}})
 	if err != nil {
 		return nil, fmt.Errorf("proof after patching: %w", err)
 	}

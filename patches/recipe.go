@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"sync"
 )
 
 //go:embed recipes/*.json
@@ -53,6 +54,18 @@ type Recipe struct {
 	EnvironField  string   `json:"environ_field"`
 	EnvironImport string   `json:"environ_import"`
 	Truthy        []string `json:"truthy"`
+
+	refOnce sync.Once
+	ref     *regexp.Regexp
+}
+
+// stringRef matches a string literal's content that names Old by dotted path
+// ("pkg.mod._run_triton_sparse_decode"); compiled once per recipe.
+func (r *Recipe) stringRef() *regexp.Regexp {
+	r.refOnce.Do(func() {
+		r.ref = regexp.MustCompile(`^\s*(?:[A-Za-z_][A-Za-z0-9_]*\.)*` + regexp.QuoteMeta(r.Old) + `\s*$`)
+	})
+	return r.ref
 }
 
 var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)

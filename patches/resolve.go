@@ -3,6 +3,7 @@ package patches
 import (
 	"bytes"
 	"fmt"
+	"path"
 	"runtime"
 	"sort"
 	"strings"
@@ -106,7 +107,7 @@ type reuse struct {
 
 // parseAll parses the given files on all cores. keep retains the C trees
 // (freed by the session) for a later incremental re-parse.
-func parseAll(t *Tree, paths []string, rec *Recipe, keep bool, ru *reuse) (map[string]*fileInfo, map[string]*syntaxError, []*fileInfo, error) {
+func parseAll(t *Tree, paths []string, rec *Recipe, keep, full bool, ru *reuse) (map[string]*fileInfo, map[string]*syntaxError, []*fileInfo, error) {
 	infos := make([]*fileInfo, len(paths))
 	fresh := make([]bool, len(paths))
 	errs := make([]error, len(paths))
@@ -141,12 +142,21 @@ func parseAll(t *Tree, paths []string, rec *Recipe, keep bool, ru *reuse) (map[s
 						}
 					}
 				}
-				st, err := ps.parseInc(data, old, oldSrc, edits, keep)
+				var fi *fileInfo
+				var err error
+				if old != nil && old.t != nil {
+					var st *syntaxTree
+					if st, err = ps.parseInc(data, old, oldSrc, edits, keep); err == nil {
+						fi = analyze(p, st, rec)
+					}
+				} else {
+					fi, err = parseFile(ps, p, data, rec, keep, full)
+				}
 				if err != nil {
 					errs[i] = fmt.Errorf("%s: %w", p, err)
 					continue
 				}
-				infos[i] = analyze(p, st, rec)
+				infos[i] = fi
 				fresh[i] = true
 			}
 			done <- struct{}{}
@@ -174,6 +184,105 @@ func parseAll(t *Tree, paths []string, rec *Recipe, keep bool, ru *reuse) (map[s
 		}
 	}
 	return out, broken, own, nil
+}
+
+// parseFile parses and analyzes one file: only its relevant top-level
+// statements (see chunks.go) unless full is set, the file is SGLang's
+// environ.py (read whole for its class), or the partial parse fails.
+func parseFile(ps *parser, p string, data []byte, rec *Recipe, keep, full bool) (*fileInfo, error) {
+	if !full && path.Base(p) != rec.EnvironFile {
+		if fi, err := parseChunked(ps, p, data, rec); err != nil || fi != nil {
+			return fi, err
+		}
+	}
+	st, err := ps.parseInc(data, nil, nil, nil, keep)
+	if err != nil {
+		return nil, err
+	}
+	return analyze(p, st, rec), nil
+}
+
+// parseChunked parses the chunks that spell a name of interest, widening the
+// set with the aliases and module names it finds until nothing new is
+// needed. It returns nil (and no error) when the whole file must be parsed.
+func parseChunked(ps *parser, p string, data []byte, rec *Recipe) (*fileInfo, error) {
+	starts := topLevelStarts(data)
+	words := []string{rec.Old, rec.Dispatcher, "import"}
+	have := map[string]bool{}
+	for _, w := range words {
+		have[w] = true
+	}
+	var prev [][2]int
+	var last *fileInfo
+	for round := 0; round < 8; round++ {
+		ranges, all := selectChunks(data, starts, words, rec.Marker)
+		if all || len(ranges) == 0 {
+			return nil, nil
+		}
+		if last != nil && sameRanges(prev, ranges) {
+			return last, nil // the new words are in chunks already parsed
+		}
+		st, err := ps.parseRanges(data, ranges)
+		if err != nil {
+			return nil, err
+		}
+		if st.err != nil {
+			return nil, nil // a whole parse reports the real error
+		}
+		fi := analyze(p, st, rec)
+		grew := false
+		for _, w := range reachWords(fi, rec) {
+			if !have[w] {
+				have[w] = true
+				words = append(words, w)
+				grew = true
+			}
+		}
+		if !grew {
+			return fi, nil
+		}
+		prev, last = ranges, fi
+	}
+	return nil, nil
+}
+
+func sameRanges(a, b [][2]int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// reachWords are the names through which a parsed chunk reaches the
+// function: aliases it imports it under, and the roots of module attribute
+// chains that end in its name. Statements that spell them elsewhere in the
+// file use or rebind them, so they must be parsed too.
+func reachWords(fi *fileInfo, rec *Recipe) []string {
+	var out []string
+	for _, b := range fi.froms {
+		if (b.imported == rec.Old || b.imported == rec.Dispatcher) && b.name != b.imported {
+			out = append(out, b.name)
+		}
+	}
+	st := fi.st
+	for _, u := range fi.uses {
+		if u.kind != uAttr {
+			continue
+		}
+		o := u.obj
+		for o >= 0 && st.nodes[o].kind == "attribute" {
+			o = st.child(o, "object")
+		}
+		if o >= 0 && st.nodes[o].kind == "identifier" {
+			out = append(out, st.text(o))
+		}
+	}
+	return out
 }
 
 func newResolver(t *Tree, rec *Recipe, infos map[string]*fileInfo, broken map[string]*syntaxError) *resolver {

@@ -98,7 +98,7 @@ type analyzer struct {
 func analyze(path string, st *syntaxTree, rec *Recipe) *fileInfo {
 	fi := &fileInfo{path: path, st: st, idents: map[string]bool{}, envs: -1}
 	fi.blocks = findBlocks(st.src, rec)
-	a := &analyzer{rec: rec, st: st, fi: fi, attr: map[string]bool{rec.Old: true, rec.Dispatcher: true}, ref: dottedRef(rec)}
+	a := &analyzer{rec: rec, st: st, fi: fi, attr: map[string]bool{rec.Old: true, rec.Dispatcher: true}, ref: rec.stringRef()}
 	fi.scopes = append(fi.scopes, scope{kind: scModule, parent: -1, binds: map[string][]*binding{}})
 	if len(st.nodes) > 0 {
 		a.visitChildren(0, 0)
@@ -436,8 +436,4 @@ func (a *analyzer) str(i int32, sc int) {
 	if !interp && a.ref.Match(content) {
 		a.fi.strs = append(a.fi.strs, i)
 	}
-}
-
-func dottedRef(rec *Recipe) *regexp.Regexp {
-	return regexp.MustCompile(`^\s*(?:[A-Za-z_][A-Za-z0-9_]*\.)*` + regexp.QuoteMeta(rec.Old) + `\s*$`)
 }

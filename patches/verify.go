@@ -15,7 +15,7 @@ import (
 // beside it and, with SGLang's environ.py, the gate is registered there.
 func Verify(t *Tree, opt Options) (*Report, error) {
 	rec := opt.Recipe
-	s, err := load(t, rec, false, opt.reuse)
+	s, err := load(t, rec, false, opt.whole, opt.reuse)
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +92,7 @@ func Verify(t *Tree, opt Options) (*Report, error) {
 // deleted. On a tree mlagen patched, the result is the original bytes.
 func Revert(t *Tree, opt Options) (*Result, error) {
 	rec := opt.Recipe
-	s, err := load(t, rec, false, nil)
+	s, err := load(t, rec, false, opt.whole, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -180,7 +180,7 @@ func Revert(t *Tree, opt Options) (*Result, error) {
 	rep.NothingToDo = len(changes) == 0
 	// Proof: nothing of mlagen's is left in the result.
 	if mod != "" && len(changes) > 0 {
-		after, err := load(t.with(changes), rec, false, nil)
+		after, err := load(t.with(changes), rec, false, opt.whole, nil)
 		if err != nil {
 			return nil, fmt.Errorf("proof after reverting: %w", err)
 		}
