@@ -88,3 +88,20 @@ func TestPartialParseMatchesWhole(t *testing.T) {
 		}
 	}
 }
+
+// A syntax error in a statement that spells the name stops the run even
+// though only part of the file is parsed: the partial parse fails and the
+// whole file is parsed to report the parser's complaint.
+func TestSyntaxErrorInReferencingStatementStops(t *testing.T) {
+	tree := NewTree(map[string][]byte{
+		"pkg/__init__.py":               nil,
+		"pkg/flash_mla_sm120_triton.py": []byte(fuzzModule),
+		"pkg/caller.py": []byte("from .flash_mla_sm120_triton import _run_triton_sparse_decode as f\n\n\n" +
+			"def ok():\n    return 1\n\n\ndef bad(q):\n    return f(q,, 1)\n"),
+	})
+	_, err := Patch(tree, Options{Recipe: mustRecipe(t), Kernel: []byte(fakeKernel)})
+	var p *Problem
+	if !errors.As(err, &p) || !strings.Contains(err.Error(), "pkg/caller.py:9:") {
+		t.Fatalf("want a syntax-error problem at pkg/caller.py:9, got %v", err)
+	}
+}

@@ -336,6 +336,17 @@ func Patch(t *Tree, opt Options) (*Result, error) {
 		l, _ := lineCol(fi.st.src, int(fi.st.nodes[other].start))
 		return nil, &Problem{Msg: fmt.Sprintf("%s:%d already defines %s, and not inside an mlagen block; refusing to shadow it", mod, l, rec.Dispatcher)}
 	}
+	// The dispatcher goes at top level right after the old function, which
+	// is only sound when that function is itself a top-level statement (not
+	// inside an if/try block that may continue after it).
+	top := def
+	if p := fi.st.nodes[def].parent; p >= 0 && fi.st.nodes[p].kind == "decorated_definition" {
+		top = p
+	}
+	if p := fi.st.nodes[top].parent; p != 0 {
+		l, _ := lineCol(fi.st.src, int(fi.st.nodes[def].start))
+		return nil, &Problem{Msg: fmt.Sprintf("%s:%d: %s is defined inside a block (if/try/with), not at top level; wire it by hand", mod, l, rec.Old)}
+	}
 	sig, err := readSignature(fi.st, def, rec)
 	if err != nil {
 		return nil, &Problem{Msg: fmt.Sprintf("%s: %v", mod, err)}
