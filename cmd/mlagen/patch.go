@@ -124,7 +124,7 @@ func runPatch(e *env, args []string) int {
 		res, err = patches.Patch(tree, opt)
 	}
 	if err != nil {
-		return problem(e, "patch", err)
+		return problem(e, "patch", err, *asJSON)
 	}
 	rep := res.Report
 	if *dryRun {
@@ -149,7 +149,7 @@ func runPatch(e *env, args []string) int {
 	if *revert {
 		again, err := patches.Revert(after, opt)
 		if err != nil {
-			return problem(e, "patch", err)
+			return problem(e, "patch", err, *asJSON)
 		}
 		if !again.Report.NothingToDo {
 			rep.Problems = append(rep.Problems, "mlagen changes are still present after reverting")
@@ -158,7 +158,7 @@ func runPatch(e *env, args []string) int {
 		opt.Module = rep.Module
 		proof, err := patches.Verify(after, opt)
 		if err != nil {
-			return problem(e, "patch", err)
+			return problem(e, "patch", err, *asJSON)
 		}
 		proof.Command, proof.Changes, proof.NothingToDo = "patch", rep.Changes, rep.NothingToDo
 		rep = proof
@@ -232,7 +232,7 @@ func scanRoot(e *env, cmd, root string) (*patches.Tree, int) {
 func proveAndReport(e *env, cmd string, tree *patches.Tree, opt patches.Options, asJSON bool) int {
 	rep, err := patches.Verify(tree, opt)
 	if err != nil {
-		return problem(e, cmd, err)
+		return problem(e, cmd, err, asJSON)
 	}
 	if asJSON {
 		return emitJSON(e, rep, rep.OK())
@@ -244,13 +244,21 @@ func proveAndReport(e *env, cmd string, tree *patches.Tree, opt patches.Options,
 // problem reports a failed run. A *patches.Problem is the user's to fix (no
 // module, a syntax error, ...); anything else is an I/O failure. Both exit 1:
 // the flags were fine, the job found something wrong.
-func problem(e *env, cmd string, err error) int {
-	var p *patches.Problem
-	if errors.As(err, &p) {
-		fmt.Fprintf(e.stderr, "mlagen %s: %v\n", cmd, p)
-		return exitFail
-	}
+func problem(e *env, cmd string, err error, asJSON bool) int {
 	fmt.Fprintf(e.stderr, "mlagen %s: %v\n", cmd, err)
+	if asJSON {
+		// CI reading --json gets an object either way.
+		out := struct {
+			Command string   `json:"command"`
+			Error   string   `json:"error"`
+			Details []string `json:"details"`
+		}{Command: cmd, Error: err.Error(), Details: []string{}}
+		var p *patches.Problem
+		if errors.As(err, &p) {
+			out.Error, out.Details = p.Msg, append(out.Details, p.Lines...)
+		}
+		emitJSON(e, out, false)
+	}
 	return exitFail
 }
 
