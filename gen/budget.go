@@ -116,7 +116,7 @@ func Check(t Target, v Variant) Budget {
 	b.Regs = append(b.Regs, Item{"acc", acc, "fp32 accumulator [BLOCK_H, 512] spread over the threads"})
 	if wg {
 		b.Regs = append(b.Regs, Item{"p_k", 2 * v.BlockH * v.BlockT / threads, "scores/probabilities [BLOCK_H, BLOCK_T] fp32 and their bf16 copy"})
-		b.Regs = append(b.Regs, Item{"overhead", 116, "addresses, masks, softmax state, dequantization temporaries (fitted)"})
+		b.Regs = append(b.Regs, Item{"overhead", 90, "addresses, masks, softmax state, dequantization temporaries (fitted)"})
 	} else {
 		// mma.sync needs the whole A operand in each warp: 16 rows of Q
 		// by 512 bf16 is 128 registers per thread, and every extra 16

@@ -34,9 +34,10 @@ LN2 = tl.constexpr(0.6931471805599453)
 
 # name: (BLOCK_H, BLOCK_T, SPLIT_K, num_warps, num_stages)
 CONFIGS = {
+    "mma_h16_t16_k32_w8_s1": (16, 16, 32, 8, 1),
     "mma_h16_t32_k1_w8_s1": (16, 32, 1, 8, 1),
     "mma_h16_t32_k4_w8_s1": (16, 32, 4, 8, 1),
-    "mma_h16_t32_k16_w8_s1": (16, 32, 16, 8, 1),
+    "mma_h16_t32_k32_w8_s1": (16, 32, 32, 8, 1),
 }
 
 # select(): the first batch bound >= batch, then the first topk bound >= topk
@@ -45,8 +46,8 @@ BATCH_BOUNDS = (1, 16, 64, None)
 TOPK_BOUNDS = (512, None)
 SELECTION = (
     (  # batch <= 1
-        "mma_h16_t32_k16_w8_s1",
-        "mma_h16_t32_k16_w8_s1",
+        "mma_h16_t16_k32_w8_s1",
+        "mma_h16_t32_k32_w8_s1",
     ),
     (  # batch <= 16
         "mma_h16_t32_k4_w8_s1",

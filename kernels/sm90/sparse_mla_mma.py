@@ -34,11 +34,12 @@ LN2 = tl.constexpr(0.6931471805599453)
 
 # name: (BLOCK_H, BLOCK_T, SPLIT_K, num_warps, num_stages)
 CONFIGS = {
-    "mma_h16_t32_k16_w8_s1": (16, 32, 16, 8, 1),
-    "mma_h16_t64_k16_w8_s1": (16, 64, 16, 8, 1),
-    "mma_h64_t16_k1_w8_s1": (64, 16, 1, 8, 1),
-    "mma_h64_t16_k4_w8_s1": (64, 16, 4, 8, 1),
+    "mma_h16_t16_k32_w8_s1": (16, 16, 32, 8, 1),
+    "mma_h16_t64_k32_w8_s1": (16, 64, 32, 8, 1),
     "mma_h64_t16_k16_w8_s1": (64, 16, 16, 8, 1),
+    "mma_h64_t64_k1_w8_s1": (64, 64, 1, 8, 1),
+    "mma_h64_t64_k4_w8_s1": (64, 64, 4, 8, 1),
+    "mma_h64_t64_k16_w8_s1": (64, 64, 16, 8, 1),
 }
 
 # select(): the first batch bound >= batch, then the first topk bound >= topk
@@ -47,20 +48,20 @@ BATCH_BOUNDS = (1, 16, 64, None)
 TOPK_BOUNDS = (512, None)
 SELECTION = (
     (  # batch <= 1
-        "mma_h16_t32_k16_w8_s1",
-        "mma_h16_t64_k16_w8_s1",
+        "mma_h16_t16_k32_w8_s1",
+        "mma_h16_t64_k32_w8_s1",
     ),
     (  # batch <= 16
         "mma_h64_t16_k16_w8_s1",
-        "mma_h64_t16_k16_w8_s1",
+        "mma_h64_t64_k16_w8_s1",
     ),
     (  # batch <= 64
-        "mma_h64_t16_k4_w8_s1",
-        "mma_h64_t16_k4_w8_s1",
+        "mma_h64_t64_k4_w8_s1",
+        "mma_h64_t64_k4_w8_s1",
     ),
     (  # batch any
-        "mma_h64_t16_k1_w8_s1",
-        "mma_h64_t16_k1_w8_s1",
+        "mma_h64_t64_k1_w8_s1",
+        "mma_h64_t64_k1_w8_s1",
     ),
 )
 
