@@ -90,16 +90,15 @@ func (b block) removal(src []byte, path string) (int, int, error) {
 	if b.unfinished {
 		return 0, 0, fmt.Errorf("%s:%d: mlagen %s block has no closing marker; remove it by hand", path, b.openLine, b.part)
 	}
+	// The line endings before the block are the block's own (patch wrote
+	// them with the block's line ending), which the opening line shows.
+	eol := eolAt(src, lineEnd(src, b.open))
 	start := b.open
 	for i := 0; i < blockLead[b.part]; i++ {
-		switch {
-		case start >= 2 && src[start-2] == '\r' && src[start-1] == '\n':
-			start -= 2
-		case start >= 1 && src[start-1] == '\n':
-			start--
-		default:
+		if start < len(eol) || string(src[start-len(eol):start]) != eol {
 			return 0, 0, fmt.Errorf("%s:%d: the lines before the mlagen %s block were edited; remove it by hand", path, b.openLine, b.part)
 		}
+		start -= len(eol)
 	}
 	return start, b.close, nil
 }

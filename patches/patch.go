@@ -269,13 +269,15 @@ func applyEdits(src []byte, edits []edit) []byte {
 	return b.Bytes()
 }
 
-// eolAt is the line ending used at offset off (the one that ends that line),
-// or the file's first line ending, or "\n".
-func eolAt(src []byte, off int) string {
-	if i := bytes.IndexByte(src[off:], '\n'); i >= 0 {
-		if off+i > 0 && src[off+i-1] == '\r' {
-			return "\r\n"
-		}
+// eolAt is the line ending that starts at offset at (a line end as
+// lineEnd returns it); at the end of the file, or at a lone CR, it is the
+// file's first line ending, or "\n". Inserted lines use it, so a CRLF file
+// stays CRLF.
+func eolAt(src []byte, at int) string {
+	if at+1 < len(src) && src[at] == '\r' && src[at+1] == '\n' {
+		return "\r\n"
+	}
+	if at < len(src) && src[at] == '\n' {
 		return "\n"
 	}
 	if i := bytes.IndexByte(src, '\n'); i > 0 && src[i-1] == '\r' {
@@ -284,18 +286,13 @@ func eolAt(src []byte, off int) string {
 	return "\n"
 }
 
-// lineEnd is the offset of the end of the line containing off, before its
-// line ending.
+// lineEnd is the offset where the line containing off ends: its first CR or
+// LF, or the end of the file.
 func lineEnd(src []byte, off int) int {
-	i := bytes.IndexByte(src[off:], '\n')
-	if i < 0 {
-		return len(src)
+	if i := bytes.IndexAny(src[off:], "\r\n"); i >= 0 {
+		return off + i
 	}
-	e := off + i
-	if e > 0 && src[e-1] == '\r' {
-		e--
-	}
-	return e
+	return len(src)
 }
 
 // Patch plans the wiring: kernel module beside the defining module,
@@ -404,7 +401,7 @@ func Patch(t *Tree, opt Options) (*Result, error) {
 	src := fi.st.src
 	lines := renderDispatcher(rec, sig, g)
 	if b, ok := findBlock(fi, partDispatcher); ok {
-		eol := eolAt(src, b.open)
+		eol := eolAt(src, lineEnd(src, b.open))
 		want := strings.Join(lines, eol)
 		if string(src[b.open:b.close]) != want {
 			edits[mod] = append(edits[mod], edit{start: b.open, end: b.close, text: want})

@@ -126,7 +126,15 @@ func (r *resolver) references(target val, listStrings bool) refSet {
 			if inBlocks(fi.blocks, st.nodes[b.impNode].start) {
 				continue
 			}
-			if !has(r.binding(fi, b), target) {
+			vals := r.binding(fi, b)
+			if len(vals) == 0 && b.imported == r.rec.Old && target.name == r.rec.Old && listStrings {
+				// An import the tree cannot resolve may still be the
+				// function (a module outside the root, a path mlagen got
+				// wrong): say so rather than count it as nothing.
+				rs.review = append(rs.review, mkRef(fi, b.impNode, "import from a module not found in this tree (not rewired)"))
+				continue
+			}
+			if !has(vals, target) {
 				continue
 			}
 			kind := "import"

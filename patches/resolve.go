@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"path"
+	"path/filepath"
 	"runtime"
 	"sort"
 	"strings"
@@ -42,10 +43,16 @@ type moduleIndex struct {
 	files  map[string]bool
 	dirs   map[string]bool
 	byLast map[string][]string
+	// above is the root's own path, as components: a tree rooted at
+	// .../python/sglang still resolves "sglang.srt.x".
+	above []string
 }
 
-func newModuleIndex(paths []string) *moduleIndex {
+func newModuleIndex(root string, paths []string) *moduleIndex {
 	ix := &moduleIndex{files: map[string]bool{}, dirs: map[string]bool{}, byLast: map[string][]string{}}
+	if root != "" {
+		ix.above = strings.Split(strings.Trim(filepath.ToSlash(root), "/"), "/")
+	}
 	for _, p := range paths {
 		ix.files[p] = true
 		stem := strings.TrimSuffix(p[strings.LastIndexByte(p, '/')+1:], ".py")
@@ -66,7 +73,7 @@ func (ix *moduleIndex) lookup(dotted string) []string {
 	parts := strings.Split(dotted, ".")
 	var out []string
 	for _, p := range ix.byLast[parts[len(parts)-1]] {
-		comps := strings.Split(strings.TrimSuffix(p, ".py"), "/")
+		comps := append(append([]string(nil), ix.above...), strings.Split(strings.TrimSuffix(p, ".py"), "/")...)
 		if len(comps) < len(parts) {
 			continue
 		}
@@ -286,7 +293,7 @@ func reachWords(fi *fileInfo, rec *Recipe) []string {
 }
 
 func newResolver(t *Tree, rec *Recipe, infos map[string]*fileInfo, broken map[string]*syntaxError) *resolver {
-	return &resolver{t: t, rec: rec, infos: infos, broken: broken, idx: newModuleIndex(t.paths),
+	return &resolver{t: t, rec: rec, infos: infos, broken: broken, idx: newModuleIndex(t.Root, t.paths),
 		memo: map[symKey][]val{}, active: map[symKey]bool{}}
 }
 
