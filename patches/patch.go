@@ -62,7 +62,9 @@ type session struct {
 
 // close releases what the session holds in C memory.
 func (s *session) close() {
-	s.r.close()
+	if s.r != nil {
+		s.r.close()
+	}
 	for _, fi := range s.own {
 		fi.st.ctree.free()
 	}
@@ -88,13 +90,101 @@ func load(t *Tree, rec *Recipe, keep, whole bool, ru *reuse) (*session, error) {
 			paths = append(paths, p)
 		}
 	}
-	infos, broken, own, err := parseAll(t, paths, rec, keep, whole, ru)
+	infos, broken, own, err := parseAll(t, paths, rec, keep, whole, ru, nil)
 	if err != nil {
 		return nil, err
 	}
 	s := &session{t: t, rec: rec, infos: infos, broken: broken, parsed: len(paths), keep: keep, ru: ru, own: own}
 	s.r = newResolver(t, rec, infos, broken)
+	if err := s.reexports(whole); err != nil {
+		s.close()
+		return nil, err
+	}
 	return s, nil
+}
+
+// reexports follows names under which a module re-exports the function
+// ("from .m import _run_triton_sparse_decode as decode_simt"): a file that
+// imports decode_simt from it need not spell the function's name, so files
+// that spell such a name are parsed too (and files parsed partially before
+// are parsed again with it), until no new name turns up.
+func (s *session) reexports(whole bool) error {
+	known := map[string]bool{}
+	for round := 0; round < 8; round++ {
+		var fresh []string
+		for _, p := range s.t.paths {
+			fi := s.infos[p]
+			if fi == nil {
+				continue
+			}
+			for _, b := range fi.scopes[0].binds {
+				for _, bd := range b {
+					if bd.kind != bFrom || bd.name == bd.imported || known[bd.name] {
+						continue
+					}
+					if bd.imported == s.rec.Old || bd.imported == s.rec.Dispatcher || known[bd.imported] {
+						known[bd.name] = true
+						fresh = append(fresh, bd.name)
+					}
+				}
+			}
+		}
+		if len(fresh) == 0 {
+			return nil
+		}
+		var all []string
+		for w := range known {
+			all = append(all, w)
+		}
+		sort.Strings(all)
+		var redo []string
+		for _, p := range s.t.paths {
+			f, ok := s.t.Files[p]
+			if !ok || !spellsAny(f.Data, fresh) {
+				continue
+			}
+			if fi := s.infos[p]; fi != nil && (fi.words == nil || hasAll(fi.words, fresh)) {
+				continue // parsed whole, or already with these names
+			}
+			redo = append(redo, p)
+		}
+		if len(redo) == 0 {
+			return nil
+		}
+		infos, broken, own, err := parseAll(s.t, redo, s.rec, s.keep, whole, nil, all)
+		if err != nil {
+			return err
+		}
+		for p, fi := range infos {
+			if _, seen := s.infos[p]; !seen {
+				s.parsed++
+			}
+			s.infos[p] = fi
+		}
+		for p, e := range broken {
+			s.broken[p] = e
+		}
+		s.own = append(s.own, own...)
+	}
+	return nil
+}
+
+func spellsAny(src []byte, words []string) bool {
+	for _, w := range words {
+		if bytes.Contains(src, []byte(w)) && len(wordAt(src, w)) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func hasAll(set map[string]bool, words []string) bool {
+	for _, w := range words {
+		if !set[w] {
+			return false
+		}
+	}
+	return true
 }
 
 // also parses more files (those that import the defining module without
@@ -109,7 +199,7 @@ func (s *session) also(stem string) error {
 			paths = append(paths, p)
 		}
 	}
-	infos, broken, own, err := parseAll(s.t, paths, s.rec, s.keep, true, s.ru)
+	infos, broken, own, err := parseAll(s.t, paths, s.rec, s.keep, true, s.ru, nil)
 	if err != nil {
 		return err
 	}

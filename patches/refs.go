@@ -107,9 +107,6 @@ func (r *resolver) references(target val, listStrings bool) refSet {
 					rs.sites = append(rs.sites, site{Ref: mkRef(fi, u.node, useKindText(fi, u, "alias "+name))})
 				}
 			case uAttr:
-				if name != target.name {
-					continue
-				}
 				hit := false
 				for _, v := range r.expr(fi, u.obj, u.scope) {
 					if v.mod && has(r.attrOf(v.path, name), target) {
@@ -117,8 +114,12 @@ func (r *resolver) references(target val, listStrings bool) refSet {
 						break
 					}
 				}
-				if hit {
+				switch {
+				case !hit:
+				case name == target.name:
 					rs.sites = append(rs.sites, site{Ref: mkRef(fi, u.node, useKindText(fi, u, "module attribute")), start: st.nodes[u.node].start, end: st.nodes[u.node].end, rename: true})
+				default: // a re-export reached as an attribute: wired by its module's import
+					rs.sites = append(rs.sites, site{Ref: mkRef(fi, u.node, useKindText(fi, u, "module attribute re-export "+name))})
 				}
 			}
 		}

@@ -114,7 +114,7 @@ type reuse struct {
 
 // parseAll parses the given files on all cores. keep retains the C trees
 // (freed by the session) for a later incremental re-parse.
-func parseAll(t *Tree, paths []string, rec *Recipe, keep, full bool, ru *reuse) (map[string]*fileInfo, map[string]*syntaxError, []*fileInfo, error) {
+func parseAll(t *Tree, paths []string, rec *Recipe, keep, full bool, ru *reuse, extra []string) (map[string]*fileInfo, map[string]*syntaxError, []*fileInfo, error) {
 	infos := make([]*fileInfo, len(paths))
 	fresh := make([]bool, len(paths))
 	errs := make([]error, len(paths))
@@ -154,10 +154,10 @@ func parseAll(t *Tree, paths []string, rec *Recipe, keep, full bool, ru *reuse) 
 				if old != nil && old.t != nil {
 					var st *syntaxTree
 					if st, err = ps.parseInc(data, old, oldSrc, edits, keep); err == nil {
-						fi = analyze(p, st, rec)
+						fi = analyze(p, st, rec, nil)
 					}
 				} else {
-					fi, err = parseFile(ps, p, data, rec, keep, full)
+					fi, err = parseFile(ps, p, data, rec, keep, full, extra)
 				}
 				if err != nil {
 					errs[i] = fmt.Errorf("%s: %w", p, err)
@@ -196,9 +196,9 @@ func parseAll(t *Tree, paths []string, rec *Recipe, keep, full bool, ru *reuse) 
 // parseFile parses and analyzes one file: only its relevant top-level
 // statements (see chunks.go) unless full is set, the file is SGLang's
 // environ.py (read whole for its class), or the partial parse fails.
-func parseFile(ps *parser, p string, data []byte, rec *Recipe, keep, full bool) (*fileInfo, error) {
+func parseFile(ps *parser, p string, data []byte, rec *Recipe, keep, full bool, extra []string) (*fileInfo, error) {
 	if !full && path.Base(p) != rec.EnvironFile {
-		if fi, err := parseChunked(ps, p, data, rec); err != nil || fi != nil {
+		if fi, err := parseChunked(ps, p, data, rec, extra); err != nil || fi != nil {
 			return fi, err
 		}
 	}
@@ -206,15 +206,15 @@ func parseFile(ps *parser, p string, data []byte, rec *Recipe, keep, full bool) 
 	if err != nil {
 		return nil, err
 	}
-	return analyze(p, st, rec), nil
+	return analyze(p, st, rec, extra), nil
 }
 
 // parseChunked parses the chunks that spell a name of interest, widening the
 // set with the aliases and module names it finds until nothing new is
 // needed. It returns nil (and no error) when the whole file must be parsed.
-func parseChunked(ps *parser, p string, data []byte, rec *Recipe) (*fileInfo, error) {
+func parseChunked(ps *parser, p string, data []byte, rec *Recipe, extra []string) (*fileInfo, error) {
 	starts := topLevelStarts(data)
-	words := []string{rec.Old, rec.Dispatcher, "import"}
+	words := append([]string{rec.Old, rec.Dispatcher, "import"}, extra...)
 	have := map[string]bool{}
 	for _, w := range words {
 		have[w] = true
@@ -236,9 +236,10 @@ func parseChunked(ps *parser, p string, data []byte, rec *Recipe) (*fileInfo, er
 		if st.err != nil {
 			return nil, nil // a whole parse reports the real error
 		}
-		fi := analyze(p, st, rec)
+		fi := analyze(p, st, rec, extra)
+		fi.words = have
 		grew := false
-		for _, w := range reachWords(fi, rec) {
+		for _, w := range reachWords(fi, rec, have) {
 			if !have[w] {
 				have[w] = true
 				words = append(words, w)
@@ -266,13 +267,14 @@ func sameRanges(a, b [][2]int) bool {
 }
 
 // reachWords are the names through which a parsed chunk reaches the
-// function: aliases it imports it under, and the roots of module attribute
-// chains that end in its name. Statements that spell them elsewhere in the
-// file use or rebind them, so they must be parsed too.
-func reachWords(fi *fileInfo, rec *Recipe) []string {
+// function: aliases it imports it (or a re-export of it, one of words) under,
+// and the roots of module attribute chains that end in its name. Statements
+// that spell them elsewhere in the file use or rebind them, so they must be
+// parsed too.
+func reachWords(fi *fileInfo, rec *Recipe, words map[string]bool) []string {
 	var out []string
 	for _, b := range fi.froms {
-		if (b.imported == rec.Old || b.imported == rec.Dispatcher) && b.name != b.imported {
+		if (b.imported == rec.Old || b.imported == rec.Dispatcher || words[b.imported]) && b.name != b.imported {
 			out = append(out, b.name)
 		}
 	}
@@ -322,7 +324,7 @@ func (r *resolver) info(p string) *fileInfo {
 		r.infos[p] = nil
 		return nil
 	}
-	fi := analyze(p, st, r.rec)
+	fi := analyze(p, st, r.rec, nil)
 	r.infos[p] = fi
 	if st.err != nil {
 		r.broken[p] = st.err

@@ -84,6 +84,9 @@ type fileInfo struct {
 	idents  map[string]bool
 	envs    int32 // class body node of the environ class, -1 when absent
 	envsHas bool  // the environ class already declares the gate
+	// words are the names a partial parse selected statements by; nil
+	// when the whole file was parsed.
+	words map[string]bool
 }
 
 type analyzer struct {
@@ -94,11 +97,16 @@ type analyzer struct {
 	ref  *regexp.Regexp  // a string that names the old function by dotted path
 }
 
-// analyze builds the scopes and uses of one parsed file.
-func analyze(path string, st *syntaxTree, rec *Recipe) *fileInfo {
+// analyze builds the scopes and uses of one parsed file. Attribute uses are
+// recorded for the function's and the dispatcher's names, and for extra (names
+// a module re-exports it under).
+func analyze(path string, st *syntaxTree, rec *Recipe, extra []string) *fileInfo {
 	fi := &fileInfo{path: path, st: st, idents: map[string]bool{}, envs: -1}
 	fi.blocks = findBlocks(st.src, rec)
 	a := &analyzer{rec: rec, st: st, fi: fi, attr: map[string]bool{rec.Old: true, rec.Dispatcher: true}, ref: rec.stringRef()}
+	for _, w := range extra {
+		a.attr[w] = true
+	}
 	fi.scopes = append(fi.scopes, scope{kind: scModule, parent: -1, binds: map[string][]*binding{}})
 	if len(st.nodes) > 0 {
 		a.visitChildren(0, 0)
