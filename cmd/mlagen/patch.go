@@ -29,8 +29,16 @@ Wire the generated MMA sparse-decode kernel into an SGLang checkout:
   4. re-read the tree and prove that none was missed.
 
 Nothing outside the edited byte ranges changes; files are replaced by rename,
-all or none. Running it again changes nothing. --revert restores the
-original bytes exactly.
+all or none, never through a symlink or outside the root. Running it again
+changes nothing. --revert restores the original bytes exactly.
+
+Only files that spell one of the two names (or a name the function is
+re-exported under) are parsed, and of those only the top-level statements
+that spell such a name or import something. A syntax error in such a
+statement stops the run (file, line, the parser's complaint); other broken
+files are counted and ignored. Files that are not UTF-8 are skipped and
+listed. Strings that name the function by dotted path (mock.patch targets,
+getattr) are listed for review, never rewritten.
 
 Examples:
   mlagen patch --dry-run ~/sglang            # show the diff, write nothing
