@@ -438,6 +438,18 @@ func Patch(t *Tree, opt Options) (*Result, error) {
 	if err != nil {
 		return nil, &Problem{Msg: fmt.Sprintf("%s: %v", mod, err)}
 	}
+	if !hasBlock(fi, partDispatcher) {
+		// Before the first patch nothing may refer to the dispatcher yet:
+		// such a reference would be indistinguishable from a rewired one,
+		// and --revert would turn it into the old name.
+		if pre := s.r.references(val{path: mod, name: rec.Dispatcher}, false); len(pre.sites) > 0 {
+			var lines []string
+			for _, st := range pre.sites {
+				lines = append(lines, st.Ref.String())
+			}
+			return nil, &Problem{Msg: fmt.Sprintf("the tree already refers to %s in %s, which does not define it yet; rename these first:", rec.Dispatcher, mod), Lines: lines}
+		}
+	}
 	target := val{path: mod, name: rec.Old}
 	refs := s.r.references(target, false)
 	if len(refs.conflicts) > 0 {
