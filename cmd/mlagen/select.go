@@ -1,9 +1,128 @@
 package main
 
-import "fmt"
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 
-// runSelect is filled in by the select work; until then it says so plainly.
+	"github.com/mlagen/mlagen/gen"
+)
+
+const selectUsage = `Usage: mlagen select [flags] RESULTS.json
+
+Read the results of the harness (kernels/<target>/harness.py) and pick, for
+every (batch, topk) bucket, the fastest variant that passed every correctness
+case (CUDA-graph replay time where measured). Writes the choice as
+selection.json in the kernel directory and re-renders that directory, so the
+index module and sparse_mla_mma.py carry the table. The table is static: the
+kernels never benchmark at run time (SGLang captures CUDA graphs).
+
+The sweep flags must describe the directory's sweep (default: the target's
+curated sweep, the target taken from the results file).
+
+Examples:
+  mlagen select kernels/sm90/results.json
+  mlagen select --dry-run gpu/results/run3-sm120.json
+
+Exit status: 0 written, 1 unusable results, 2 bad flags.
+`
+
 func runSelect(e *env, args []string) int {
-	fmt.Fprintln(e.stderr, "mlagen select: not implemented yet")
-	return exitFail
+	fs := newFlagSet("select", selectUsage, e)
+	var sf sweepFlags
+	sf.register(fs)
+	out := fs.String("out", "", "kernel directory to update (default kernels/<target>)")
+	dryRun := fs.Bool("dry-run", false, "print the table; write nothing")
+	if done, code := parseFlags(fs, e, args); done {
+		return code
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintln(e.stderr, "mlagen select: want exactly one RESULTS.json argument")
+		return exitUsage
+	}
+	path := fs.Arg(0)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "mlagen select: %v\n", err)
+		return exitFail
+	}
+	res, err := gen.ParseResults(data)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "mlagen select: %s: %v\n", path, err)
+		return exitFail
+	}
+	if !fs.Changed("target") {
+		sf.target = res.Target
+	}
+	s, err := sf.sweep(fs)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "mlagen select: %v\n", err)
+		return exitUsage
+	}
+	if s.Target.Name != res.Target {
+		fmt.Fprintf(e.stderr, "mlagen select: %s holds %s results, not %s\n", path, res.Target, s.Target.Name)
+		return exitUsage
+	}
+	fits := map[string]bool{}
+	for _, b := range gen.CheckSweep(s) {
+		if b.Fits {
+			fits[b.Name] = true
+		}
+	}
+	source := fmt.Sprintf("measured on %s (torch %s, Triton %s, %s), %s", res.GPU, res.Torch, res.Triton, res.Date, filepath.ToSlash(path))
+	sel, err := gen.SelectMeasured(res, fits, source)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "mlagen select: %s: %v\n", path, err)
+		return exitFail
+	}
+	dir := *out
+	if dir == "" {
+		dir = filepath.Join("kernels", s.Target.Dir())
+	}
+	fmt.Fprintf(e.stdout, "%s selection (%s):\n", s.Target.Name, source)
+	for i, row := range sel.Table {
+		fmt.Fprintf(e.stdout, "  batch <= %-4s", boundString(sel.BatchBounds[i]))
+		for j, name := range row {
+			fmt.Fprintf(e.stdout, "  topk <= %s: %-24s", boundString(sel.TopkBounds[j]), name)
+		}
+		fmt.Fprintln(e.stdout)
+	}
+	if *dryRun {
+		return exitOK
+	}
+	em, err := gen.Emit(s, sweepCommand("emit", s), &sel)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "mlagen select: %v\n", err)
+		return exitFail
+	}
+	selJSON, err := json.MarshalIndent(sel, "", "  ")
+	if err != nil {
+		fmt.Fprintf(e.stderr, "mlagen select: %v\n", err)
+		return exitFail
+	}
+	files := append(em.Files, gen.File{Name: gen.SelectionFile, Data: append(selJSON, '\n')})
+	statuses, err := compareDir(dir, files)
+	if err == nil {
+		err = writeDir(dir, files, statuses)
+	}
+	if err != nil {
+		fmt.Fprintf(e.stderr, "mlagen select: %v\n", err)
+		return exitFail
+	}
+	changed := 0
+	for _, st := range statuses {
+		if st.Status != "unchanged" {
+			changed++
+		}
+	}
+	fmt.Fprintf(e.stdout, "wrote %s and re-rendered %s (%d files changed)\n", gen.SelectionFile, dir, changed)
+	return exitOK
+}
+
+func boundString(n int) string {
+	if n == 0 {
+		return "any"
+	}
+	return fmt.Sprint(n)
 }

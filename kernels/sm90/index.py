@@ -6,7 +6,7 @@
 Every variant is a module in this directory with the contract of
 ``_run_triton_sparse_decode``. ``select(batch, topk)`` names the one to run for
 a shape. The table is static: SGLang captures CUDA graphs, so nothing may
-benchmark at run time. Selection source: static rule (no measurements yet): fill about 128 programs, widest tiles first.
+benchmark at run time. Selection source: measured on NVIDIA H200 (torch 2.11.0+cu130, Triton 3.6.0, 2026-11-29), gpu/results/run3-sm90.json.
 """
 
 import importlib.util
@@ -64,12 +64,12 @@ SELECTION = (
         "mma_h16_t64_k32_w8_s1",
     ),
     (  # batch <= 16
-        "mma_h64_t16_k16_w8_s1",
+        "mma_h64_t64_k4_w8_s1",
         "mma_h64_t64_k16_w8_s1",
     ),
     (  # batch <= 64
         "mma_h64_t64_k4_w8_s1",
-        "mma_h64_t64_k4_w8_s1",
+        "mma_h64_t64_k4_w8_s2",
     ),
     (  # batch any
         "mma_h64_t64_k1_w8_s1",

@@ -5,7 +5,7 @@
 
 Holds the head-batched MMA kernel, the split-K combine kernel and the fixed
 configurations that the static selection table below uses (source:
-static rule (no measurements yet): fill about 128 programs, widest tiles first). ``supports`` is False for inputs or shapes it does not
+measured on NVIDIA H200 (torch 2.11.0+cu130, Triton 3.6.0, 2026-11-29), gpu/results/run3-sm90.json). ``supports`` is False for inputs or shapes it does not
 handle, and the dispatcher then runs the SIMT kernel. Nothing autotunes at run
 time, so the kernels are safe under CUDA-graph capture.
 """
@@ -36,9 +36,9 @@ LN2 = tl.constexpr(0.6931471805599453)
 CONFIGS = {
     "mma_h16_t16_k32_w8_s1": (16, 16, 32, 8, 1),
     "mma_h16_t64_k32_w8_s1": (16, 64, 32, 8, 1),
-    "mma_h64_t16_k16_w8_s1": (64, 16, 16, 8, 1),
     "mma_h64_t64_k1_w8_s1": (64, 64, 1, 8, 1),
     "mma_h64_t64_k4_w8_s1": (64, 64, 4, 8, 1),
+    "mma_h64_t64_k4_w8_s2": (64, 64, 4, 8, 2),
     "mma_h64_t64_k16_w8_s1": (64, 64, 16, 8, 1),
 }
 
@@ -52,12 +52,12 @@ SELECTION = (
         "mma_h16_t64_k32_w8_s1",
     ),
     (  # batch <= 16
-        "mma_h64_t16_k16_w8_s1",
+        "mma_h64_t64_k4_w8_s1",
         "mma_h64_t64_k16_w8_s1",
     ),
     (  # batch <= 64
         "mma_h64_t64_k4_w8_s1",
-        "mma_h64_t64_k4_w8_s1",
+        "mma_h64_t64_k4_w8_s2",
     ),
     (  # batch any
         "mma_h64_t64_k1_w8_s1",
