@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 
 	"github.com/mlagen/mlagen/gen"
 )
@@ -29,6 +28,7 @@ func runBudget(e *env, args []string) int {
 	var sf sweepFlags
 	sf.register(fs)
 	asJSON := fs.Bool("json", false, "print JSON instead of text")
+	table := fs.Bool("table", false, "one line per variant instead of the breakdowns")
 	if done, code := parseFlags(fs, e, args); done {
 		return code
 	}
@@ -58,43 +58,10 @@ func runBudget(e *env, args []string) int {
 		enc.Encode(map[string]any{"target": s.Target.Name, "calibrated_with": gen.CalibratedWith, "variants": bs, "fitting": fits, "refused": len(bs) - fits})
 		return code
 	}
-	writeBudgetText(e.stdout, s, bs)
-	return code
-}
-
-// writeBudgetText is the human budget report; golden files hold it for the
-// default sweeps.
-func writeBudgetText(w io.Writer, s gen.Sweep, bs []gen.Budget) {
-	fmt.Fprintf(w, "%s (%s, %s): shared memory limit %d B per block, %d registers per thread\n",
-		s.Target.Name, s.Target.GPUs, s.Target.Path, s.Target.SmemLimit, gen.MaxRegsPerThread)
-	fmt.Fprintf(w, "budget model calibrated against %s\n", gen.CalibratedWith)
-	fits := 0
-	for _, b := range bs {
-		if b.Fits {
-			fits++
-		}
-		fmt.Fprintf(w, "\n%s  %s\n", b.Name, b.Variant)
-		fmt.Fprintf(w, "  %s\n", b.Operands)
-		fmt.Fprintf(w, "  shared memory %7d B of %d\n", b.SmemBytes, b.SmemLimit)
-		for _, it := range b.Smem {
-			fmt.Fprintf(w, "    %-10s %7d  %s\n", it.Name, it.Value, it.Why)
-		}
-		fmt.Fprintf(w, "  registers    %7d per thread of %d (estimate)\n", b.RegsEst, b.RegsLimit)
-		for _, it := range b.Regs {
-			fmt.Fprintf(w, "    %-10s %7d  %s\n", it.Name, it.Value, it.Why)
-		}
-		if b.Fits {
-			fmt.Fprintln(w, "  verdict: fits")
-			continue
-		}
-		for _, r := range b.Reasons {
-			fmt.Fprintf(w, "  verdict: refused: %s\n", r)
-		}
-		if b.Nearest != "" {
-			fmt.Fprintf(w, "  nearest variant that fits: %s\n", b.Nearest)
-		} else {
-			fmt.Fprintln(w, "  no nearby variant fits")
-		}
+	if *table {
+		gen.WriteBudgetTable(e.stdout, s, bs)
+		return code
 	}
-	fmt.Fprintf(w, "\n%d of %d variants fit %s\n", fits, len(bs), s.Target.Name)
+	gen.WriteBudgetReport(e.stdout, s, bs)
+	return code
 }
