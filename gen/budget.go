@@ -131,7 +131,7 @@ func Check(t Target, v Variant) Budget {
 			extra = 60 * (warpsM - 1) * 2
 		}
 		b.Regs = append(b.Regs, Item{"k_operand", 32 + extra, "K^T operand fragments and the dequantized tile in flight (fitted)"})
-		b.Regs = append(b.Regs, Item{"overhead", 32, "addresses, masks, softmax state (fitted)"})
+		b.Regs = append(b.Regs, Item{"overhead", 28, "addresses, masks, softmax state (fitted)"})
 	}
 	for _, it := range b.Regs {
 		b.RegsEst += it.Value

@@ -8,7 +8,7 @@ softmax_scale) -> (out, lse)`` with the same contract. One program per
 (head block, split, batch row) reads each KV tile once for BLOCK_H heads and
 computes scores and P.V with tl.dot (bf16 operands, fp32 accumulation).
 
-Target sm_120 (RTX PRO 6000, RTX 50xx), shared memory 49,152 of 101,376 bytes, about 224 registers per thread (model calibrated against Triton 3.6.0 (ptxas 12.8 / ptxas-blackwell)).
+Target sm_120 (RTX PRO 6000, RTX 50xx), shared memory 49,152 of 101,376 bytes, about 220 registers per thread (model calibrated against Triton 3.6.0 (ptxas 12.8 / ptxas-blackwell)).
 Tile sizes, warps and stages are fixed: nothing autotunes at run time, so the
 kernel is safe under CUDA-graph capture.
 """
