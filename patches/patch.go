@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"path"
+	"runtime"
 	"sort"
 	"strings"
 )
@@ -56,6 +57,7 @@ type session struct {
 	r      *resolver
 	parsed int
 	keep   bool
+	whole  bool
 	ru     *reuse
 	own    []*fileInfo // parsed by this session: its C trees are freed by close
 }
@@ -72,33 +74,62 @@ func (s *session) close() {
 }
 
 // candidate is the byte prefilter: a file can only refer to the function if
-// it spells its name (imports, calls, attributes all do), the dispatcher's,
-// or carries mlagen's marker; environ.py is read for the gate. Everything
-// else is never parsed, which is most of a checkout.
+// it spells its name (imports, calls, attributes all do) or the dispatcher's;
+// mlagen's blocks live in those files, in environ.py and in the kernel
+// module. Everything else is never parsed, which is most of a checkout. The
+// scan looks for the part the two names share first, so that most files
+// cost one pass.
 func candidate(f *File, rec *Recipe) bool {
 	d := f.Data
-	if bytes.Contains(d, []byte(rec.Old)) || bytes.Contains(d, []byte(rec.Dispatcher)) || bytes.Contains(d, []byte(rec.Marker)) {
+	switch path.Base(f.Path) {
+	case rec.KernelModule:
 		return true
+	case rec.EnvironFile:
+		if bytes.Contains(d, []byte("class "+rec.EnvironClass)) {
+			return true
+		}
 	}
-	return path.Base(f.Path) == rec.EnvironFile && bytes.Contains(d, []byte("class "+rec.EnvironClass))
+	if core := rec.sharedCore(); core != "" && !bytes.Contains(d, []byte(core)) {
+		return false
+	}
+	return bytes.Contains(d, []byte(rec.Old)) || bytes.Contains(d, []byte(rec.Dispatcher))
 }
 
 func load(t *Tree, rec *Recipe, keep, whole bool, ru *reuse) (*session, error) {
-	var paths []string
+	// The byte prefilter is most of the cost on a big checkout: run it on
+	// all cores, once per file (a tree after changes shares its unchanged
+	// files, and their verdicts, with the tree before).
+	all := make([]*File, 0, len(t.paths))
 	for _, p := range t.paths {
-		if f, ok := t.Files[p]; ok && candidate(f, rec) {
-			paths = append(paths, p)
+		if f, ok := t.Files[p]; ok {
+			all = append(all, f)
+		}
+	}
+	parallel(len(all), runtime.GOMAXPROCS(0), func(i int) {
+		f := all[i]
+		if f.candFor != rec {
+			f.cand, f.candFor = candidate(f, rec), rec
+		}
+	})
+	var paths []string
+	for _, f := range all {
+		if f.cand {
+			paths = append(paths, f.Path)
 		}
 	}
 	infos, broken, own, err := parseAll(t, paths, rec, keep, whole, ru, nil)
 	if err != nil {
 		return nil, err
 	}
-	s := &session{t: t, rec: rec, infos: infos, broken: broken, parsed: len(paths), keep: keep, ru: ru, own: own}
+	s := &session{t: t, rec: rec, infos: infos, broken: broken, parsed: len(paths), keep: keep, whole: whole, ru: ru, own: own}
 	s.r = newResolver(t, rec, infos, broken)
-	if err := s.reexports(whole); err != nil {
+	known, err := s.reexports(whole)
+	if err != nil {
 		s.close()
 		return nil, err
+	}
+	for w := range known {
+		s.r.interest[w] = true
 	}
 	return s, nil
 }
@@ -108,7 +139,7 @@ func load(t *Tree, rec *Recipe, keep, whole bool, ru *reuse) (*session, error) {
 // imports decode_simt from it need not spell the function's name, so files
 // that spell such a name are parsed too (and files parsed partially before
 // are parsed again with it), until no new name turns up.
-func (s *session) reexports(whole bool) error {
+func (s *session) reexports(whole bool) (map[string]bool, error) {
 	known := map[string]bool{}
 	for round := 0; round < 8; round++ {
 		var fresh []string
@@ -130,7 +161,7 @@ func (s *session) reexports(whole bool) error {
 			}
 		}
 		if len(fresh) == 0 {
-			return nil
+			return known, nil
 		}
 		var all []string
 		for w := range known {
@@ -149,11 +180,11 @@ func (s *session) reexports(whole bool) error {
 			redo = append(redo, p)
 		}
 		if len(redo) == 0 {
-			return nil
+			return known, nil
 		}
 		infos, broken, own, err := parseAll(s.t, redo, s.rec, s.keep, whole, nil, all)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		for p, fi := range infos {
 			if _, seen := s.infos[p]; !seen {
@@ -166,7 +197,7 @@ func (s *session) reexports(whole bool) error {
 		}
 		s.own = append(s.own, own...)
 	}
-	return nil
+	return known, nil
 }
 
 func spellsAny(src []byte, words []string) bool {
@@ -190,16 +221,29 @@ func hasAll(set map[string]bool, words []string) bool {
 // also parses more files (those that import the defining module without
 // naming the function) so that their syntax errors are seen and counted.
 func (s *session) also(stem string) error {
-	var paths []string
+	var todo []*File
 	for _, p := range s.t.paths {
 		if _, done := s.infos[p]; done {
 			continue
 		}
-		if f, ok := s.t.Files[p]; ok && bytes.Contains(f.Data, []byte(stem)) {
-			paths = append(paths, p)
+		if f, ok := s.t.Files[p]; ok {
+			todo = append(todo, f)
 		}
 	}
-	infos, broken, own, err := parseAll(s.t, paths, s.rec, s.keep, true, s.ru, nil)
+	parallel(len(todo), runtime.GOMAXPROCS(0), func(i int) {
+		if f := todo[i]; f.stemFor != stem {
+			f.hasStem, f.stemFor = bytes.Contains(f.Data, []byte(stem)), stem
+		}
+	})
+	var paths []string
+	for _, f := range todo {
+		if f.hasStem {
+			paths = append(paths, f.Path)
+		}
+	}
+	// Statements that name the module (or import) are what can go wrong
+	// for it; the rest of such a file is not parsed either.
+	infos, broken, own, err := parseAll(s.t, paths, s.rec, s.keep, s.whole, s.ru, []string{stem})
 	if err != nil {
 		return err
 	}

@@ -59,6 +59,20 @@ type Recipe struct {
 	ref     *regexp.Regexp
 }
 
+// sharedCore is the longest common suffix of Old and Dispatcher
+// ("_sparse_decode"): a file without it can spell neither.
+func (r *Recipe) sharedCore() string {
+	a, b := r.Old, r.Dispatcher
+	n := 0
+	for n < len(a) && n < len(b) && a[len(a)-1-n] == b[len(b)-1-n] {
+		n++
+	}
+	if n < 4 {
+		return ""
+	}
+	return a[len(a)-n:]
+}
+
 // stringRef matches a string literal's content that names Old by dotted path
 // ("pkg.mod._run_triton_sparse_decode"); compiled once per recipe.
 func (r *Recipe) stringRef() *regexp.Regexp {

@@ -78,6 +78,9 @@ func (r *resolver) references(target val, listStrings bool) refSet {
 			switch u.kind {
 			case uName:
 				bs := lookup(fi, u.scope, name)
+				if !r.interest[name] && !importsInterest(bs, r.interest) {
+					continue // not an alias: cannot denote the function
+				}
 				if len(bs) == 0 {
 					if name == target.name && name == r.rec.Old && listStrings {
 						rs.review = append(rs.review, mkRef(fi, u.node, "unbound name (star import? not rewired)"))
@@ -124,7 +127,7 @@ func (r *resolver) references(target val, listStrings bool) refSet {
 			}
 		}
 		for _, b := range fi.froms {
-			if inBlocks(fi.blocks, st.nodes[b.impNode].start) {
+			if !r.interest[b.imported] || inBlocks(fi.blocks, st.nodes[b.impNode].start) {
 				continue
 			}
 			vals := r.binding(fi, b)
@@ -157,6 +160,15 @@ func (r *resolver) references(target val, listStrings bool) refSet {
 	sort.SliceStable(rs.sites, func(i, j int) bool { return refLess(rs.sites[i].Ref, rs.sites[j].Ref) })
 	sort.SliceStable(rs.review, func(i, j int) bool { return refLess(rs.review[i], rs.review[j]) })
 	return rs
+}
+
+func importsInterest(bs []*binding, interest map[string]bool) bool {
+	for _, b := range bs {
+		if b.kind == bFrom && interest[b.imported] {
+			return true
+		}
+	}
+	return false
 }
 
 func refLess(a, b Ref) bool {

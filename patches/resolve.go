@@ -34,6 +34,11 @@ type resolver struct {
 	idx    *moduleIndex
 	memo   map[symKey][]val
 	active map[symKey]bool
+	// interest holds the names the function can be imported under: its own,
+	// the dispatcher's and every re-export alias. A from-import of any other
+	// name cannot denote it, so it is never followed (following it would
+	// parse the imported module for nothing).
+	interest map[string]bool
 }
 
 // moduleIndex maps dotted module names to paths. Absolute imports are matched
@@ -296,7 +301,8 @@ func reachWords(fi *fileInfo, rec *Recipe, words map[string]bool) []string {
 
 func newResolver(t *Tree, rec *Recipe, infos map[string]*fileInfo, broken map[string]*syntaxError) *resolver {
 	return &resolver{t: t, rec: rec, infos: infos, broken: broken, idx: newModuleIndex(t.Root, t.paths),
-		memo: map[symKey][]val{}, active: map[symKey]bool{}}
+		memo: map[symKey][]val{}, active: map[symKey]bool{},
+		interest: map[string]bool{rec.Old: true, rec.Dispatcher: true}}
 }
 
 func (r *resolver) close() {
@@ -365,7 +371,9 @@ func (r *resolver) attrOf(m, name string) []val {
 	for _, sub := range r.idx.at(joinPath(m, name)) {
 		out = append(out, val{mod: true, path: sub})
 	}
-	if init := joinPath(m, "__init__.py"); r.idx.files[init] {
+	// A submodule is what the name is, unless __init__ binds it too (rare);
+	// only names of interest are worth parsing __init__ for then.
+	if init := joinPath(m, "__init__.py"); r.idx.files[init] && (len(out) == 0 || r.interest[name]) {
 		out = append(out, r.symbol(init, name)...)
 	}
 	return out

@@ -19,6 +19,13 @@ type File struct {
 	Path string
 	Data []byte
 	Mode fs.FileMode
+
+	// cand caches the prefilter's verdict for candFor, hasStem whether the
+	// file spells stemFor (a module name).
+	candFor *Recipe
+	cand    bool
+	stemFor string
+	hasStem bool
 }
 
 // Tree is a snapshot of the Python files under a root. Patch, Revert and
