@@ -3,12 +3,14 @@
 // generated MMA kernel instead, proves that none was missed, and undoes it
 // byte for byte.
 //
-// Data flows one way: Scan reads the tree (tree.go), parse turns candidate
-// files into flat syntax trees (syntax.go), resolve binds every name to what
-// it refers to across modules (resolve.go), Patch/Revert turn resolved
-// references into byte edits (patch.go, revert.go), Verify re-parses the
-// result (verify.go) and Apply writes it all-or-nothing (apply.go). Nothing
-// here knows the wiring's names: they come from a Recipe.
+// Data flows one way: Scan reads the tree (tree.go); a byte prefilter and a
+// partial parse (chunks.go, flatten.go) turn the files that can matter into
+// flat syntax trees; scope.go binds names within a file and resolve.go across
+// files (imports, aliases, re-exports); refs.go lists every reference;
+// Patch/Revert (patch.go, verify.go) turn them into byte edits and blocks
+// (blocks.go, render.go); Verify re-parses the result; Apply (apply.go) writes
+// it all-or-nothing. Nothing here knows the wiring's names: they come from a
+// Recipe (recipes/*.json).
 package patches
 
 import (

@@ -50,15 +50,6 @@ func lineCol(src []byte, off int) (int, int) {
 // text returns the source bytes of node i.
 func (st *syntaxTree) text(i int32) string { return string(st.src[st.nodes[i].start:st.nodes[i].end]) }
 
-// children returns the child indices of node i.
-func (st *syntaxTree) children(i int32) []int32 {
-	var out []int32
-	for c := st.nodes[i].first; c >= 0; c = st.nodes[c].next {
-		out = append(out, c)
-	}
-	return out
-}
-
 // child returns the first child of i with the given field, or -1.
 func (st *syntaxTree) child(i int32, field string) int32 {
 	for c := st.nodes[i].first; c >= 0; c = st.nodes[c].next {
