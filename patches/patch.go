@@ -319,7 +319,8 @@ func defNode(fi *fileInfo, name string) int32 {
 }
 
 // pickModule chooses the defining module among candidates.
-func pickModule(cands []string, opt Options, name string) (string, error) {
+func pickModule(cands []string, opt Options, rec *Recipe) (string, error) {
+	name := rec.Old
 	if opt.Module != "" {
 		m := path.Clean(strings.TrimPrefix(opt.Module, "./"))
 		for _, c := range cands {
@@ -331,7 +332,7 @@ func pickModule(cands []string, opt Options, name string) (string, error) {
 	}
 	switch len(cands) {
 	case 0:
-		return "", &Problem{Msg: fmt.Sprintf("no module in this tree defines %s (looked for a module-level def in every file that names it)", name)}
+		return "", &Problem{Msg: fmt.Sprintf("no module in this tree defines %s (upstream keeps it in %s; looked for a module-level def in every file that names it)", name, rec.SIMTModule)}
 	case 1:
 		return cands[0], nil
 	}
@@ -348,7 +349,7 @@ func (s *session) environ() *fileInfo {
 		}
 	}
 	sort.Slice(found, func(i, j int) bool {
-		ai, aj := strings.HasSuffix(found[i].path, "sglang/srt/"+s.rec.EnvironFile), strings.HasSuffix(found[j].path, "sglang/srt/"+s.rec.EnvironFile)
+		ai, aj := strings.HasSuffix(found[i].path, s.rec.EnvironPrefer), strings.HasSuffix(found[j].path, s.rec.EnvironPrefer)
 		if ai != aj {
 			return ai
 		}
@@ -361,8 +362,8 @@ func (s *session) environ() *fileInfo {
 }
 
 // moduleName is the dotted import name of a file: its package chain (by
-// __init__.py), or, outside packages, its path with a leading "python/"
-// (SGLang's source root) dropped.
+// __init__.py), or, outside packages, its path with the recipe's source root
+// ("python/" in SGLang) dropped.
 func (s *session) moduleName(p string) string {
 	parts := []string{strings.TrimSuffix(path.Base(p), ".py")}
 	d := dirOf(p)
@@ -371,7 +372,10 @@ func (s *session) moduleName(p string) string {
 		d = dirOf(d)
 	}
 	if len(parts) == 1 {
-		rel := strings.TrimPrefix(strings.TrimSuffix(p, ".py"), "python/")
+		rel := strings.TrimSuffix(p, ".py")
+		if s.rec.SourceRoot != "" {
+			rel = strings.TrimPrefix(rel, s.rec.SourceRoot+"/")
+		}
 		return strings.ReplaceAll(rel, "/", ".")
 	}
 	return strings.Join(parts, ".")
@@ -447,7 +451,7 @@ func Patch(t *Tree, opt Options) (*Result, error) {
 	if withBlock := s.blockFiles(partDispatcher); len(withBlock) == 1 && opt.Module == "" {
 		mod = withBlock[0]
 	} else {
-		mod, err = pickModule(s.definers(rec.Old), opt, rec.Old)
+		mod, err = pickModule(s.definers(rec.Old), opt, rec)
 		if err != nil {
 			return nil, s.explain(err)
 		}

@@ -51,11 +51,17 @@ type Recipe struct {
 	// Environ*: where SGLang declares its switches (a file of this name with
 	// a class EnvironClass whose fields are EnvironField(...) values, exported
 	// as EnvironImport).
-	EnvironFile   string   `json:"environ_file"`
+	EnvironFile string `json:"environ_file"`
+	// EnvironPrefer breaks ties between several environ files: the one whose
+	// path ends like this (SGLang's own) wins.
+	EnvironPrefer string   `json:"environ_prefer"`
 	EnvironClass  string   `json:"environ_class"`
 	EnvironField  string   `json:"environ_field"`
 	EnvironImport string   `json:"environ_import"`
 	Truthy        []string `json:"truthy"`
+	// SourceRoot is the directory a checkout keeps its packages under
+	// ("python" in SGLang); dropped when naming a module outside packages.
+	SourceRoot string `json:"source_root"`
 
 	refOnce sync.Once
 	ref     *regexp.Regexp

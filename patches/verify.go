@@ -34,7 +34,7 @@ func Verify(t *Tree, opt Options) (*Report, error) {
 		}
 	}
 	if mod == "" {
-		mod, err = pickModule(s.definers(rec.Old), opt, rec.Old)
+		mod, err = pickModule(s.definers(rec.Old), opt, rec)
 		if err != nil {
 			return nil, s.explain(err)
 		}
