@@ -101,7 +101,9 @@ func (r *resolver) references(target val, listStrings bool) refSet {
 					continue
 				}
 				if no {
-					rs.conflicts = append(rs.conflicts, mkRef(fi, u.node, "ambiguous").Path+fmt.Sprintf(":%d: %s is bound both to %s and to something else in this scope; wire it by hand", mkRef(fi, u.node, "").Line, name, target.name))
+					at := mkRef(fi, u.node, "")
+					rs.conflicts = append(rs.conflicts, fmt.Sprintf("%s:%d: %s is bound both to %s of %s and to something else in this scope; wire it by hand",
+						at.Path, at.Line, name, target.name, target.path))
 					continue
 				}
 				if name == target.name {
