@@ -1,0 +1,44 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// The checked-in selection tables must be exactly what `mlagen select`
+// makes of the committed GPU results: nobody edits a table by hand.
+func TestSelectReproducesCheckedIn(t *testing.T) {
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ dir, results string }{
+		{"sm90", "gpu/results/run3-sm90.json"},
+		{"sm120", "gpu/results/run5-sm120.json"},
+	} {
+		out := t.TempDir()
+		var stdout, stderr bytes.Buffer
+		// select records the results path as given; run it as the README
+		// does, from the repository root.
+		t.Chdir(root)
+		code := mainEnv(&env{stdout: &stdout, stderr: &stderr, getenv: os.Getenv}, []string{"select", "--out", out, tc.results})
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", tc.dir, code, stderr.String())
+		}
+		for _, name := range []string{"selection.json", "index.py", "sparse_mla_mma.py"} {
+			got, err := os.ReadFile(filepath.Join(out, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := os.ReadFile(filepath.Join(root, "kernels", tc.dir, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("kernels/%s/%s differs from what 'mlagen select %s' writes", tc.dir, name, tc.results)
+			}
+		}
+	}
+}
