@@ -490,11 +490,18 @@ func Patch(t *Tree, opt Options) (*Result, error) {
 		// Before the first patch nothing may refer to the dispatcher yet:
 		// such a reference would be indistinguishable from a rewired one,
 		// and --revert would turn it into the old name.
-		if pre := s.r.references(val{path: mod, name: rec.Dispatcher}, false); len(pre.sites) > 0 {
-			var lines []string
-			for _, st := range pre.sites {
-				lines = append(lines, st.Ref.String())
+		var lines []string
+		for _, st := range s.r.references(val{path: mod, name: rec.Dispatcher}, false).sites {
+			lines = append(lines, st.Ref.String())
+		}
+		// In the module itself an unbound use of the name would become one
+		// as soon as the dispatcher is defined there.
+		for _, u := range fi.uses {
+			if u.kind == uName && fi.st.text(u.node) == rec.Dispatcher && len(lookup(fi, u.scope, rec.Dispatcher)) == 0 {
+				lines = append(lines, mkRef(fi, u.node, "unbound name").String())
 			}
+		}
+		if len(lines) > 0 {
 			return nil, &Problem{Msg: fmt.Sprintf("the tree already refers to %s in %s, which does not define it yet; rename these first:", rec.Dispatcher, mod), Lines: lines}
 		}
 	}
