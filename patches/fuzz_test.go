@@ -16,13 +16,24 @@ const fuzzModule = `def _run_triton_sparse_decode(q, k_cache, indices, topk_leng
 
 var definesOld = regexp.MustCompile(`(?m)^(async )?def _run_triton_sparse_decode\b`)
 
-// fuzzTree puts the input where it exercises the most code: as the defining
-// module when it defines the function, else as a caller beside a fixed one.
+// fuzzEnviron is SGLang's environ.py in miniature, for the gate.
+const fuzzEnviron = "class EnvBool:\n    def __init__(self, default):\n        self.default = default\n\n\nclass Envs:\n    SGLANG_X = EnvBool(False)\n"
+
+var declaresEnvs = regexp.MustCompile(`(?m)^class Envs\b`)
+
+// fuzzTree puts the input where it exercises the most code: as SGLang's
+// environ.py when it declares class Envs (the gate is registered there), as
+// the defining module when it defines the function, else as a caller beside
+// a fixed one.
 func fuzzTree(src []byte) map[string][]byte {
-	files := map[string][]byte{"pkg/__init__.py": nil}
-	if definesOld.Match(src) {
+	files := map[string][]byte{"pkg/__init__.py": nil, "sglang/srt/environ.py": []byte(fuzzEnviron)}
+	switch {
+	case declaresEnvs.Match(src) && !definesOld.Match(src):
+		files["sglang/srt/environ.py"] = src
+		files["pkg/flash_mla_sm120_triton.py"] = []byte(fuzzModule)
+	case definesOld.Match(src):
 		files["pkg/flash_mla_sm120_triton.py"] = src
-	} else {
+	default:
 		files["pkg/flash_mla_sm120_triton.py"] = []byte(fuzzModule)
 		files["pkg/caller.py"] = src
 	}
@@ -52,6 +63,12 @@ func FuzzPatchRevert(f *testing.F) {
 		}
 		if !once.Report.OK() {
 			t.Fatalf("not wired right after patching:\n%s\ninput:\n%s", once.Report, src)
+		}
+		// Inserted lines use the file's line endings: a CRLF file stays CRLF.
+		for _, c := range once.Changes {
+			if c.Before != nil && allCRLF(c.Before) && !allCRLF(c.After) {
+				t.Fatalf("%s: CRLF file got other line endings:\n%q", c.Path, c.After)
+			}
 		}
 		patched := tree.with(once.Changes)
 		// The partial parse must see exactly what a whole parse sees.
@@ -97,4 +114,10 @@ func FuzzPatchRevert(f *testing.F) {
 			}
 		}
 	})
+}
+
+// allCRLF is true when src has line endings and every one is CRLF.
+func allCRLF(src []byte) bool {
+	n := bytes.Count(src, []byte("\n"))
+	return n > 0 && bytes.Count(src, []byte("\r\n")) == n
 }

@@ -427,10 +427,17 @@ func eolAt(src []byte, at int) string {
 // lineEnd is the offset where the line containing off ends: its first CR or
 // LF, or the end of the file.
 func lineEnd(src []byte, off int) int {
-	if i := bytes.IndexAny(src[off:], "\r\n"); i >= 0 {
-		return off + i
+	i := bytes.IndexAny(src[off:], "\r\n")
+	if i < 0 {
+		return len(src)
 	}
-	return len(src)
+	e := off + i
+	// A node can end between the CR and the LF of a CRLF (a comment's
+	// text runs to the LF): the line ends before the CR.
+	if src[e] == '\n' && e > 0 && src[e-1] == '\r' {
+		e--
+	}
+	return e
 }
 
 // Patch plans the wiring: kernel module beside the defining module,
