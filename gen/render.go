@@ -86,7 +86,7 @@ func Emit(s Sweep, command string, sel *Selection) (Emission, error) {
 		e.Files = append(e.Files, File{b.Name + ".py", data})
 	}
 	common := map[string]any{
-		"Command": command, "Target": s.Target, "Sweep": s, "Emission": e,
+		"Command": command, "Target": s.Target, "Sweep": s,
 		"Budgets": e.Budgets, "Fitting": e.Fitting(), "Selection": e.Selection,
 		"BlockT": simtBlockT, "NumWarps": simtNumWarps, "Calibrated": CalibratedWith,
 		"Configs": selectedBudgets(e), "SIMT": SIMTName,
@@ -132,12 +132,6 @@ func newRenderer() (*renderer, error) {
 	t, err := template.New("").Funcs(template.FuncMap{
 		"commas": commas,
 		"join":   strings.Join,
-		"bound": func(n int) string {
-			if n == 0 {
-				return "None"
-			}
-			return fmt.Sprint(n)
-		},
 		"boundText": func(n int) string {
 			if n == 0 {
 				return "any"
@@ -155,7 +149,6 @@ func newRenderer() (*renderer, error) {
 			}
 			return "(" + strings.Join(parts, ", ") + ")"
 		},
-		"add": func(a, b int) int { return a + b },
 	}).ParseFS(templates.FS, "*.tmpl")
 	if err != nil {
 		return nil, fmt.Errorf("parse templates: %w", err)

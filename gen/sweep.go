@@ -1,9 +1,6 @@
 package gen
 
-import (
-	"fmt"
-	"slices"
-)
+import "fmt"
 
 // Sweep is the cross product of tile parameter lists for one target.
 type Sweep struct {
@@ -68,9 +65,12 @@ func (s Sweep) Variants() []Variant {
 
 // Validate checks every list is non-empty and every variant is well formed.
 func (s Sweep) Validate() error {
-	for name, l := range map[string][]int{"--block-h": s.BlockH, "--block-t": s.BlockT, "--split-k": s.SplitK, "--num-warps": s.NumWarps, "--num-stages": s.NumStages} {
-		if len(l) == 0 {
-			return fmt.Errorf("%s: empty list", name)
+	for _, l := range []struct {
+		flag string
+		vals []int
+	}{{"--block-h", s.BlockH}, {"--block-t", s.BlockT}, {"--split-k", s.SplitK}, {"--num-warps", s.NumWarps}, {"--num-stages", s.NumStages}} {
+		if len(l.vals) == 0 {
+			return fmt.Errorf("%s: empty list", l.flag)
 		}
 	}
 	if s.Heads < 1 {
@@ -82,11 +82,4 @@ func (s Sweep) Validate() error {
 		}
 	}
 	return nil
-}
-
-// Contains reports whether the sweep would produce v.
-func (s Sweep) Contains(v Variant) bool {
-	return slices.Contains(s.BlockH, v.BlockH) && slices.Contains(s.BlockT, v.BlockT) &&
-		slices.Contains(s.SplitK, v.SplitK) && slices.Contains(s.NumWarps, v.NumWarps) &&
-		slices.Contains(s.NumStages, v.NumStages)
 }

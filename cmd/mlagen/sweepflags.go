@@ -40,19 +40,22 @@ func (f *sweepFlags) sweep(fs *pflag.FlagSet) (gen.Sweep, error) {
 	}
 	s := gen.DefaultSweep(t)
 	s.Heads = f.heads
-	for name, dst := range map[string]*[]int{"block-h": &s.BlockH, "block-t": &s.BlockT, "split-k": &s.SplitK, "num-warps": &s.NumWarps, "num-stages": &s.NumStages} {
-		if fs.Changed(name) {
-			src := map[string][]int{"block-h": f.blockH, "block-t": f.blockT, "split-k": f.splitK, "num-warps": f.numWarps, "num-stages": f.numStages}[name]
-			*dst = src
+	for _, l := range []struct {
+		flag string
+		dst  *[]int
+		val  []int
+	}{
+		{"block-h", &s.BlockH, f.blockH}, {"block-t", &s.BlockT, f.blockT}, {"split-k", &s.SplitK, f.splitK},
+		{"num-warps", &s.NumWarps, f.numWarps}, {"num-stages", &s.NumStages, f.numStages},
+	} {
+		if fs.Changed(l.flag) {
+			*l.dst = l.val
 		}
 	}
-	if err := s.Validate(); err != nil {
-		return s, err
-	}
-	return s, nil
+	return s, s.Validate()
 }
 
-// command is the canonical command line that reproduces s: the target and
+// sweepCommand is the canonical command line that reproduces s: the target and
 // only the lists that differ from its default sweep, in a fixed order.
 func sweepCommand(verb string, s gen.Sweep, extra ...string) string {
 	d := gen.DefaultSweep(s.Target)
