@@ -520,13 +520,15 @@ func Patch(t *Tree, opt Options) (*Result, error) {
 	edits := map[string][]edit{}
 	what := map[string][]string{}
 	renamed := map[string]int{}
+	bare := map[string]bool{}
 	for _, st := range refs.sites {
 		if st.rename {
 			edits[st.Path] = append(edits[st.Path], edit{start: int(st.start), end: int(st.end), text: rec.Dispatcher})
 			renamed[st.Path]++
+			bare[st.Path] = bare[st.Path] || st.bare
 		}
 	}
-	if err := s.collisions(renamed, target); err != nil {
+	if err := s.collisions(bare, target); err != nil {
 		return nil, err
 	}
 
@@ -688,12 +690,17 @@ func (s *session) explain(err error) error {
 }
 
 // collisions refuses to rename a bare name in a file where the dispatcher's
-// name is already bound to something else: the renamed use would silently
-// denote that other thing.
-func (s *session) collisions(renamed map[string]int, target val) error {
+// name already means something else (a binding of its own, or a use that is
+// unbound or bound elsewhere): after the rename that use would silently
+// denote the dispatcher, or the renamed one the other thing, and --revert
+// could not tell them apart.
+func (s *session) collisions(bare map[string]bool, target val) error {
 	var lines []string
 	wired := val{path: target.path, name: s.rec.Dispatcher}
-	for p := range renamed {
+	for p, ok := range bare {
+		if !ok {
+			continue
+		}
 		fi := s.infos[p]
 		for _, sc := range fi.scopes {
 			for _, b := range sc.binds[s.rec.Dispatcher] {
@@ -702,6 +709,15 @@ func (s *session) collisions(renamed map[string]int, target val) error {
 				}
 				l, _ := lineCol(fi.st.src, int(fi.st.nodes[b.node].start))
 				lines = append(lines, fmt.Sprintf("%s:%d binds %s", p, l, s.rec.Dispatcher))
+			}
+		}
+		for _, u := range fi.uses {
+			if u.kind != uName || fi.st.text(u.node) != s.rec.Dispatcher || inBlocks(fi.blocks, fi.st.nodes[u.node].start) {
+				continue
+			}
+			if bs := lookup(fi, u.scope, s.rec.Dispatcher); len(bs) == 0 {
+				l, _ := lineCol(fi.st.src, int(fi.st.nodes[u.node].start))
+				lines = append(lines, fmt.Sprintf("%s:%d uses %s, which is not bound there", p, l, s.rec.Dispatcher))
 			}
 		}
 	}

@@ -26,6 +26,7 @@ type site struct {
 	Ref
 	start, end uint32 // the identifier to rename, when rename
 	rename     bool
+	bare       bool // the rename changes what a bare name binds or denotes (not an attribute)
 }
 
 func mkRef(fi *fileInfo, i int32, kind string) Ref {
@@ -107,7 +108,7 @@ func (r *resolver) references(target val, listStrings bool) refSet {
 					continue
 				}
 				if name == target.name {
-					rs.sites = append(rs.sites, site{Ref: mkRef(fi, u.node, useKindText(fi, u, "")), start: st.nodes[u.node].start, end: st.nodes[u.node].end, rename: true})
+					rs.sites = append(rs.sites, site{Ref: mkRef(fi, u.node, useKindText(fi, u, "")), start: st.nodes[u.node].start, end: st.nodes[u.node].end, rename: true, bare: true})
 				} else if alias {
 					rs.sites = append(rs.sites, site{Ref: mkRef(fi, u.node, useKindText(fi, u, "alias "+name))})
 				}
@@ -148,7 +149,7 @@ func (r *resolver) references(target val, listStrings bool) refSet {
 				kind = "import as " + b.name
 			}
 			if b.imported == target.name {
-				rs.sites = append(rs.sites, site{Ref: mkRef(fi, b.impNode, kind), start: st.nodes[b.impNode].start, end: st.nodes[b.impNode].end, rename: true})
+				rs.sites = append(rs.sites, site{Ref: mkRef(fi, b.impNode, kind), start: st.nodes[b.impNode].start, end: st.nodes[b.impNode].end, rename: true, bare: b.name == b.imported})
 			} else {
 				rs.sites = append(rs.sites, site{Ref: mkRef(fi, b.impNode, "import of re-export "+b.imported)})
 			}
