@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"os"
 	"testing"
 
@@ -17,10 +18,15 @@ func TestMain(m *testing.M) {
 	})
 }
 
+// update rewrites the expected output that scripts compare with cmp, as
+// 'go test ./... -update' does for every golden file of the module.
+var update = flag.Bool("update", false, "rewrite cmp golden files inside the scripts")
+
 func TestScript(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
+		UpdateScripts:       *update,
 		Cmds:                scriptCmds,
 	})
 }
