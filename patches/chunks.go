@@ -28,14 +28,21 @@ func topLevelStarts(src []byte) []int {
 	triple := false
 	cont := false
 	lineStart := true
+	var last byte // last significant byte of the line so far
 	for i := 0; i < len(src); i++ {
 		c := src[i]
 		if lineStart {
 			lineStart = false
-			if quote == 0 && depth == 0 && !cont && i > 0 && !isSpace(c) && c != '#' {
+			// tree-sitter reads "a.\nb" as one attribute (Python would not):
+			// a line ending in a dot continues, so both parses agree.
+			if quote == 0 && depth == 0 && !cont && last != '.' && i > 0 && !isSpace(c) && c != '#' {
 				starts = append(starts, i)
 			}
 			cont = false
+			last = 0
+		}
+		if quote == 0 && !isSpace(c) && c != '#' {
+			last = c
 		}
 		switch {
 		case quote != 0:
