@@ -28,21 +28,19 @@ func topLevelStarts(src []byte) []int {
 	triple := false
 	cont := false
 	lineStart := true
-	var last byte // last significant byte of the line so far
+	last := -1 // offset of the last significant byte of the line so far
 	for i := 0; i < len(src); i++ {
 		c := src[i]
 		if lineStart {
 			lineStart = false
-			// tree-sitter reads "a.\nb" as one attribute (Python would not):
-			// a line ending in a dot continues, so both parses agree.
-			if quote == 0 && depth == 0 && !cont && last != '.' && i > 0 && !isSpace(c) && c != '#' {
+			if quote == 0 && depth == 0 && !cont && !dangling(src, last) && i > 0 && !isSpace(c) && c != '#' {
 				starts = append(starts, i)
 			}
 			cont = false
-			last = 0
+			last = -1
 		}
 		if quote == 0 && !isSpace(c) && c != '#' {
-			last = c
+			last = i
 		}
 		switch {
 		case quote != 0:
@@ -98,6 +96,35 @@ func topLevelStarts(src []byte) []int {
 		pending = src[st] == '@'
 	}
 	return out
+}
+
+// dangling reports whether a line whose last significant byte is at last
+// cannot end a statement: it ends in an operator, a dot, a comma or a
+// keyword that needs more. Python rejects such a line; tree-sitter skips the
+// line break and reads on, so the next line must stay in the same chunk for
+// the partial parse to see what the whole parse sees. (Merging chunks only
+// costs time; splitting one is what could change a result.)
+func dangling(src []byte, last int) bool {
+	if last < 0 {
+		return false
+	}
+	c := src[last]
+	if bytes.IndexByte([]byte(".,=+-*/%&|^~<>@:!([{\\"), c) >= 0 {
+		return true
+	}
+	if !isIdent(c) {
+		return false
+	}
+	start := last
+	for start > 0 && isIdent(src[start-1]) {
+		start--
+	}
+	switch string(src[start : last+1]) {
+	case "and", "or", "not", "in", "is", "if", "else", "elif", "lambda", "import", "from", "as",
+		"await", "assert", "del", "for", "while", "with", "async", "def", "class", "global", "nonlocal", "except":
+		return true
+	}
+	return false
 }
 
 func continuation(line []byte) bool {
