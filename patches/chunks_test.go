@@ -105,3 +105,14 @@ func TestSyntaxErrorInReferencingStatementStops(t *testing.T) {
 		t.Fatalf("want a syntax-error problem at pkg/caller.py:9, got %v", err)
 	}
 }
+
+// On real code the chunker splits exactly where tree-sitter's top-level
+// statements start (so a partial parse is a whole parse of fewer
+// statements).
+func TestChunksMatchStatements(t *testing.T) {
+	for label, src := range goldenSources(t) {
+		if !statementsAgree(t, map[string][]byte{"x.py": src}) {
+			t.Errorf("%s: chunk starts differ from the whole parse's statements", label)
+		}
+	}
+}
