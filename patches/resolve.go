@@ -241,6 +241,9 @@ func parseChunked(ps *parser, p string, data []byte, rec *Recipe, extra []string
 		if st.err != nil {
 			return nil, nil // a whole parse reports the real error
 		}
+		if !chunksParsedApart(st, starts, ranges) {
+			return nil, nil // tree-sitter joined two chunks: trust only a whole parse
+		}
 		fi := analyze(p, st, rec, extra)
 		fi.words = have
 		grew := false
@@ -257,6 +260,26 @@ func parseChunked(ps *parser, p string, data []byte, rec *Recipe, extra []string
 		prev, last = ranges, fi
 	}
 	return nil, nil
+}
+
+// chunksParsedApart checks the partial parse against the chunking: every
+// chunk start inside the parsed ranges (but the file's first) must begin a
+// top-level statement. tree-sitter sometimes reads across a line break that
+// Python would end a statement at (a one-line def body ending in a comma),
+// and then the parse of the chunks alone may differ from the whole file's.
+func chunksParsedApart(st *syntaxTree, starts []int, ranges [][2]int) bool {
+	begins := map[int]bool{}
+	for c := st.nodes[0].first; c >= 0; c = st.nodes[c].next {
+		begins[int(st.nodes[c].start)] = true
+	}
+	for _, r := range ranges {
+		for _, s := range starts {
+			if s > 0 && s >= r[0] && s < r[1] && !begins[s] {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func sameRanges(a, b [][2]int) bool {
