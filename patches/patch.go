@@ -548,6 +548,11 @@ func Patch(t *Tree, opt Options) (*Result, error) {
 				ls := bytes.LastIndexByte(src[:env.st.nodes[first].start], '\n') + 1
 				indent = string(src[ls:env.st.nodes[first].start])
 			}
+			if strings.Trim(indent, " \t") != "" || indent == "" {
+				l, _ := lineCol(src, int(env.st.nodes[body].start))
+				return nil, &Problem{Msg: fmt.Sprintf("%s:%d: class %s keeps its body on the class line; register %s = %s(False) in it by hand",
+					env.path, l, rec.EnvironClass, rec.Gate, rec.EnvironField)}
+			}
 			at := lineEnd(src, int(env.st.nodes[body].end))
 			eol := eolAt(src, at)
 			text := eol + strings.Join(renderGate(rec, indent), eol)
