@@ -560,8 +560,12 @@ func Patch(t *Tree, opt Options) (*Result, error) {
 			what[env.path] = append(what[env.path], "gate "+rec.Gate+" registered in class "+rec.EnvironClass)
 		}
 	}
+	// A module inside a package (regular, or a namespace package without
+	// __init__.py, as some SGLang directories are) imports its sibling
+	// relatively; only a module at the top of the import path uses a plain
+	// import, which would fail inside a package.
 	kstem := strings.TrimSuffix(rec.KernelModule, ".py")
-	if s.r.idx.files[joinPath(dirOf(mod), "__init__.py")] {
+	if strings.Contains(s.moduleName(mod), ".") {
 		g.kernelImp = "from . import " + kstem + " as mma_kernel"
 	} else {
 		g.kernelImp = "import " + kstem + " as mma_kernel"
