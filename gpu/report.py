@@ -12,6 +12,25 @@ import json
 import sys
 
 
+def best_per_shape(r):
+    """(batch, topk, fastest passing MMA row, SIMT row or None) per timed shape,
+    by CUDA-graph time where measured, as `mlagen select` chooses."""
+    failed = {x["variant"] for x in r["correctness"] if not x["passed"]}
+    shapes = sorted(
+        {(t["batch"], t["topk"]) for t in r["timing"]}, key=lambda s: (s[1], s[0])
+    )
+    for b, k in shapes:
+        rows = [t for t in r["timing"] if (t["batch"], t["topk"]) == (b, k)]
+        simt = next((t for t in rows if t["variant"] == "simt_baseline"), None)
+        mma = [
+            t
+            for t in rows
+            if t["variant"] != "simt_baseline" and t["variant"] not in failed
+        ]
+        if mma:
+            yield b, k, min(mma, key=lambda t: t["graph_us"] or t["us"]), simt
+
+
 def main(results_path, calib_path):
     with open(results_path) as f:
         r = json.load(f)
@@ -77,15 +96,7 @@ def main(results_path, calib_path):
         "| topk | B | fastest passing variant | µs | CUDA-graph µs | TFLOP/s | GB/s | floor µs | roofline | SIMT µs | vs SIMT |"
     )
     out.append("|---|---|---|---|---|---|---|---|---|---|---|")
-    for b, k in shapes:
-        rows = [t for t in r["timing"] if (t["batch"], t["topk"]) == (b, k)]
-        simt = next((t for t in rows if t["variant"] == "simt_baseline"), None)
-        mma = [
-            t
-            for t in rows
-            if t["variant"] != "simt_baseline" and t["variant"] not in failed
-        ]
-        best = min(mma, key=lambda t: t["graph_us"] or t["us"])
+    for b, k, best, simt in best_per_shape(r):
         g = f"{best['graph_us']:.1f}" if best["graph_us"] else "-"
         out.append(
             f"| {k} | {b} | {best['variant']} | {best['us']:.1f} | {g} | {best['tflops']:.0f} | {best['gbps']:.0f} | {best['floor_us']:.1f} | {best['roofline_frac']:.1%} | "

@@ -8,6 +8,8 @@ speed-up over the per-head SIMT baseline.
 import json
 import sys
 
+from report import best_per_shape
+
 
 def summarize(path):
     with open(path) as f:
@@ -20,23 +22,10 @@ def summarize(path):
         f"\n{r['target']} on {r['gpu']}, torch {r['torch']}, triton {r['triton']}, {r['date']}: "
         f"{ok}/{len(r['correctness'])} correctness rows passed; failed variants: {sorted(failed) or 'none'}"
     )
-    shapes = sorted(
-        {(t["batch"], t["topk"]) for t in r["timing"]}, key=lambda s: (s[1], s[0])
-    )
     print(
         f"{'topk':>5} {'B':>4} {'best variant':28} {'us':>9} {'graph us':>9} {'floor':>7} {'roofline':>8} {'SIMT us':>9} {'xSIMT':>7}"
     )
-    for b, k in shapes:
-        rows = [t for t in r["timing"] if (t["batch"], t["topk"]) == (b, k)]
-        simt = next((t for t in rows if t["variant"] == "simt_baseline"), None)
-        mma = [
-            t
-            for t in rows
-            if t["variant"] != "simt_baseline" and t["variant"] not in failed
-        ]
-        if not mma:
-            continue
-        best = min(mma, key=lambda t: t["graph_us"] or t["us"])
+    for b, k, best, simt in best_per_shape(r):
         g = f"{best['graph_us']:.1f}" if best["graph_us"] else "-"
         s = f"{simt['us']:.0f}" if simt else "-"
         x = f"{simt['us'] / best['us']:.0f}x" if simt else "-"
