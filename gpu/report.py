@@ -84,7 +84,6 @@ def main(results_path, calib_path):
             f"| {x['variant']} | {'fits' if x['fits'] else 'refused'} | {x['pred_smem']:,} | {x.get('smem', 0):,} | {x['pred_regs']} | {x.get('regs')} | {x.get('spill')} | {agree} |"
         )
     out.append("")
-    failed = {x["variant"] for x in r["correctness"] if not x["passed"]}
     shapes = sorted(
         {(t["batch"], t["topk"]) for t in r["timing"]}, key=lambda s: (s[1], s[0])
     )
