@@ -24,12 +24,12 @@ Exit status: 0 at least one variant fits, 1 none fits, 2 bad flags.
 `
 
 func runBudget(e *env, args []string) int {
-	fs := newFlagSet("budget", budgetUsage, e)
+	fs := newFlagSet("budget", e)
 	var sf sweepFlags
 	sf.register(fs)
 	asJSON := fs.Bool("json", false, "print JSON instead of text")
 	table := fs.Bool("table", false, "one line per variant instead of the breakdowns")
-	if done, code := parseFlags(fs, e, args); done {
+	if done, code := parseFlags(fs, e, args, budgetUsage); done {
 		return code
 	}
 	if fs.NArg() > 0 {

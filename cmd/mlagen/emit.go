@@ -42,14 +42,14 @@ type fileStatus struct {
 }
 
 func runEmit(e *env, args []string) int {
-	fs := newFlagSet("emit", emitUsage, e)
+	fs := newFlagSet("emit", e)
 	var sf sweepFlags
 	sf.register(fs)
 	out := fs.String("out", "", "output directory (default kernels/<target>, e.g. kernels/sm120)")
 	dryRun := fs.Bool("dry-run", false, "write nothing; list what would be written")
 	check := fs.Bool("check", false, "write nothing; exit 1 when the directory differs from what would be emitted")
 	asJSON := fs.Bool("json", false, "print a JSON report instead of tables")
-	if done, code := parseFlags(fs, e, args); done {
+	if done, code := parseFlags(fs, e, args, emitUsage); done {
 		return code
 	}
 	if fs.NArg() > 0 {

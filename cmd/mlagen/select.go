@@ -29,12 +29,12 @@ Exit status: 0 written, 1 unusable results, 2 bad flags.
 `
 
 func runSelect(e *env, args []string) int {
-	fs := newFlagSet("select", selectUsage, e)
+	fs := newFlagSet("select", e)
 	var sf sweepFlags
 	sf.register(fs)
 	out := fs.String("out", "", "kernel directory to update (default kernels/<target>)")
 	dryRun := fs.Bool("dry-run", false, "print the table; write nothing")
-	if done, code := parseFlags(fs, e, args); done {
+	if done, code := parseFlags(fs, e, args, selectUsage); done {
 		return code
 	}
 	if fs.NArg() != 1 {

@@ -85,27 +85,26 @@ func joinInts(ns []int) string {
 	return strings.Join(s, ",")
 }
 
-// newFlagSet makes a FlagSet that reports errors instead of exiting, with
-// usage text built from the command's own description.
-func newFlagSet(name, usage string, e *env) *pflag.FlagSet {
+// newFlagSet makes a FlagSet that reports errors instead of exiting.
+func newFlagSet(name string, e *env) *pflag.FlagSet {
 	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
 	fs.SetOutput(e.stderr)
 	fs.SortFlags = false
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), usage)
-		fmt.Fprintln(fs.Output(), "\nFlags:")
-		fs.PrintDefaults()
-	}
+	// pflag calls Usage itself on --help and on errors; parseFlags prints
+	// the help once, to stdout, and errors get a one-line pointer instead.
+	fs.Usage = func() {}
 	return fs
 }
 
 // parseFlags parses args; it returns (done, code): done when --help was
-// asked for or parsing failed.
-func parseFlags(fs *pflag.FlagSet, e *env, args []string) (bool, int) {
+// asked for (usage and the flags go to stdout) or parsing failed.
+func parseFlags(fs *pflag.FlagSet, e *env, args []string, usage string) (bool, int) {
 	err := fs.Parse(args)
 	if err == pflag.ErrHelp {
+		fmt.Fprint(e.stdout, usage)
+		fmt.Fprintln(e.stdout, "\nFlags:")
 		fs.SetOutput(e.stdout)
-		fs.Usage()
+		fs.PrintDefaults()
 		return true, exitOK
 	}
 	if err != nil {
