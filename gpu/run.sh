@@ -16,7 +16,7 @@ for d in "$@"; do
   python3 "kernels/$d/harness.py" --out "$OUT/$d.json" "${args[@]}" 2>&1 | tee "$OUT/$d.log" | grep -v "^mma\|^simt" || rc=1
   if [ -f "calib/$d.budget.json" ]; then
     python3 calib/calibrate.py --budget "calib/$d.budget.json" --kernel "kernels/$d/sparse_mla_mma.py" \
-      --json "$OUT/$d.calib.json" --jobs 8 > "$OUT/$d.calib.log" 2>&1 || rc=1
+      --known "calib/known-$d.txt" --json "$OUT/$d.calib.json" --jobs 8 > "$OUT/$d.calib.log" 2>&1 || rc=1
     tail -1 "$OUT/$d.calib.log"
   fi
 done
