@@ -18,6 +18,7 @@ It fails (exit 1) when the model is wrong in a way that matters:
 """
 
 import argparse
+import functools
 import importlib.util
 import json
 import multiprocessing
@@ -35,7 +36,9 @@ from triton.compiler import ASTSource
 SMEM_SLACK = 0.05
 
 
+@functools.lru_cache(maxsize=None)
 def load_kernel(path):
+    # Once per worker process: every job of a sweep compiles the same kernel.
     # The module's launcher needs torch; its @triton.jit kernels do not, and
     # compiling them is all this does, so a bare stand-in lets the
     # calibration run where only Triton is installed.

@@ -33,7 +33,6 @@ type File struct {
 
 // Emission is everything one `mlagen emit` produces, before it is written.
 type Emission struct {
-	Sweep     Sweep
 	Command   string
 	Budgets   []Budget
 	Selection Selection
@@ -58,7 +57,7 @@ func Emit(s Sweep, command string, sel *Selection) (Emission, error) {
 	if err := s.Validate(); err != nil {
 		return Emission{}, err
 	}
-	e := Emission{Sweep: s, Command: command, Budgets: CheckSweep(s)}
+	e := Emission{Command: command, Budgets: CheckSweep(s)}
 	fits := map[string]bool{}
 	for _, b := range e.Fitting() {
 		fits[b.Name] = true

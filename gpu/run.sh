@@ -11,9 +11,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | t
 python3 -c 'import torch, triton; print("torch", torch.__version__, "triton", triton.__version__)' | tee -a "$OUT/gpu.txt"
 rc=0
 for d in "$@"; do
-  args=()
-  [ -n "${HARNESS_ARGS:-}" ] && args=($HARNESS_ARGS)
-  python3 "kernels/$d/harness.py" --out "$OUT/$d.json" "${args[@]}" 2>&1 | tee "$OUT/$d.log" | grep -v "^mma\|^simt" || rc=1
+  python3 "kernels/$d/harness.py" --out "$OUT/$d.json" 2>&1 | tee "$OUT/$d.log" | grep -v "^mma\|^simt" || rc=1
   if [ -f "calib/$d.budget.json" ]; then
     python3 calib/calibrate.py --budget "calib/$d.budget.json" --kernel "kernels/$d/sparse_mla_mma.py" \
       --known "calib/known-$d.txt" --json "$OUT/$d.calib.json" --jobs 8 > "$OUT/$d.calib.log" 2>&1 || rc=1

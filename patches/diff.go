@@ -31,20 +31,6 @@ type diffOp struct {
 	line string // with its line ending
 }
 
-func splitLines(s string) []string {
-	var out []string
-	for len(s) > 0 {
-		i := strings.IndexByte(s, '\n')
-		if i < 0 {
-			out = append(out, s)
-			break
-		}
-		out = append(out, s[:i+1])
-		s = s[i+1:]
-	}
-	return out
-}
-
 func lineDiff(a, b string) []diffOp {
 	dmp := diffmatchpatch.New()
 	ca, cb, lines := dmp.DiffLinesToRunes(a, b)

@@ -71,9 +71,8 @@ func Verify(t *Tree, opt Options) (*Report, error) {
 	}
 	wired := s.r.references(val{path: mod, name: rec.Dispatcher}, false)
 	missed := s.r.references(val{path: mod, name: rec.Old}, true)
-	for _, c := range append(wired.conflicts, missed.conflicts...) {
-		rep.Problems = append(rep.Problems, c)
-	}
+	rep.Problems = append(rep.Problems, wired.conflicts...)
+	rep.Problems = append(rep.Problems, missed.conflicts...)
 	files := map[string]bool{}
 	for _, st := range wired.sites {
 		rep.Wired = append(rep.Wired, st.Ref)

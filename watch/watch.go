@@ -73,16 +73,15 @@ type watcher struct {
 	det   sglanglog.Detector
 	rep   *Report
 
-	seen      map[sglanglog.Kind]*seenPhase
-	order     []sglanglog.Kind
-	last      *seenPhase // last phase reached
-	firstLog  time.Time  // first stamp in the log
-	lastLine  string
-	lastAt    time.Time
-	quietAt   time.Time // when an open failure counts as complete
-	openLine  int       // first line of the open failure
-	openAt    time.Time // when that line was read
-	startedAt time.Time // of the server, when the watch started it
+	seen     map[sglanglog.Kind]*seenPhase
+	order    []sglanglog.Kind
+	last     *seenPhase // last phase reached
+	firstLog time.Time  // first stamp in the log
+	lastLine string
+	lastAt   time.Time
+	quietAt  time.Time // when an open failure counts as complete
+	openLine int       // first line of the open failure
+	openAt   time.Time // when that line was read
 }
 
 type seenPhase struct {
