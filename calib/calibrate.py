@@ -19,6 +19,7 @@ It fails (exit 1) when the model is wrong in a way that matters:
 
 import argparse
 import functools
+import glob
 import importlib.util
 import json
 import multiprocessing
@@ -32,12 +33,13 @@ import types
 import triton
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
+from triton.experimental.gluon._runtime import GluonASTSource
 
 SMEM_SLACK = 0.05
 
 
 @functools.lru_cache(maxsize=None)
-def load_kernel(path):
+def load_kernel(path, name):
     # Once per worker process: every job of a sweep compiles the same kernel.
     # The module's launcher needs torch; its @triton.jit kernels do not, and
     # compiling them is all this does, so a bare stand-in lets the
@@ -49,13 +51,13 @@ def load_kernel(path):
     spec = importlib.util.spec_from_file_location("calib_kernel", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module._mma_decode_kernel
+    return getattr(module, name), getattr(module, "_WS_MAXNREG", None)
 
 
 def signature(fn, split_k):
     sig = {}
     for name in fn.arg_names:
-        if name in ("HAS_TOPK_LENGTH", "BLOCK_H", "BLOCK_T", "SPLIT_K"):
+        if name in ("HAS_TOPK_LENGTH", "BLOCK_H", "BLOCK_T", "SPLIT_K", "NUM_BUFS"):
             sig[name] = "constexpr"
         elif name == "Q":
             sig[name] = "*bf16"
@@ -76,7 +78,10 @@ def signature(fn, split_k):
 
 def compile_one(job):
     kernel_path, cap, v = job
-    fn = load_kernel(kernel_path)
+    ws = v["warp_specialized"]
+    fn, maxnreg = load_kernel(
+        kernel_path, "_ws_decode_kernel" if ws else "_mma_decode_kernel"
+    )
     sig = signature(fn, v["split_k"])
     # What the JIT does at run time: pointers and ints divisible by 16 are
     # marked so (every stride and page size is, for H = 64, topk 512/2048).
@@ -85,23 +90,22 @@ def compile_one(job):
         for i, n in enumerate(fn.arg_names)
         if sig[n] not in ("constexpr", "fp32")
     }
-    src = ASTSource(
-        fn=fn,
-        signature=sig,
-        constexprs={
-            "HAS_TOPK_LENGTH": True,
-            "BLOCK_H": v["block_h"],
-            "BLOCK_T": v["block_t"],
-            "SPLIT_K": v["split_k"],
-        },
-        attrs=attrs,
-    )
+    constexprs = {
+        "HAS_TOPK_LENGTH": True,
+        "BLOCK_H": v["block_h"],
+        "BLOCK_T": v["block_t"],
+        "SPLIT_K": v["split_k"],
+    }
+    options = {"num_warps": v["num_warps"], "num_stages": v["num_stages"]}
+    if ws:
+        # The Gluon kernel: stages are its K buffers, and it is launched at
+        # a fixed register count that setmaxnreg divides between partitions.
+        constexprs["NUM_BUFS"] = v["num_stages"]
+        options = {"num_warps": v["num_warps"], "maxnreg": maxnreg}
+    source = GluonASTSource if ws else ASTSource
+    src = source(fn=fn, signature=sig, constexprs=constexprs, attrs=attrs)
     try:
-        ck = triton.compile(
-            src,
-            target=GPUTarget("cuda", cap, 32),
-            options={"num_warps": v["num_warps"], "num_stages": v["num_stages"]},
-        )
+        ck = triton.compile(src, target=GPUTarget("cuda", cap, 32), options=options)
     except Exception as e:  # a variant the compiler rejects outright
         return {**v, "error": str(e).splitlines()[0][:200]}
     ptx = ck.asm["ptx"]
@@ -130,9 +134,33 @@ def compile_one(job):
 
 
 def parse_name(name):
-    m = re.fullmatch(r"mma_h(\d+)_t(\d+)_k(\d+)_w(\d+)_s(\d+)", name)
-    h, t, k, w, s = map(int, m.groups())
-    return {"block_h": h, "block_t": t, "split_k": k, "num_warps": w, "num_stages": s}
+    m = re.fullmatch(r"(mma|ws)_h(\d+)_t(\d+)_k(\d+)_w(\d+)_s(\d+)", name)
+    h, t, k, w, s = map(int, m.groups()[1:])
+    return {
+        "block_h": h,
+        "block_t": t,
+        "split_k": k,
+        "num_warps": w,
+        "num_stages": s,
+        "warp_specialized": m.group(1) == "ws",
+    }
+
+
+def kernel_file(bundle, variant):
+    """The module to compile a variant from: the bundle, or for a warp-specialised
+    variant the bundle does not carry, its own emitted module beside it."""
+    if not variant.startswith("ws_"):
+        return bundle
+    with open(bundle) as f:
+        if "def _ws_decode_kernel(" in f.read():
+            return bundle
+    own = os.path.join(os.path.dirname(bundle), variant + ".py")
+    if os.path.exists(own):
+        return own
+    others = sorted(glob.glob(os.path.join(os.path.dirname(bundle), "ws_*.py")))
+    if not others:
+        sys.exit(f"{variant}: no module with _ws_decode_kernel beside {bundle}")
+    return others[0]
 
 
 def judge(row, limit):
@@ -167,7 +195,10 @@ def main():
     )
     ap.add_argument("--budget", required=True, help="output of mlagen budget --json")
     ap.add_argument(
-        "--kernel", required=True, help="an emitted module holding _mma_decode_kernel"
+        "--kernel",
+        required=True,
+        help="the emitted sparse_mla_mma.py (warp-specialised variants it lacks "
+        "are compiled from their own modules beside it)",
     )
     ap.add_argument("--json", help="write the rows here")
     ap.add_argument("--markdown", help="write the calibration table here")
@@ -183,8 +214,9 @@ def main():
         budget = json.load(f)
     cap = int(budget["target"].split("_")[1])
     limit = budget["variants"][0]["smem_limit"]
+    bundle = os.path.abspath(args.kernel)
     jobs = [
-        (os.path.abspath(args.kernel), cap, parse_name(b["variant"]))
+        (kernel_file(bundle, b["variant"]), cap, parse_name(b["variant"]))
         for b in budget["variants"]
     ]
     with multiprocessing.get_context("spawn").Pool(args.jobs) as pool:

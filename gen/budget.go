@@ -65,6 +65,9 @@ func usesWGMMA(t Target, v Variant) bool {
 // not fit gets Fits=false and the reasons; Nearest is filled by CheckSweep.
 func Check(t Target, v Variant) Budget {
 	b := Budget{Variant: v, Name: v.Name(), Target: t.Name, SmemLimit: t.SmemLimit, RegsLimit: MaxRegsPerThread}
+	if v.WarpSpec {
+		return checkWarpSpec(t, b)
+	}
 	wg := usesWGMMA(t, v)
 	const headDim, bf16, fp8 = 512, 2, 1
 
@@ -136,7 +139,12 @@ func Check(t Target, v Variant) Budget {
 	for _, it := range b.Regs {
 		b.RegsEst += it.Value
 	}
+	return judge(t, b)
+}
 
+// judge adds the reasons a budget does not fit its target.
+func judge(t Target, b Budget) Budget {
+	threads := b.Variant.Threads()
 	if b.SmemBytes > t.SmemLimit {
 		b.Reasons = append(b.Reasons, fmt.Sprintf("shared memory %s B > %s B limit of %s", commas(b.SmemBytes), commas(t.SmemLimit), t.Name))
 	}
@@ -148,6 +156,55 @@ func Check(t Target, v Variant) Budget {
 	}
 	b.Fits = len(b.Reasons) == 0
 	return b
+}
+
+// checkWarpSpec budgets the warp-specialised family. Its registers are set,
+// not estimated: the program is launched at WSMaxRegs per thread and
+// setmaxnreg hands the producer WSProducerRegs and the consumers what is left,
+// so the question is whether each partition's need fits its share.
+func checkWarpSpec(t Target, b Budget) Budget {
+	v := b.Variant
+	const headDim, bf16 = 512, 2
+	b.Operands = "wgmma, warp-specialised: a producer warp group gathers and dequantises K into shared memory; two consumer warp groups run the MMAs"
+	b.Smem = []Item{
+		{"q", v.BlockH * headDim * bf16, "Q tile [BLOCK_H, 512] bf16, the score MMA's A operand"},
+		{"k_ring", v.NumStages * v.BlockT * headDim * bf16, fmt.Sprintf("%d K buffers [BLOCK_T, 512] bf16: the producer fills one while the consumers read another", v.NumStages)},
+		{"reduce", 4096, "consumers' scratch for the row max/sum across the two warp groups and the probabilities' layout change"},
+		// Measured 4,124 B (1 buffer) and 4,132 B (2) for reduce + sync:
+		// the barriers and the producer's captured arguments, padded.
+		{"sync", 16*v.NumStages + 64, "ready/empty mbarrier per buffer and the producer's captured arguments (a bound: alignment varies by a few bytes)"},
+	}
+	for _, it := range b.Smem {
+		b.SmemBytes += it.Value
+	}
+	consumers := 32 * v.NumWarps
+	consumerRegs := (WSMaxRegs*v.Threads() - WSProducerRegs*32*WSProducerWarps) / consumers / 8 * 8
+	acc := v.BlockH * headDim / consumers
+	pk := 2 * v.BlockH * v.BlockT / consumers
+	consumerNeed := acc + pk + 30
+	// The producer holds one gathered tile in flight: 584 bytes per token
+	// over its threads, 4 bytes a register.
+	raw := (v.BlockT*584 + 32*WSProducerWarps*4 - 1) / (32 * WSProducerWarps * 4)
+	producerNeed := raw + 30
+	b.Regs = []Item{
+		{"acc", acc, "consumers: fp32 accumulator [BLOCK_H, 512] over the consumer threads"},
+		{"p_k", pk, "consumers: scores/probabilities [BLOCK_H, BLOCK_T] fp32 and their bf16 copy"},
+		{"overhead", 30, "consumers: softmax state, indices, addresses (fitted)"},
+		{"consumer_max", consumerRegs, fmt.Sprintf("what setmaxnreg leaves the %d consumer warps", v.NumWarps)},
+		{"raw_tile", raw, "producer: one gathered tile (fp8 nope, rope, scale words) in flight"},
+		{"producer_max", WSProducerRegs, fmt.Sprintf("setmaxnreg for the %d producer warps", WSProducerWarps)},
+	}
+	b.RegsEst = WSMaxRegs
+	if t.Path != PathWGMMA {
+		b.Reasons = append(b.Reasons, fmt.Sprintf("the warp-specialised kernel needs wgmma (sm_90); %s has %s", t.Name, t.Path))
+	}
+	if consumerNeed > consumerRegs {
+		b.Reasons = append(b.Reasons, fmt.Sprintf("consumers need about %d registers per thread > the %d setmaxnreg leaves them", consumerNeed, consumerRegs))
+	}
+	if producerNeed > WSProducerRegs {
+		b.Reasons = append(b.Reasons, fmt.Sprintf("producer needs about %d registers per thread > its %d", producerNeed, WSProducerRegs))
+	}
+	return judge(t, b)
 }
 
 // CheckSweep budgets every variant of s and, for each refusal, names the
@@ -175,7 +232,7 @@ func Nearest(t Target, v Variant) (Variant, bool) {
 		for _, bt := range []int{16, 32, 64, 128} {
 			for _, w := range []int{4, 8, 16} {
 				for _, st := range []int{1, 2, 3} {
-					c := Variant{h, bt, v.SplitK, w, st}
+					c := Variant{BlockH: h, BlockT: bt, SplitK: v.SplitK, NumWarps: w, NumStages: st}
 					if !Check(t, c).Fits {
 						continue
 					}

@@ -78,17 +78,20 @@ func Emit(s Sweep, command string, sel *Selection) (Emission, error) {
 		return e, err
 	}
 	for _, b := range e.Fitting() {
-		data, err := r.render("variant.py.tmpl", map[string]any{"Command": command, "Target": s.Target, "V": b.Variant, "Budget": b})
+		data, err := r.render("variant.py.tmpl", map[string]any{"Command": command, "Target": s.Target, "V": b.Variant, "Budget": b, "WS": wsConstants})
 		if err != nil {
 			return e, fmt.Errorf("render %s: %w", b.Name, err)
 		}
 		e.Files = append(e.Files, File{b.Name + ".py", data})
 	}
+	configs := selectedBudgets(e)
 	common := map[string]any{
 		"Command": command, "Target": s.Target, "Sweep": s,
 		"Budgets": e.Budgets, "Fitting": e.Fitting(), "Selection": e.Selection,
 		"BlockT": simtBlockT, "NumWarps": simtNumWarps, "Calibrated": CalibratedWith,
-		"Configs": selectedBudgets(e), "SIMT": SIMTName,
+		"Configs": configs, "SIMT": SIMTName, "WS": wsConstants,
+		"HasWS": slices.ContainsFunc(configs, func(b Budget) bool { return b.Variant.WarpSpec }),
+		"HasMMA": slices.ContainsFunc(configs, func(b Budget) bool { return !b.Variant.WarpSpec }),
 	}
 	for _, f := range []struct{ name, tmpl string }{
 		{SIMTName + ".py", "simt.py.tmpl"},
@@ -125,11 +128,29 @@ func selectedBudgets(e Emission) []Budget {
 	return out
 }
 
+// wsConstants are the warp-specialised family's fixed settings, rendered
+// into the modules from the same constants the budget model uses.
+var wsConstants = map[string]int{"ProducerWarps": WSProducerWarps, "ProducerRegs": WSProducerRegs, "MaxRegs": WSMaxRegs}
+
 type renderer struct{ t *template.Template }
 
 func newRenderer() (*renderer, error) {
 	t, err := template.New("").Funcs(template.FuncMap{
 		"commas": commas,
+		"dict": func(kv ...any) (map[string]any, error) {
+			if len(kv)%2 != 0 {
+				return nil, fmt.Errorf("dict: odd number of arguments")
+			}
+			m := map[string]any{}
+			for i := 0; i < len(kv); i += 2 {
+				k, ok := kv[i].(string)
+				if !ok {
+					return nil, fmt.Errorf("dict: key %v is not a string", kv[i])
+				}
+				m[k] = kv[i+1]
+			}
+			return m, nil
+		},
 		"join":   strings.Join,
 		"boundText": func(n int) string {
 			if n == 0 {

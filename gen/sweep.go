@@ -11,6 +11,10 @@ type Sweep struct {
 	SplitK    []int
 	NumWarps  []int
 	NumStages []int
+	// WSSplitK lists the SPLIT_K values of the warp-specialised family
+	// (BLOCK_H 64, BLOCK_T 64, 8 consumer warps, 2 K buffers), added after
+	// the cross product; empty leaves the family out.
+	WSSplitK []int
 }
 
 // DefaultSweep is the curated sweep for a target: tens of variants that span
@@ -37,6 +41,11 @@ func DefaultSweep(t Target) Sweep {
 		s.BlockT = []int{16, 32}
 		s.NumWarps = []int{4, 8}
 	}
+	if t.Path == PathWGMMA {
+		// Measured on the H200 (gpu/NOTES.md): 1 and 2 serve large
+		// batches, 4 and 8 batch 16, 32 batch 1.
+		s.WSSplitK = []int{1, 2, 4, 8, 16, 32}
+	}
 	return s
 }
 
@@ -50,7 +59,7 @@ func (s Sweep) Variants() []Variant {
 			for _, k := range s.SplitK {
 				for _, w := range s.NumWarps {
 					for _, st := range s.NumStages {
-						v := Variant{h, t, k, w, st}
+						v := Variant{BlockH: h, BlockT: t, SplitK: k, NumWarps: w, NumStages: st}
 						if !seen[v] {
 							seen[v] = true
 							out = append(out, v)
@@ -58,6 +67,13 @@ func (s Sweep) Variants() []Variant {
 					}
 				}
 			}
+		}
+	}
+	for _, k := range s.WSSplitK {
+		v := Variant{BlockH: 64, BlockT: 64, SplitK: k, NumWarps: 8, NumStages: 2, WarpSpec: true}
+		if !seen[v] {
+			seen[v] = true
+			out = append(out, v)
 		}
 	}
 	return out

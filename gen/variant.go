@@ -15,21 +15,53 @@ type Variant struct {
 	SplitK    int // programs per (batch, head block), merged by a log-sum-exp combine
 	NumWarps  int
 	NumStages int
+	// WarpSpec selects the warp-specialised family (Gluon, sm_90): a
+	// producer warp group gathers and dequantises K tiles into a ring of
+	// NumStages shared-memory buffers while NumWarps consumer warps run the
+	// wgmma, so the gather latency hides behind the tensor cores.
+	WarpSpec bool
 }
 
+// Warp-specialised family constants, shared by the budget model and the
+// template: 4 producer warps at 112 registers each (setmaxnreg), and the
+// whole program launched at 168 registers per thread, which is what 12 warps
+// may hold (65,536 / 384, rounded down to a multiple of 8).
+const (
+	WSProducerWarps = 4
+	WSProducerRegs  = 112
+	WSMaxRegs       = 168
+)
+
 // Name is the variant's module name, stable so that file names and golden
-// files do not churn: mma_h64_t32_k4_w8_s2.
+// files do not churn: mma_h64_t32_k4_w8_s2, or ws_h64_t64_k2_w8_s2 for the
+// warp-specialised family.
 func (v Variant) Name() string {
-	return fmt.Sprintf("mma_h%d_t%d_k%d_w%d_s%d", v.BlockH, v.BlockT, v.SplitK, v.NumWarps, v.NumStages)
+	return fmt.Sprintf("%s_h%d_t%d_k%d_w%d_s%d", v.family(), v.BlockH, v.BlockT, v.SplitK, v.NumWarps, v.NumStages)
+}
+
+func (v Variant) family() string {
+	if v.WarpSpec {
+		return "ws"
+	}
+	return "mma"
 }
 
 func (v Variant) String() string {
+	if v.WarpSpec {
+		return fmt.Sprintf("BLOCK_H=%d BLOCK_T=%d SPLIT_K=%d consumer warps=%d K buffers=%d (warp-specialised)",
+			v.BlockH, v.BlockT, v.SplitK, v.NumWarps, v.NumStages)
+	}
 	return fmt.Sprintf("BLOCK_H=%d BLOCK_T=%d SPLIT_K=%d num_warps=%d num_stages=%d",
 		v.BlockH, v.BlockT, v.SplitK, v.NumWarps, v.NumStages)
 }
 
-// Threads is the number of threads per program.
-func (v Variant) Threads() int { return 32 * v.NumWarps }
+// Threads is the number of threads per program, producer warps included.
+func (v Variant) Threads() int {
+	if v.WarpSpec {
+		return 32 * (v.NumWarps + WSProducerWarps)
+	}
+	return 32 * v.NumWarps
+}
 
 // Validate reports what makes a variant impossible to compile at all (as
 // opposed to not fitting a target, which Check decides).
@@ -52,6 +84,14 @@ func (v Variant) Validate() error {
 	if v.NumStages < 1 {
 		errs = append(errs, fmt.Errorf("num_stages=%d: must be at least 1", v.NumStages))
 	}
+	if v.WarpSpec && len(errs) == 0 {
+		// The template's layouts are written for this one shape: two
+		// consumer warp groups splitting the 512 output columns of 64 heads,
+		// and a producer covering 64 token rows in 4 warps.
+		if v.BlockH != 64 || v.BlockT != 64 || v.NumWarps != 8 {
+			errs = append(errs, fmt.Errorf("%s: the warp-specialised kernel is written for BLOCK_H=64, BLOCK_T=64 and 8 consumer warps", v.Name()))
+		}
+	}
 	return errors.Join(errs...)
 }
 
@@ -61,9 +101,10 @@ func isPow2(n int) bool { return n > 0 && n&(n-1) == 0 }
 func ParseVariantName(name string) (Variant, error) {
 	var v Variant
 	fields := strings.Split(name, "_")
-	if len(fields) != 6 || fields[0] != "mma" {
-		return v, fmt.Errorf("variant name %q: want mma_h<H>_t<T>_k<K>_w<W>_s<S>", name)
+	if len(fields) != 6 || (fields[0] != "mma" && fields[0] != "ws") {
+		return v, fmt.Errorf("variant name %q: want mma_h<H>_t<T>_k<K>_w<W>_s<S> (or ws_... for the warp-specialised family)", name)
 	}
+	v.WarpSpec = fields[0] == "ws"
 	dst := []*int{&v.BlockH, &v.BlockT, &v.SplitK, &v.NumWarps, &v.NumStages}
 	for i, prefix := range []string{"h", "t", "k", "w", "s"} {
 		f := fields[i+1]

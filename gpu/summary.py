@@ -8,7 +8,7 @@ speed-up over the per-head SIMT baseline.
 import json
 import sys
 
-from report import best_per_shape
+from report import best_per_shape, served
 
 
 def summarize(path):
@@ -27,10 +27,10 @@ def summarize(path):
     )
     for b, k, best, simt in best_per_shape(r):
         g = f"{best['graph_us']:.1f}" if best["graph_us"] else "-"
-        s = f"{simt['us']:.0f}" if simt else "-"
-        x = f"{simt['us'] / best['us']:.0f}x" if simt else "-"
+        s = f"{served(simt):.0f}" if simt else "-"
+        x = f"{served(simt) / served(best):.0f}x" if simt else "-"
         print(
-            f"{k:>5} {b:>4} {best['variant']:28} {best['us']:9.1f} {g:>9} {best['floor_us']:7.1f} {best['roofline_frac']:8.1%} {s:>9} {x:>7}"
+            f"{k:>5} {b:>4} {best['variant']:28} {best['us']:9.1f} {g:>9} {best['floor_us']:7.1f} {best['floor_us'] / served(best):8.1%} {s:>9} {x:>7}"
         )
 
 

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/mlagen/mlagen/gen"
@@ -19,6 +20,7 @@ type sweepFlags struct {
 	splitK    []int
 	numWarps  []int
 	numStages []int
+	wsSplitK  string
 }
 
 func (f *sweepFlags) register(fs *pflag.FlagSet) {
@@ -29,6 +31,7 @@ func (f *sweepFlags) register(fs *pflag.FlagSet) {
 	fs.IntSliceVar(&f.splitK, "split-k", nil, "programs per (batch, head block) over the token list, >= 1")
 	fs.IntSliceVar(&f.numWarps, "num-warps", nil, "warps per program: 1, 2, 4, 8 or 16")
 	fs.IntSliceVar(&f.numStages, "num-stages", nil, "software-pipelining stages, >= 1")
+	fs.StringVar(&f.wsSplitK, "ws-split-k", "", "SPLIT_K values of the warp-specialised family (sm_90: BLOCK_H 64, BLOCK_T 64,\n8 consumer warps, 2 K buffers), or \"none\" to leave it out (default: the target's)")
 }
 
 // sweep builds the sweep: the target's default lists, overridden by every
@@ -52,7 +55,30 @@ func (f *sweepFlags) sweep(fs *pflag.FlagSet) (gen.Sweep, error) {
 			*l.dst = l.val
 		}
 	}
+	if fs.Changed("ws-split-k") {
+		ks, err := parseWSSplitK(f.wsSplitK)
+		if err != nil {
+			return s, err
+		}
+		s.WSSplitK = ks
+	}
 	return s, s.Validate()
+}
+
+// parseWSSplitK reads --ws-split-k: a comma list of integers, or "none".
+func parseWSSplitK(val string) ([]int, error) {
+	if val == "none" {
+		return nil, nil
+	}
+	var ks []int
+	for _, f := range strings.Split(val, ",") {
+		k, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || k < 1 {
+			return nil, fmt.Errorf("--ws-split-k %q: want a comma list of integers >= 1, or none", val)
+		}
+		ks = append(ks, k)
+	}
+	return ks, nil
 }
 
 // sweepCommand is the canonical command line that reproduces s: the target and
@@ -73,6 +99,13 @@ func sweepCommand(verb string, s gen.Sweep, extra ...string) string {
 		if !slices.Equal(l.got, l.dflt) {
 			parts = append(parts, l.name+" "+joinInts(l.got))
 		}
+	}
+	if !slices.Equal(s.WSSplitK, d.WSSplitK) {
+		ws := "none"
+		if len(s.WSSplitK) > 0 {
+			ws = joinInts(s.WSSplitK)
+		}
+		parts = append(parts, "--ws-split-k "+ws)
 	}
 	return strings.Join(append(parts, extra...), " ")
 }

@@ -288,7 +288,7 @@ def _launch(
         )
     has_len = topk_length is not None
     grid = (triton.cdiv(num_heads, block_h), split_k, batch)
-    _mma_decode_kernel[grid](
+    args = (
         q,
         k_cache,
         idx,
@@ -308,6 +308,9 @@ def _launch(
         idx.shape[1],
         num_heads,
         softmax_scale * _LOG2E,
+    )
+    _mma_decode_kernel[grid](
+        *args,
         HAS_TOPK_LENGTH=has_len,
         BLOCK_H=block_h,
         BLOCK_T=block_t,

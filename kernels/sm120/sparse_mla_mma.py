@@ -5,7 +5,7 @@
 
 Holds the head-batched MMA kernel, the split-K combine kernel and the fixed
 configurations that the static selection table below uses (source:
-measured on NVIDIA H200 (torch 2.11.0+cu130, Triton 3.6.0, 2026-11-29), gpu/results/run5-sm120.json). ``supports`` is False for inputs or shapes it does not
+measured on NVIDIA H200 (torch 2.11.0+cu130, Triton 3.6.0, 2026-11-29), gpu/results/run10-sm120.json). ``supports`` is False for inputs or shapes it does not
 handle, and the dispatcher then runs the SIMT kernel. Nothing autotunes at run
 time, so the kernels are safe under CUDA-graph capture.
 """
@@ -321,7 +321,7 @@ def _launch(
         )
     has_len = topk_length is not None
     grid = (triton.cdiv(num_heads, block_h), split_k, batch)
-    _mma_decode_kernel[grid](
+    args = (
         q,
         k_cache,
         idx,
@@ -341,6 +341,9 @@ def _launch(
         idx.shape[1],
         num_heads,
         softmax_scale * _LOG2E,
+    )
+    _mma_decode_kernel[grid](
+        *args,
         HAS_TOPK_LENGTH=has_len,
         BLOCK_H=block_h,
         BLOCK_T=block_t,

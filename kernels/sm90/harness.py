@@ -296,8 +296,8 @@ def main(argv=None):
     ap.add_argument(
         "--graph-max-batch",
         type=int,
-        default=16,
-        help="also time CUDA-graph replay up to this batch",
+        default=1 << 30,
+        help="time CUDA-graph replay up to this batch (default: every batch; SGLang replays decode as CUDA graphs)",
     )
     ap.add_argument("--peak-tflops", type=float, default=PEAK_TFLOPS)
     ap.add_argument("--peak-gbps", type=float, default=PEAK_GBPS)
@@ -312,11 +312,18 @@ def main(argv=None):
     if args.tiny or device.type != "cuda":
         args.no_timing = True
     names = sorted(
-        os.path.basename(p)[:-3] for p in glob.glob(os.path.join(HERE, "mma_*.py"))
+        os.path.basename(p)[:-3]
+        for pattern in ("mma_*.py", "ws_*.py")
+        for p in glob.glob(os.path.join(HERE, pattern))
     )
     names.append("simt_baseline")
     if args.variants != "all":
         names = [n for n in args.variants.split(",") if n]
+    if device.type != "cuda":
+        # Gluon kernels have no interpreter: they are only checked on a GPU.
+        for n in [n for n in names if n.startswith("ws_")]:
+            print(f"{n:28s} skipped: warp-specialised Gluon kernels need a GPU")
+        names = [n for n in names if not n.startswith("ws_")]
     gen = torch.Generator(device=device).manual_seed(args.seed)
     report = {
         "target": TARGET,
@@ -384,6 +391,7 @@ def main(argv=None):
                             "gbps": nbytes / us / 1e3,
                             "floor_us": floor,
                             "roofline_frac": floor / us,
+                            "graph_roofline_frac": floor / g_us if g_us else None,
                         }
                     )
                     print(

@@ -5,7 +5,7 @@
 
 Holds the head-batched MMA kernel, the split-K combine kernel and the fixed
 configurations that the static selection table below uses (source:
-measured on NVIDIA H200 (torch 2.11.0+cu130, Triton 3.6.0, 2026-11-29), gpu/results/run3-sm90.json). ``supports`` is False for inputs or shapes it does not
+measured on NVIDIA H200 (torch 2.11.0+cu130, Triton 3.6.0, 2026-11-29), gpu/results/run10-sm90.json). ``supports`` is False for inputs or shapes it does not
 handle, and the dispatcher then runs the SIMT kernel. Nothing autotunes at run
 time, so the kernels are safe under CUDA-graph capture.
 """
@@ -13,6 +13,14 @@ time, so the kernels are safe under CUDA-graph capture.
 import torch
 import triton
 import triton.language as tl
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.hopper import (
+    fence_async_shared,
+    mbarrier,
+    warpgroup_mma,
+    warpgroup_mma_wait,
+)
 
 # DeepSeek-V4-Flash MLA latent: 448 fp8 "nope" values in 7 groups of 64 (one
 # UE8M0 scale each) and 64 bf16 "rope" values; 512 dims in all.
@@ -31,15 +39,21 @@ NOPE_GROUPS = tl.constexpr(_NOPE_GROUPS)
 TOKEN_DATA_BYTES = tl.constexpr(_TOKEN_DATA_BYTES)
 TOKEN_SCALE_BYTES = tl.constexpr(_TOKEN_SCALE_BYTES)
 LN2 = tl.constexpr(0.6931471805599453)
+# Warp specialisation: WS_PRODUCER_WARPS warps gather and dequantise K tiles at
+# WS_PRODUCER_REGS registers per thread (setmaxnreg); the NUM_WARPS consumer
+# warps get the rest of WS_MAXNREG * (NUM_WARPS + WS_PRODUCER_WARPS) * 32.
+WS_PRODUCER_WARPS = gl.constexpr(4)
+WS_PRODUCER_REGS = gl.constexpr(112)
+_WS_MAXNREG = 168
 
-# name: (BLOCK_H, BLOCK_T, SPLIT_K, num_warps, num_stages)
+# name: (BLOCK_H, BLOCK_T, SPLIT_K, num_warps, num_stages or K buffers, warp-specialised)
 CONFIGS = {
-    "mma_h16_t16_k32_w8_s1": (16, 16, 32, 8, 1),
-    "mma_h16_t64_k32_w8_s1": (16, 64, 32, 8, 1),
-    "mma_h64_t64_k1_w8_s1": (64, 64, 1, 8, 1),
-    "mma_h64_t64_k4_w8_s1": (64, 64, 4, 8, 1),
-    "mma_h64_t64_k4_w8_s2": (64, 64, 4, 8, 2),
-    "mma_h64_t64_k16_w8_s1": (64, 64, 16, 8, 1),
+    "mma_h16_t16_k32_w8_s1": (16, 16, 32, 8, 1, False),
+    "mma_h16_t64_k32_w8_s1": (16, 64, 32, 8, 1, False),
+    "ws_h64_t64_k1_w8_s2": (64, 64, 1, 8, 2, True),
+    "ws_h64_t64_k2_w8_s2": (64, 64, 2, 8, 2, True),
+    "ws_h64_t64_k4_w8_s2": (64, 64, 4, 8, 2, True),
+    "ws_h64_t64_k8_w8_s2": (64, 64, 8, 8, 2, True),
 }
 
 # select(): the first batch bound >= batch, then the first topk bound >= topk
@@ -52,16 +66,16 @@ SELECTION = (
         "mma_h16_t64_k32_w8_s1",
     ),
     (  # batch <= 16
-        "mma_h64_t64_k4_w8_s1",
-        "mma_h64_t64_k16_w8_s1",
+        "ws_h64_t64_k4_w8_s2",
+        "ws_h64_t64_k8_w8_s2",
     ),
     (  # batch <= 64
-        "mma_h64_t64_k4_w8_s1",
-        "mma_h64_t64_k4_w8_s2",
+        "ws_h64_t64_k2_w8_s2",
+        "ws_h64_t64_k2_w8_s2",
     ),
     (  # batch any
-        "mma_h64_t64_k1_w8_s1",
-        "mma_h64_t64_k1_w8_s1",
+        "ws_h64_t64_k1_w8_s2",
+        "ws_h64_t64_k1_w8_s2",
     ),
 )
 
@@ -202,6 +216,301 @@ def _mma_decode_kernel(
         tl.store(lse_ptr, lse2, mask=head_ok)
 
 
+@gluon.jit
+def _dequant(x, scale_words, group: gl.constexpr):
+    # UE8M0: byte `group` of the token's scale word is a bare exponent,
+    # 2^(e - 127), i.e. the fp32 bits e << 23.
+    e = ((scale_words >> (8 * group)) & 0xFF).to(gl.int32)
+    scale = (e << 23).to(gl.float32, bitcast=True)
+    return (x.to(gl.float32) * scale[:, None]).to(gl.bfloat16)
+
+
+@gluon.jit
+def _ws_producer(
+    k_ring,
+    ready,
+    empty,
+    KV,
+    idx_row,
+    start,
+    end,
+    page_stride,
+    page_size,
+    BLOCK_T: gl.constexpr,
+    NUM_BUFS: gl.constexpr,
+):
+    """Gather tiles of BLOCK_T tokens, dequantise them and fill the K ring."""
+    # 16 bytes per load; 4 threads cover a 64-value group of a token row.
+    lay: gl.constexpr = gl.BlockedLayout(
+        [1, 16], [8, 4], [WS_PRODUCER_WARPS, 1], [1, 0]
+    )
+    rows = gl.arange(0, BLOCK_T, layout=gl.SliceLayout(1, lay))
+    cols = gl.arange(0, 64, layout=gl.SliceLayout(0, lay))
+    n_tiles = gl.cdiv(gl.maximum(end - start, 0), BLOCK_T)
+    for i in range(n_tiles):
+        buf = i % NUM_BUFS
+        tok = start + i * BLOCK_T + rows
+        idx = gl.load(idx_row + tok, mask=tok < end, other=-1)
+        valid = idx >= 0
+        idx = gl.where(valid, idx, 0)
+        page = idx // page_size
+        slot = idx - page * page_size
+        page_base = page.to(gl.int64) * page_stride
+        data = page_base + slot * TOKEN_DATA_BYTES
+        # The 8 scale bytes of a token (7 exponents and a pad) as one word.
+        scales_at = page_base + page_size * TOKEN_DATA_BYTES + slot * TOKEN_SCALE_BYTES
+        words = gl.load(
+            (KV + scales_at).to(gl.pointer_type(gl.int64)), mask=valid, other=0
+        )
+        # Issue every load of the tile before waiting for a free buffer, so
+        # the gather overlaps the consumers' MMAs on the previous tiles.
+        ok = valid[:, None]
+        nope = KV + data[:, None] + cols[None, :]
+        n0 = gl.load(nope, mask=ok, other=0.0)
+        n1 = gl.load(nope + 64, mask=ok, other=0.0)
+        n2 = gl.load(nope + 128, mask=ok, other=0.0)
+        n3 = gl.load(nope + 192, mask=ok, other=0.0)
+        n4 = gl.load(nope + 256, mask=ok, other=0.0)
+        n5 = gl.load(nope + 320, mask=ok, other=0.0)
+        n6 = gl.load(nope + 384, mask=ok, other=0.0)
+        rope_ptr = (KV + data + NOPE_DIM).to(gl.pointer_type(gl.bfloat16))
+        rope = gl.load(rope_ptr[:, None] + cols[None, :], mask=ok, other=0.0)
+
+        mbarrier.wait(empty.index(buf), ((i // NUM_BUFS) & 1) ^ 1)
+        k = k_ring.index(buf)
+        k.slice(0, 64, dim=1).store(_dequant(n0, words, 0))
+        k.slice(64, 64, dim=1).store(_dequant(n1, words, 1))
+        k.slice(128, 64, dim=1).store(_dequant(n2, words, 2))
+        k.slice(192, 64, dim=1).store(_dequant(n3, words, 3))
+        k.slice(256, 64, dim=1).store(_dequant(n4, words, 4))
+        k.slice(320, 64, dim=1).store(_dequant(n5, words, 5))
+        k.slice(384, 64, dim=1).store(_dequant(n6, words, 6))
+        k.slice(NOPE_DIM, 64, dim=1).store(rope)
+        # The wgmma reads through the async proxy: order the stores first.
+        fence_async_shared()
+        mbarrier.arrive(ready.index(buf), count=1)
+
+
+@gluon.jit
+def _ws_consumer(
+    Q,
+    first_head,
+    stride_q_head,
+    num_heads,
+    q_smem,
+    k_ring,
+    ready,
+    empty,
+    idx_row,
+    start,
+    end,
+    qk_scale,
+    BLOCK_H: gl.constexpr,
+    BLOCK_T: gl.constexpr,
+    NUM_BUFS: gl.constexpr,
+    acc_layout: gl.constexpr,
+    s_layout: gl.constexpr,
+):
+    """Scores and P.V with wgmma over the tiles the producer delivers."""
+    # Q is loaded here, not before the fork, so the producer starts gathering
+    # at once.
+    q_layout: gl.constexpr = gl.BlockedLayout(
+        [1, 8], [2, 16], [gl.num_warps(), 1], [1, 0]
+    )
+    heads = first_head + gl.arange(0, BLOCK_H, layout=gl.SliceLayout(1, q_layout))
+    dims = gl.arange(0, HEAD_DIM, layout=gl.SliceLayout(0, q_layout))
+    q = gl.load(
+        Q + heads[:, None] * stride_q_head + dims[None, :],
+        mask=(heads < num_heads)[:, None],
+        other=0.0,
+    )
+    q_smem.store(q)
+    fence_async_shared()
+
+    p_layout: gl.constexpr = gl.DotOperandLayout(
+        operand_index=0, parent=acc_layout, k_width=2
+    )
+    acc = gl.zeros([BLOCK_H, HEAD_DIM], gl.float32, acc_layout)
+    m_i = gl.full([BLOCK_H], float("-inf"), gl.float32, gl.SliceLayout(1, s_layout))
+    l_i = gl.zeros([BLOCK_H], gl.float32, gl.SliceLayout(1, s_layout))
+    offs_t = gl.arange(0, BLOCK_T, layout=gl.SliceLayout(0, s_layout))
+    n_tiles = gl.cdiv(gl.maximum(end - start, 0), BLOCK_T)
+    for i in range(n_tiles):
+        buf = i % NUM_BUFS
+        tok = start + i * BLOCK_T + offs_t
+        valid = gl.load(idx_row + tok, mask=tok < end, other=-1) >= 0
+        mbarrier.wait(ready.index(buf), (i // NUM_BUFS) & 1)
+        k = k_ring.index(buf)
+        s = warpgroup_mma(
+            q_smem,
+            k.permute((1, 0)),
+            gl.zeros([BLOCK_H, BLOCK_T], gl.float32, s_layout),
+            use_acc=False,
+            is_async=True,
+        )
+        s = warpgroup_mma_wait(0, deps=(s,))
+        s = gl.where(valid[None, :], s * qk_scale, float("-inf"))
+        m_new = gl.maximum(m_i, gl.max(s, 1))
+        # A tile with no valid token leaves m at -inf; subtracting it would give NaN.
+        m_safe = gl.where(m_new == float("-inf"), 0.0, m_new)
+        alpha = gl.exp2(m_i - m_safe)
+        p = gl.exp2(s - m_safe[:, None])
+        l_i = l_i * alpha + gl.sum(p, 1)
+        acc = acc * gl.convert_layout(alpha, gl.SliceLayout(1, acc_layout))[:, None]
+        p = gl.convert_layout(p.to(gl.bfloat16), p_layout)
+        acc = warpgroup_mma(p, k, acc, is_async=True)
+        acc = warpgroup_mma_wait(0, deps=(acc,))
+        # Both MMAs have read the buffer: hand it back to the producer.
+        mbarrier.arrive(empty.index(buf), count=1)
+        m_i = m_new
+    return acc, m_i, l_i
+
+
+@gluon.jit
+def _ws_decode_kernel(
+    Q,
+    KV,
+    Indices,
+    TopkLength,
+    Out,
+    Lse,
+    stride_q_batch,
+    stride_q_head,
+    stride_idx_batch,
+    stride_out_batch,
+    stride_out_split,
+    stride_out_head,
+    stride_lse_batch,
+    stride_lse_split,
+    page_stride,
+    page_size,
+    topk,
+    num_heads,
+    qk_scale,
+    HAS_TOPK_LENGTH: gl.constexpr,
+    BLOCK_H: gl.constexpr,
+    BLOCK_T: gl.constexpr,
+    SPLIT_K: gl.constexpr,
+    NUM_BUFS: gl.constexpr,
+):
+    """Warp-specialised form of the head-batched kernel, same arguments and results.
+
+    A producer warp group gathers each tile of BLOCK_T tokens once, dequantises
+    it to bf16 and writes it into a ring of NUM_BUFS shared-memory buffers; two
+    consumer warp groups (each owning 256 of the 512 output columns) run the
+    score and P.V wgmma on one buffer while the producer fills the next, so
+    the gather latency hides behind the tensor cores.
+    """
+    acc_layout: gl.constexpr = gl.NVMMADistributedLayout(
+        version=[3, 0], warps_per_cta=[4, 2], instr_shape=[16, 256, 16]
+    )
+    s_layout: gl.constexpr = gl.NVMMADistributedLayout(
+        version=[3, 0], warps_per_cta=[4, 2], instr_shape=[16, BLOCK_T // 2, 16]
+    )
+    pid_h = gl.program_id(0)
+    pid_s = gl.program_id(1)
+    pid_b = gl.program_id(2).to(gl.int64)
+
+    q_smem = gl.allocate_shared_memory(
+        gl.bfloat16,
+        [BLOCK_H, HEAD_DIM],
+        gl.NVMMASharedLayout.get_default_for([BLOCK_H, HEAD_DIM], gl.bfloat16),
+    )
+    k_ring = gl.allocate_shared_memory(
+        gl.bfloat16,
+        [NUM_BUFS, BLOCK_T, HEAD_DIM],
+        gl.NVMMASharedLayout.get_default_for([BLOCK_T, HEAD_DIM], gl.bfloat16),
+    )
+    ready = gl.allocate_shared_memory(
+        gl.int64, [NUM_BUFS, 1], mbarrier.MBarrierLayout()
+    )
+    empty = gl.allocate_shared_memory(
+        gl.int64, [NUM_BUFS, 1], mbarrier.MBarrierLayout()
+    )
+    for b in gl.static_range(NUM_BUFS):
+        mbarrier.init(ready.index(b), count=1)
+        mbarrier.init(empty.index(b), count=1)
+    fence_async_shared()
+
+    n_tokens = topk
+    if HAS_TOPK_LENGTH:
+        n_tokens = gl.minimum(gl.load(TopkLength + pid_b), topk)
+    # Whole tiles per split, sized from this row's own length so splits stay balanced.
+    per_split = gl.cdiv(gl.cdiv(n_tokens, SPLIT_K), BLOCK_T) * BLOCK_T
+    start = pid_s * per_split
+    end = gl.minimum(start + per_split, n_tokens)
+    idx_row = Indices + pid_b * stride_idx_batch
+
+    acc, m_i, l_i = gl.warp_specialize(
+        [
+            (
+                _ws_consumer,
+                (
+                    Q + pid_b * stride_q_batch,
+                    pid_h * BLOCK_H,
+                    stride_q_head,
+                    num_heads,
+                    q_smem,
+                    k_ring,
+                    ready,
+                    empty,
+                    idx_row,
+                    start,
+                    end,
+                    qk_scale,
+                    BLOCK_H,
+                    BLOCK_T,
+                    NUM_BUFS,
+                    acc_layout,
+                    s_layout,
+                ),
+            ),
+            (
+                _ws_producer,
+                (
+                    k_ring,
+                    ready,
+                    empty,
+                    KV,
+                    idx_row,
+                    start,
+                    end,
+                    page_stride,
+                    page_size,
+                    BLOCK_T,
+                    NUM_BUFS,
+                ),
+            ),
+        ],
+        [WS_PRODUCER_WARPS],
+        [WS_PRODUCER_REGS],
+    )
+
+    rows: gl.constexpr = gl.SliceLayout(1, acc_layout)
+    l_i = gl.convert_layout(l_i, rows)
+    m_i = gl.convert_layout(m_i, rows)
+    empty_row = l_i == 0.0
+    o = acc * gl.where(empty_row, 0.0, 1.0 / l_i)[:, None]
+    lse2 = gl.where(empty_row, float("-inf"), m_i + gl.log2(l_i))
+    heads = pid_h * BLOCK_H + gl.arange(0, BLOCK_H, layout=rows)
+    dims = gl.arange(0, HEAD_DIM, layout=gl.SliceLayout(0, acc_layout))
+    head_ok = heads < num_heads
+    o_ptr = (
+        Out
+        + pid_b * stride_out_batch
+        + heads[:, None] * stride_out_head
+        + dims[None, :]
+    )
+    if SPLIT_K == 1:
+        gl.store(o_ptr, o.to(gl.bfloat16), mask=head_ok[:, None])
+        gl.store(Lse + pid_b * stride_lse_batch + heads, lse2 * LN2, mask=head_ok)
+    else:
+        # Partial results stay fp32 and base 2 until the combine kernel merges them.
+        gl.store(o_ptr + pid_s * stride_out_split, o, mask=head_ok[:, None])
+        lse_ptr = Lse + pid_b * stride_lse_batch + pid_s * stride_lse_split + heads
+        gl.store(lse_ptr, lse2, mask=head_ok)
+
+
 @triton.jit
 def _combine_kernel(
     Part,
@@ -298,6 +607,7 @@ def _launch(
     split_k,
     num_warps,
     num_stages,
+    warp_specialized,
 ):
     batch, _, num_heads, _ = q.shape
     if k_cache.dtype == torch.uint8:
@@ -323,7 +633,7 @@ def _launch(
         )
     has_len = topk_length is not None
     grid = (triton.cdiv(num_heads, block_h), split_k, batch)
-    _mma_decode_kernel[grid](
+    args = (
         q,
         k_cache,
         idx,
@@ -343,13 +653,28 @@ def _launch(
         idx.shape[1],
         num_heads,
         softmax_scale * _LOG2E,
-        HAS_TOPK_LENGTH=has_len,
-        BLOCK_H=block_h,
-        BLOCK_T=block_t,
-        SPLIT_K=split_k,
-        num_warps=num_warps,
-        num_stages=num_stages,
     )
+    if warp_specialized:
+        _ws_decode_kernel[grid](
+            *args,
+            HAS_TOPK_LENGTH=has_len,
+            BLOCK_H=block_h,
+            BLOCK_T=block_t,
+            SPLIT_K=split_k,
+            NUM_BUFS=num_stages,
+            num_warps=num_warps,
+            maxnreg=_WS_MAXNREG,
+        )
+    else:
+        _mma_decode_kernel[grid](
+            *args,
+            HAS_TOPK_LENGTH=has_len,
+            BLOCK_H=block_h,
+            BLOCK_T=block_t,
+            SPLIT_K=split_k,
+            num_warps=num_warps,
+            num_stages=num_stages,
+        )
     if split_k > 1:
         _combine_kernel[(num_heads, batch)](
             part,
