@@ -275,7 +275,8 @@ def supports(q, k_cache, indices):
     if not _inputs_supported(q, k_cache, indices):
         return False
     batch = q.shape[0]
-    return select(batch, indices.reshape(batch, -1).shape[1]) in CONFIGS
+    name = select(batch, indices.reshape(batch, -1).shape[1])
+    return name in CONFIGS
 
 
 def sparse_decode(q, k_cache, indices, topk_length, softmax_scale):

@@ -586,7 +586,11 @@ def supports(q, k_cache, indices):
     if not _inputs_supported(q, k_cache, indices):
         return False
     batch = q.shape[0]
-    return select(batch, indices.reshape(batch, -1).shape[1]) in CONFIGS
+    name = select(batch, indices.reshape(batch, -1).shape[1])
+    if name in CONFIGS and CONFIGS[name][5]:
+        # wgmma and setmaxnreg: the warp-specialised kernel is Hopper code.
+        return torch.cuda.get_device_capability(q.device)[0] == 9
+    return name in CONFIGS
 
 
 def sparse_decode(q, k_cache, indices, topk_length, softmax_scale):

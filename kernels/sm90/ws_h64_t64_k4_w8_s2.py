@@ -420,6 +420,8 @@ def supports(q, k_cache, indices):
         >= k_cache.shape[1] * (_TOKEN_DATA_BYTES + _TOKEN_SCALE_BYTES)
         and indices.dtype == torch.int32
         and indices.shape[0] == q.shape[0]
+        # wgmma and setmaxnreg: the warp-specialised kernel is Hopper code.
+        and torch.cuda.get_device_capability(q.device)[0] == 9
     )
 
 
