@@ -139,7 +139,32 @@ func Check(t Target, v Variant) Budget {
 	for _, it := range b.Regs {
 		b.RegsEst += it.Value
 	}
+	for _, q := range compilerQuirks {
+		if q.target == t.Name && q.match(v) {
+			b.Reasons = append(b.Reasons, fmt.Sprintf("ptxas spills %d B at this shape although the estimate (%d) is under the limit: %s", q.spill, b.RegsEst, q.why))
+		}
+	}
 	return judge(t, b)
+}
+
+// compilerQuirks are the shapes where the register estimate sits within a
+// few registers of 255 and ptxas, for its own scheduling reasons, spills
+// while its neighbours do not. They were found by the calibration
+// (calib/REPORT.md), which recompiles every default variant in CI: a quirk
+// that disappears turns into "refused but compiles clean" and fails it, so
+// this table cannot go stale silently.
+var compilerQuirks = []struct {
+	target string
+	match  func(Variant) bool
+	spill  int
+	why    string
+}{
+	{"sm_90", func(v Variant) bool {
+		return !v.WarpSpec && v.BlockH == 64 && v.BlockT == 64 && v.NumWarps == 8 && v.SplitK > 1 && v.NumStages == 1
+	}, 32, "measured with Triton 3.6.0 for SPLIT_K 4, 16 and 32; SPLIT_K 1 and 2 stages compile clean"},
+	{"sm_120", func(v Variant) bool {
+		return !v.WarpSpec && v.BlockH == 16 && v.BlockT == 16 && v.NumWarps == 4 && v.SplitK == 1 && v.NumStages == 1
+	}, 4, "measured with Triton 3.6.0 (ptxas-blackwell); SPLIT_K > 1 and 2 stages compile clean"},
 }
 
 // judge adds the reasons a budget does not fit its target.

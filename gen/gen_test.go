@@ -65,6 +65,34 @@ func TestCheckWarpSpec(t *testing.T) {
 	}
 }
 
+// The calibrated ptxas quirks are refused on their own target only, and
+// their neighbours (another SPLIT_K or stage count) stay accepted.
+func TestCompilerQuirks(t *testing.T) {
+	sm90, _ := LookupTarget("sm_90")
+	sm120, _ := LookupTarget("sm_120")
+	for _, tc := range []struct {
+		t    Target
+		v    Variant
+		fits bool
+	}{
+		{sm90, Variant{64, 64, 4, 8, 1, false}, false},
+		{sm90, Variant{64, 64, 1, 8, 1, false}, true},
+		{sm90, Variant{64, 64, 4, 8, 2, false}, true},
+		{sm120, Variant{16, 16, 1, 4, 1, false}, false},
+		{sm120, Variant{16, 16, 4, 4, 1, false}, true},
+		{sm120, Variant{16, 16, 1, 4, 2, false}, true},
+		{sm120, Variant{16, 16, 1, 8, 1, false}, true},
+	} {
+		b := Check(tc.t, tc.v)
+		if b.Fits != tc.fits {
+			t.Errorf("%s %s: fits=%v, want %v (%v)", tc.t.Name, tc.v.Name(), b.Fits, tc.fits, b.Reasons)
+		}
+		if !tc.fits && !strings.Contains(strings.Join(b.Reasons, "; "), "ptxas spills") {
+			t.Errorf("%s %s: reasons %v do not name the spill", tc.t.Name, tc.v.Name(), b.Reasons)
+		}
+	}
+}
+
 func TestLookupTarget(t *testing.T) {
 	for _, name := range []string{"sm_120", "sm120", "120", " SM_120 "} {
 		if tg, err := LookupTarget(name); err != nil || tg.Capability != 120 {

@@ -20,7 +20,6 @@ BUDGET_MODEL = "Triton 3.6.0 (ptxas 12.8 / ptxas-blackwell)"
 # name: (BLOCK_H, BLOCK_T, SPLIT_K, num_warps, num_stages,
 #        shared memory bytes, registers per thread as estimated)
 VARIANTS = {
-    "mma_h16_t16_k1_w4_s1": (16, 16, 1, 4, 1, 49152, 252),
     "mma_h16_t16_k1_w4_s2": (16, 16, 1, 4, 2, 59456, 252),
     "mma_h16_t16_k1_w8_s1": (16, 16, 1, 8, 1, 49152, 220),
     "mma_h16_t16_k1_w8_s2": (16, 16, 1, 8, 2, 59456, 220),
