@@ -1,6 +1,7 @@
 """Render the tables of a kernels/<target>/REPORT.md from committed GPU results.
 
     python3 gpu/report.py gpu/results/run10-sm90.json gpu/results/run10-sm90.calib.json
+    python3 gpu/report.py RESULTS.json CALIB.json "make calibrate, no GPU"   # where the calibration ran
 
 Prints Markdown: run facts, correctness (every variant, every case),
 calibration (predicted vs compiled), and timing (best passing variant per
@@ -37,7 +38,7 @@ def best_per_shape(r):
             yield b, k, min(mma, key=served), simt
 
 
-def main(results_path, calib_path):
+def main(results_path, calib_path, calib_where="same run"):
     with open(results_path) as f:
         r = json.load(f)
     with open(calib_path) as f:
@@ -77,7 +78,7 @@ def main(results_path, calib_path):
     )
     out.append("")
     out.append(
-        f"### Calibration: budget model vs Triton {c['triton']} (`calib/calibrate.py`, same run)"
+        f"### Calibration: budget model vs Triton {c['triton']} (`calib/calibrate.py`, {calib_where})"
     )
     out.append("")
     out.append(
@@ -146,4 +147,4 @@ def main(results_path, calib_path):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2])
+    main(*sys.argv[1:4])
