@@ -25,11 +25,16 @@ harness.py (validates and times every variant on your GPU) and VARIANTS.md
 (read it first). A measured selection.json in the output
 directory (written by 'mlagen select') is used for the index.
 
+On sm_90 the sweep also holds the warp-specialised family (ws_*, written in
+Gluon: a producer warp group gathers and dequantises K tiles while two
+consumer warp groups run the wgmma); --ws-split-k picks its SPLIT_K values.
+
 Examples:
   mlagen emit                                  # curated sm_120 sweep into kernels/sm120
   mlagen emit --target sm_90                   # curated sm_90 sweep into kernels/sm90
   mlagen emit --block-h 16,32 --block-t 16 --split-k 1,8 --dry-run
   mlagen emit --target sm_90 --check           # CI: fail when kernels/sm90 is stale
+  mlagen emit --target sm_90 --ws-split-k none # Triton kernels only
 
 Exit status: 0 written (or up to date), 1 nothing fits or --check found a
 difference, 2 bad flags (nothing written).
