@@ -146,14 +146,11 @@ def parse_name(name):
     }
 
 
-def kernel_file(bundle, variant):
+def kernel_file(bundle, variant, bundle_has_ws):
     """The module to compile a variant from: the bundle, or for a warp-specialised
     variant the bundle does not carry, its own emitted module beside it."""
-    if not variant.startswith("ws_"):
+    if not variant.startswith("ws_") or bundle_has_ws:
         return bundle
-    with open(bundle) as f:
-        if "def _ws_decode_kernel(" in f.read():
-            return bundle
     own = os.path.join(os.path.dirname(bundle), variant + ".py")
     if os.path.exists(own):
         return own
@@ -215,8 +212,14 @@ def main():
     cap = int(budget["target"].split("_")[1])
     limit = budget["variants"][0]["smem_limit"]
     bundle = os.path.abspath(args.kernel)
+    with open(bundle) as f:
+        bundle_has_ws = "def _ws_decode_kernel(" in f.read()
     jobs = [
-        (kernel_file(bundle, b["variant"]), cap, parse_name(b["variant"]))
+        (
+            kernel_file(bundle, b["variant"], bundle_has_ws),
+            cap,
+            parse_name(b["variant"]),
+        )
         for b in budget["variants"]
     ]
     with multiprocessing.get_context("spawn").Pool(args.jobs) as pool:

@@ -206,15 +206,17 @@ func checkWarpSpec(t Target, b Budget) Budget {
 	consumerRegs := (WSMaxRegs*v.Threads() - WSProducerRegs*32*WSProducerWarps) / consumers / 8 * 8
 	acc := v.BlockH * headDim / consumers
 	pk := 2 * v.BlockH * v.BlockT / consumers
-	consumerNeed := acc + pk + 30
+	// Addresses, masks and loop state on either side (fitted).
+	const overhead = 30
+	consumerNeed := acc + pk + overhead
 	// The producer holds one gathered tile in flight: 584 bytes per token
 	// over its threads, 4 bytes a register.
 	raw := (v.BlockT*584 + 32*WSProducerWarps*4 - 1) / (32 * WSProducerWarps * 4)
-	producerNeed := raw + 30
+	producerNeed := raw + overhead
 	b.Regs = []Item{
 		{"acc", acc, "consumers: fp32 accumulator [BLOCK_H, 512] over the consumer threads"},
 		{"p_k", pk, "consumers: scores/probabilities [BLOCK_H, BLOCK_T] fp32 and their bf16 copy"},
-		{"overhead", 30, "consumers: softmax state, indices, addresses (fitted)"},
+		{"overhead", overhead, "consumers: softmax state, indices, addresses (fitted)"},
 		{"consumer_max", consumerRegs, fmt.Sprintf("what setmaxnreg leaves the %d consumer warps", v.NumWarps)},
 		{"raw_tile", raw, "producer: one gathered tile (fp8 nope, rope, scale words) in flight"},
 		{"producer_max", WSProducerRegs, fmt.Sprintf("setmaxnreg for the %d producer warps", WSProducerWarps)},

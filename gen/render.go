@@ -90,7 +90,7 @@ func Emit(s Sweep, command string, sel *Selection) (Emission, error) {
 		"Budgets": e.Budgets, "Fitting": e.Fitting(), "Selection": e.Selection,
 		"BlockT": simtBlockT, "NumWarps": simtNumWarps, "Calibrated": CalibratedWith,
 		"Configs": configs, "SIMT": SIMTName, "WS": wsConstants,
-		"HasWS": slices.ContainsFunc(configs, func(b Budget) bool { return b.Variant.WarpSpec }),
+		"HasWS":  slices.ContainsFunc(configs, func(b Budget) bool { return b.Variant.WarpSpec }),
 		"HasMMA": slices.ContainsFunc(configs, func(b Budget) bool { return !b.Variant.WarpSpec }),
 	}
 	for _, f := range []struct{ name, tmpl string }{
@@ -151,7 +151,7 @@ func newRenderer() (*renderer, error) {
 			}
 			return m, nil
 		},
-		"join":   strings.Join,
+		"join": strings.Join,
 		"boundText": func(n int) string {
 			if n == 0 {
 				return "any"

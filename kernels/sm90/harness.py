@@ -391,7 +391,6 @@ def main(argv=None):
                             "gbps": nbytes / us / 1e3,
                             "floor_us": floor,
                             "roofline_frac": floor / us,
-                            "graph_roofline_frac": floor / g_us if g_us else None,
                         }
                     )
                     print(
