@@ -48,7 +48,7 @@ def main(results_path, calib_path, calib_where="same run"):
         f"Run: {r['date']}, {r['gpu']} ({r['capability']}), torch {r['torch']}, Triton {r['triton']}."
     )
     out.append(
-        f"Command (on the device, repository root): `{r['command']}`, via `bash gpu/run.sh`; raw rows in `{results_path}`."
+        f"Command (on the device, repository root): `{r['command']}` (`bash gpu/run.sh` runs the same); raw rows in `{results_path}`."
     )
     out.append("")
     out.append(

@@ -5,7 +5,7 @@
 
 Holds the head-batched MMA kernel, the split-K combine kernel and the fixed
 configurations that the static selection table below uses (source:
-measured on NVIDIA H200 (torch 2.11.0+cu130, Triton 3.6.0, 2026-11-29), gpu/results/run11-sm90.json). ``supports`` is False for inputs or shapes it does not
+measured on NVIDIA H200 (torch 2.11.0+cu130, Triton 3.6.0, 2026-11-29), gpu/results/run12-sm90.json). ``supports`` is False for inputs or shapes it does not
 handle, and the dispatcher then runs the SIMT kernel. Nothing autotunes at run
 time, so the kernels are safe under CUDA-graph capture.
 """
@@ -52,7 +52,6 @@ CONFIGS = {
     "mma_h16_t64_k32_w8_s1": (16, 64, 32, 8, 1, False),
     "ws_h64_t64_k1_w8_s2": (64, 64, 1, 8, 2, True),
     "ws_h64_t64_k2_w8_s2": (64, 64, 2, 8, 2, True),
-    "ws_h64_t64_k4_w8_s2": (64, 64, 4, 8, 2, True),
     "ws_h64_t64_k8_w8_s2": (64, 64, 8, 8, 2, True),
 }
 
@@ -66,7 +65,7 @@ SELECTION = (
         "mma_h16_t64_k32_w8_s1",
     ),
     (  # batch <= 16
-        "ws_h64_t64_k4_w8_s2",
+        "ws_h64_t64_k8_w8_s2",
         "ws_h64_t64_k8_w8_s2",
     ),
     (  # batch <= 64
@@ -493,37 +492,30 @@ def _ws_decode_kernel(
     o = acc * gl.where(empty_row, 0.0, 1.0 / l_i)[:, None]
     lse2 = gl.where(empty_row, float("-inf"), m_i + gl.log2(l_i))
     heads = pid_h * BLOCK_H + gl.arange(0, BLOCK_H, layout=rows)
-    dims = gl.arange(0, HEAD_DIM, layout=gl.SliceLayout(0, acc_layout))
     head_ok = heads < num_heads
+    # The output and the split-K partials are bf16 and go out through a
+    # row-major layout (16-byte stores, whole sectors): from the accumulator's
+    # layout each thread would write 4-byte pairs (ws run 7: -9% at B128
+    # topk 512). bf16 partials halve the bytes of fp32 ones (combine run 7).
+    out_layout: gl.constexpr = gl.BlockedLayout([1, 8], [1, 32], [8, 1], [1, 0])
+    o = gl.convert_layout(o.to(gl.bfloat16), out_layout)
+    out_heads = pid_h * BLOCK_H + gl.arange(
+        0, BLOCK_H, layout=gl.SliceLayout(1, out_layout)
+    )
+    out_dims = gl.arange(0, HEAD_DIM, layout=gl.SliceLayout(0, out_layout))
     o_ptr = (
         Out
         + pid_b * stride_out_batch
-        + heads[:, None] * stride_out_head
-        + dims[None, :]
+        + out_heads[:, None] * stride_out_head
+        + out_dims[None, :]
     )
+    o_mask = (out_heads < num_heads)[:, None]
     if SPLIT_K == 1:
-        # The bf16 output goes out through a row-major layout (16-byte
-        # stores, whole sectors): from the accumulator's layout each thread
-        # would write 4-byte pairs (ws run 7: -9% at B128 topk 512). The
-        # fp32 partials below are whole 32-byte sectors already.
-        out_layout: gl.constexpr = gl.BlockedLayout([1, 8], [1, 32], [8, 1], [1, 0])
-        o = gl.convert_layout(o.to(gl.bfloat16), out_layout)
-        out_heads = pid_h * BLOCK_H + gl.arange(
-            0, BLOCK_H, layout=gl.SliceLayout(1, out_layout)
-        )
-        out_dims = gl.arange(0, HEAD_DIM, layout=gl.SliceLayout(0, out_layout))
-        gl.store(
-            Out
-            + pid_b * stride_out_batch
-            + out_heads[:, None] * stride_out_head
-            + out_dims[None, :],
-            o,
-            mask=(out_heads < num_heads)[:, None],
-        )
+        gl.store(o_ptr, o, mask=o_mask)
         gl.store(Lse + pid_b * stride_lse_batch + heads, lse2 * LN2, mask=head_ok)
     else:
-        # Partial results stay fp32 and base 2 until the combine kernel merges them.
-        gl.store(o_ptr + pid_s * stride_out_split, o, mask=head_ok[:, None])
+        # The lse stays base 2 until the combine kernel merges the partials.
+        gl.store(o_ptr + pid_s * stride_out_split, o, mask=o_mask)
         lse_ptr = Lse + pid_b * stride_lse_batch + pid_s * stride_lse_split + heads
         gl.store(lse_ptr, lse2, mask=head_ok)
 
@@ -570,6 +562,56 @@ def _combine_kernel(
         other=0.0,
     )
     o = tl.sum(part * w[:, None], 0) / tl.maximum(total, 1e-30)
+    lse = tl.where(total > 0.0, (top + tl.log2(total)) * LN2, float("-inf"))
+    tl.store(
+        Out + pid_b * stride_out_batch + head * stride_out_head + dims,
+        o.to(tl.bfloat16),
+    )
+    tl.store(Lse + pid_b * stride_lse_batch + head, lse)
+
+
+@triton.jit
+def _combine_bf16_kernel(
+    Part,
+    PartLse,
+    Out,
+    Lse,
+    stride_part_batch,
+    stride_part_split,
+    stride_part_head,
+    stride_plse_batch,
+    stride_plse_split,
+    stride_out_batch,
+    stride_out_head,
+    stride_lse_batch,
+    SPLIT_K: tl.constexpr,
+    SPLIT_P2: tl.constexpr,
+):
+    """Merge the SPLIT_K bf16 partial results of one (batch, head) by log-sum-exp.
+
+    One split at a time, as a 512-vector: loaded as one [SPLIT_P2, 512] bf16
+    tile, the splits land in different warps and their sum goes through shared
+    memory (4x slower than the fp32 combine in combine run 6).
+    """
+    head = tl.program_id(0)
+    pid_b = tl.program_id(1).to(tl.int64)
+    split = tl.arange(0, SPLIT_P2)
+    dims = tl.arange(0, HEAD_DIM)
+    plse = PartLse + pid_b * stride_plse_batch + head
+    part = Part + pid_b * stride_part_batch + head * stride_part_head + dims
+    lse2 = tl.load(
+        plse + split * stride_plse_split, mask=split < SPLIT_K, other=float("-inf")
+    )
+    top = tl.max(lse2, 0)
+    # Every split empty: keep the weights at zero rather than exp2(-inf + inf).
+    top = tl.where(top == float("-inf"), 0.0, top)
+    total = tl.sum(tl.exp2(lse2 - top), 0)
+    acc = tl.zeros([HEAD_DIM], tl.float32)
+    for s in tl.static_range(SPLIT_K):
+        # Every split writes its partial (zeros and -inf when empty): no mask.
+        w = tl.exp2(tl.load(plse + s * stride_plse_split) - top)
+        acc += tl.load(part + s * stride_part_split).to(tl.float32) * w
+    o = acc / tl.maximum(total, 1e-30)
     lse = tl.where(total > 0.0, (top + tl.log2(total)) * LN2, float("-inf"))
     tl.store(
         Out + pid_b * stride_out_batch + head * stride_out_head + dims,
@@ -646,8 +688,11 @@ def _launch(
         part, part_lse = out, lse
     else:
         # Allocated inside the call: CUDA-graph capture records these too.
+        # The warp-specialised kernel writes bf16 partials (half the bytes;
+        # combine run 7), the MMA kernel fp32 ones (no faster in bf16).
+        part_dtype = torch.bfloat16 if warp_specialized else torch.float32
         part = torch.empty(
-            (batch, split_k, num_heads, _HEAD_DIM), dtype=torch.float32, device=q.device
+            (batch, split_k, num_heads, _HEAD_DIM), dtype=part_dtype, device=q.device
         )
         part_lse = torch.empty(
             (batch, split_k, num_heads), dtype=torch.float32, device=q.device
@@ -696,7 +741,25 @@ def _launch(
             num_warps=num_warps,
             num_stages=num_stages,
         )
-    if split_k > 1:
+    if split_k > 1 and warp_specialized:
+        _combine_bf16_kernel[(num_heads, batch)](
+            part,
+            part_lse,
+            out,
+            lse,
+            part.stride(0),
+            part.stride(1),
+            part.stride(2),
+            part_lse.stride(0),
+            part_lse.stride(1),
+            out.stride(0),
+            out.stride(2),
+            lse.stride(0),
+            SPLIT_K=split_k,
+            SPLIT_P2=triton.next_power_of_2(split_k),
+            num_warps=2,
+        )
+    elif split_k > 1:
         _combine_kernel[(num_heads, batch)](
             part,
             part_lse,

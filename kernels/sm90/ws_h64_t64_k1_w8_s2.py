@@ -335,37 +335,30 @@ def _ws_decode_kernel(
     o = acc * gl.where(empty_row, 0.0, 1.0 / l_i)[:, None]
     lse2 = gl.where(empty_row, float("-inf"), m_i + gl.log2(l_i))
     heads = pid_h * BLOCK_H + gl.arange(0, BLOCK_H, layout=rows)
-    dims = gl.arange(0, HEAD_DIM, layout=gl.SliceLayout(0, acc_layout))
     head_ok = heads < num_heads
+    # The output and the split-K partials are bf16 and go out through a
+    # row-major layout (16-byte stores, whole sectors): from the accumulator's
+    # layout each thread would write 4-byte pairs (ws run 7: -9% at B128
+    # topk 512). bf16 partials halve the bytes of fp32 ones (combine run 7).
+    out_layout: gl.constexpr = gl.BlockedLayout([1, 8], [1, 32], [8, 1], [1, 0])
+    o = gl.convert_layout(o.to(gl.bfloat16), out_layout)
+    out_heads = pid_h * BLOCK_H + gl.arange(
+        0, BLOCK_H, layout=gl.SliceLayout(1, out_layout)
+    )
+    out_dims = gl.arange(0, HEAD_DIM, layout=gl.SliceLayout(0, out_layout))
     o_ptr = (
         Out
         + pid_b * stride_out_batch
-        + heads[:, None] * stride_out_head
-        + dims[None, :]
+        + out_heads[:, None] * stride_out_head
+        + out_dims[None, :]
     )
+    o_mask = (out_heads < num_heads)[:, None]
     if SPLIT_K == 1:
-        # The bf16 output goes out through a row-major layout (16-byte
-        # stores, whole sectors): from the accumulator's layout each thread
-        # would write 4-byte pairs (ws run 7: -9% at B128 topk 512). The
-        # fp32 partials below are whole 32-byte sectors already.
-        out_layout: gl.constexpr = gl.BlockedLayout([1, 8], [1, 32], [8, 1], [1, 0])
-        o = gl.convert_layout(o.to(gl.bfloat16), out_layout)
-        out_heads = pid_h * BLOCK_H + gl.arange(
-            0, BLOCK_H, layout=gl.SliceLayout(1, out_layout)
-        )
-        out_dims = gl.arange(0, HEAD_DIM, layout=gl.SliceLayout(0, out_layout))
-        gl.store(
-            Out
-            + pid_b * stride_out_batch
-            + out_heads[:, None] * stride_out_head
-            + out_dims[None, :],
-            o,
-            mask=(out_heads < num_heads)[:, None],
-        )
+        gl.store(o_ptr, o, mask=o_mask)
         gl.store(Lse + pid_b * stride_lse_batch + heads, lse2 * LN2, mask=head_ok)
     else:
-        # Partial results stay fp32 and base 2 until the combine kernel merges them.
-        gl.store(o_ptr + pid_s * stride_out_split, o, mask=head_ok[:, None])
+        # The lse stays base 2 until the combine kernel merges the partials.
+        gl.store(o_ptr + pid_s * stride_out_split, o, mask=o_mask)
         lse_ptr = Lse + pid_b * stride_lse_batch + pid_s * stride_lse_split + heads
         gl.store(lse_ptr, lse2, mask=head_ok)
 
@@ -438,8 +431,11 @@ def _launch(
         part, part_lse = out, lse
     else:
         # Allocated inside the call: CUDA-graph capture records these too.
+        # bf16 partials: half the bytes of fp32 ones (combine run 7).
         part = torch.empty(
-            (batch, split_k, num_heads, _HEAD_DIM), dtype=torch.float32, device=q.device
+            (batch, split_k, num_heads, _HEAD_DIM),
+            dtype=torch.bfloat16,
+            device=q.device,
         )
         part_lse = torch.empty(
             (batch, split_k, num_heads), dtype=torch.float32, device=q.device

@@ -335,43 +335,36 @@ def _ws_decode_kernel(
     o = acc * gl.where(empty_row, 0.0, 1.0 / l_i)[:, None]
     lse2 = gl.where(empty_row, float("-inf"), m_i + gl.log2(l_i))
     heads = pid_h * BLOCK_H + gl.arange(0, BLOCK_H, layout=rows)
-    dims = gl.arange(0, HEAD_DIM, layout=gl.SliceLayout(0, acc_layout))
     head_ok = heads < num_heads
+    # The output and the split-K partials are bf16 and go out through a
+    # row-major layout (16-byte stores, whole sectors): from the accumulator's
+    # layout each thread would write 4-byte pairs (ws run 7: -9% at B128
+    # topk 512). bf16 partials halve the bytes of fp32 ones (combine run 7).
+    out_layout: gl.constexpr = gl.BlockedLayout([1, 8], [1, 32], [8, 1], [1, 0])
+    o = gl.convert_layout(o.to(gl.bfloat16), out_layout)
+    out_heads = pid_h * BLOCK_H + gl.arange(
+        0, BLOCK_H, layout=gl.SliceLayout(1, out_layout)
+    )
+    out_dims = gl.arange(0, HEAD_DIM, layout=gl.SliceLayout(0, out_layout))
     o_ptr = (
         Out
         + pid_b * stride_out_batch
-        + heads[:, None] * stride_out_head
-        + dims[None, :]
+        + out_heads[:, None] * stride_out_head
+        + out_dims[None, :]
     )
+    o_mask = (out_heads < num_heads)[:, None]
     if SPLIT_K == 1:
-        # The bf16 output goes out through a row-major layout (16-byte
-        # stores, whole sectors): from the accumulator's layout each thread
-        # would write 4-byte pairs (ws run 7: -9% at B128 topk 512). The
-        # fp32 partials below are whole 32-byte sectors already.
-        out_layout: gl.constexpr = gl.BlockedLayout([1, 8], [1, 32], [8, 1], [1, 0])
-        o = gl.convert_layout(o.to(gl.bfloat16), out_layout)
-        out_heads = pid_h * BLOCK_H + gl.arange(
-            0, BLOCK_H, layout=gl.SliceLayout(1, out_layout)
-        )
-        out_dims = gl.arange(0, HEAD_DIM, layout=gl.SliceLayout(0, out_layout))
-        gl.store(
-            Out
-            + pid_b * stride_out_batch
-            + out_heads[:, None] * stride_out_head
-            + out_dims[None, :],
-            o,
-            mask=(out_heads < num_heads)[:, None],
-        )
+        gl.store(o_ptr, o, mask=o_mask)
         gl.store(Lse + pid_b * stride_lse_batch + heads, lse2 * LN2, mask=head_ok)
     else:
-        # Partial results stay fp32 and base 2 until the combine kernel merges them.
-        gl.store(o_ptr + pid_s * stride_out_split, o, mask=head_ok[:, None])
+        # The lse stays base 2 until the combine kernel merges the partials.
+        gl.store(o_ptr + pid_s * stride_out_split, o, mask=o_mask)
         lse_ptr = Lse + pid_b * stride_lse_batch + pid_s * stride_lse_split + heads
         gl.store(lse_ptr, lse2, mask=head_ok)
 
 
 @triton.jit
-def _combine_kernel(
+def _combine_bf16_kernel(
     Part,
     PartLse,
     Out,
@@ -387,31 +380,31 @@ def _combine_kernel(
     SPLIT_K: tl.constexpr,
     SPLIT_P2: tl.constexpr,
 ):
-    """Merge the SPLIT_K partial results of one (batch, head) by log-sum-exp."""
+    """Merge the SPLIT_K bf16 partial results of one (batch, head) by log-sum-exp.
+
+    One split at a time, as a 512-vector: loaded as one [SPLIT_P2, 512] bf16
+    tile, the splits land in different warps and their sum goes through shared
+    memory (4x slower than the fp32 combine in combine run 6).
+    """
     head = tl.program_id(0)
     pid_b = tl.program_id(1).to(tl.int64)
     split = tl.arange(0, SPLIT_P2)
     dims = tl.arange(0, HEAD_DIM)
+    plse = PartLse + pid_b * stride_plse_batch + head
+    part = Part + pid_b * stride_part_batch + head * stride_part_head + dims
     lse2 = tl.load(
-        PartLse + pid_b * stride_plse_batch + split * stride_plse_split + head,
-        mask=split < SPLIT_K,
-        other=float("-inf"),
+        plse + split * stride_plse_split, mask=split < SPLIT_K, other=float("-inf")
     )
     top = tl.max(lse2, 0)
     # Every split empty: keep the weights at zero rather than exp2(-inf + inf).
     top = tl.where(top == float("-inf"), 0.0, top)
-    w = tl.exp2(lse2 - top)
-    total = tl.sum(w, 0)
-    part = tl.load(
-        Part
-        + pid_b * stride_part_batch
-        + split[:, None] * stride_part_split
-        + head * stride_part_head
-        + dims[None, :],
-        mask=(w > 0.0)[:, None],
-        other=0.0,
-    )
-    o = tl.sum(part * w[:, None], 0) / tl.maximum(total, 1e-30)
+    total = tl.sum(tl.exp2(lse2 - top), 0)
+    acc = tl.zeros([HEAD_DIM], tl.float32)
+    for s in tl.static_range(SPLIT_K):
+        # Every split writes its partial (zeros and -inf when empty): no mask.
+        w = tl.exp2(tl.load(plse + s * stride_plse_split) - top)
+        acc += tl.load(part + s * stride_part_split).to(tl.float32) * w
+    o = acc / tl.maximum(total, 1e-30)
     lse = tl.where(total > 0.0, (top + tl.log2(total)) * LN2, float("-inf"))
     tl.store(
         Out + pid_b * stride_out_batch + head * stride_out_head + dims,
@@ -488,8 +481,11 @@ def _launch(
         part, part_lse = out, lse
     else:
         # Allocated inside the call: CUDA-graph capture records these too.
+        # bf16 partials: half the bytes of fp32 ones (combine run 7).
         part = torch.empty(
-            (batch, split_k, num_heads, _HEAD_DIM), dtype=torch.float32, device=q.device
+            (batch, split_k, num_heads, _HEAD_DIM),
+            dtype=torch.bfloat16,
+            device=q.device,
         )
         part_lse = torch.empty(
             (batch, split_k, num_heads), dtype=torch.float32, device=q.device
@@ -528,7 +524,7 @@ def _launch(
         maxnreg=_WS_MAXNREG,
     )
     if split_k > 1:
-        _combine_kernel[(num_heads, batch)](
+        _combine_bf16_kernel[(num_heads, batch)](
             part,
             part_lse,
             out,
@@ -543,6 +539,6 @@ def _launch(
             lse.stride(0),
             SPLIT_K=split_k,
             SPLIT_P2=triton.next_power_of_2(split_k),
-            num_warps=4,
+            num_warps=2,
         )
     return out, lse
