@@ -589,9 +589,9 @@ def _combine_bf16_kernel(
 ):
     """Merge the SPLIT_K bf16 partial results of one (batch, head) by log-sum-exp.
 
-    One split at a time, as a 512-vector: loaded as one [SPLIT_P2, 512] bf16
-    tile, the splits land in different warps and their sum goes through shared
-    memory (4x slower than the fp32 combine in combine run 6).
+    Reads one split at a time as a 512-vector. Loaded as one [SPLIT_P2, 512]
+    tile, as the fp32 combine does, bf16 splits would land in different warps
+    and their sum would go through shared memory: 4x slower (combine run 6).
     """
     head = tl.program_id(0)
     pid_b = tl.program_id(1).to(tl.int64)
