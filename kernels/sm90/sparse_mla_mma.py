@@ -5,7 +5,7 @@
 
 Holds the head-batched MMA kernel, the split-K combine kernel and the fixed
 configurations that the static selection table below uses (source:
-measured on NVIDIA H200 (torch 2.11.0+cu130, Triton 3.6.0, 2026-11-29), gpu/results/run12-sm90.json). ``supports`` is False for inputs or shapes it does not
+measured on NVIDIA H200 (torch 2.11.0+cu130, Triton 3.6.0, 2026-11-29), gpu/results/run13-sm90.json). ``supports`` is False for inputs or shapes it does not
 handle, and the dispatcher then runs the SIMT kernel. Nothing autotunes at run
 time, so the kernels are safe under CUDA-graph capture.
 """
@@ -246,10 +246,16 @@ def _ws_producer(
     rows = gl.arange(0, BLOCK_T, layout=gl.SliceLayout(1, lay))
     cols = gl.arange(0, 64, layout=gl.SliceLayout(0, lay))
     n_tiles = gl.cdiv(gl.maximum(end - start, 0), BLOCK_T)
+    tok = start + rows
+    idx_next = gl.load(idx_row + tok, mask=tok < end, other=-1)
     for i in range(n_tiles):
         buf = i % NUM_BUFS
-        tok = start + i * BLOCK_T + rows
-        idx = gl.load(idx_row + tok, mask=tok < end, other=-1)
+        idx = idx_next
+        # Indices run one tile ahead, so each tile's gather starts without
+        # waiting a DRAM round trip for them (ws run 9: -2 to -5%). Past the
+        # last tile the mask keeps this load from reading anything.
+        tok = start + (i + 1) * BLOCK_T + rows
+        idx_next = gl.load(idx_row + tok, mask=tok < end, other=-1)
         valid = idx >= 0
         idx = gl.where(valid, idx, 0)
         page = idx // page_size
