@@ -5,7 +5,7 @@
 
 Holds the head-batched MMA kernel, the split-K combine kernel and the fixed
 configurations that the static selection table below uses (source:
-measured on NVIDIA H200 (torch 2.11.0+cu130, Triton 3.6.0, 2026-11-29), gpu/results/run13-sm90.json). ``supports`` is False for inputs or shapes it does not
+measured on NVIDIA H200 (torch 2.11.0+cu130, Triton 3.6.0, 2026-11-29), gpu/results/run14-sm90.json). ``supports`` is False for inputs or shapes it does not
 handle, and the dispatcher then runs the SIMT kernel. Nothing autotunes at run
 time, so the kernels are safe under CUDA-graph capture.
 """
@@ -43,7 +43,7 @@ LN2 = tl.constexpr(0.6931471805599453)
 # WS_PRODUCER_REGS registers per thread (setmaxnreg); the NUM_WARPS consumer
 # warps get the rest of WS_MAXNREG * (NUM_WARPS + WS_PRODUCER_WARPS) * 32.
 WS_PRODUCER_WARPS = gl.constexpr(4)
-WS_PRODUCER_REGS = gl.constexpr(112)
+WS_PRODUCER_REGS = gl.constexpr(120)
 _WS_MAXNREG = 168
 
 # name: (BLOCK_H, BLOCK_T, SPLIT_K, num_warps, num_stages or K buffers, warp-specialised)

@@ -54,7 +54,7 @@ LN2 = tl.constexpr(0.6931471805599453)
 # WS_PRODUCER_REGS registers per thread (setmaxnreg); the NUM_WARPS consumer
 # warps get the rest of WS_MAXNREG * (NUM_WARPS + WS_PRODUCER_WARPS) * 32.
 WS_PRODUCER_WARPS = gl.constexpr(4)
-WS_PRODUCER_REGS = gl.constexpr(112)
+WS_PRODUCER_REGS = gl.constexpr(120)
 _WS_MAXNREG = 168
 
 
