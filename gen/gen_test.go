@@ -45,8 +45,8 @@ func TestCheckWarpSpec(t *testing.T) {
 	for _, it := range b.Regs {
 		shares[it.Name] = it.Value
 	}
-	// 168 x 384 registers, 112 x 128 to the producer, the rest to the 256
-	// consumer threads rounded down to a multiple of 8.
+	// 168 x 384 registers, WSProducerRegs x 128 to the producer, the rest to
+	// the 256 consumer threads rounded down to a multiple of 8.
 	if shares["consumer_max"] != 192 || shares["producer_max"] != WSProducerRegs {
 		t.Errorf("register shares %v", shares)
 	}

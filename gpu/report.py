@@ -19,14 +19,18 @@ def served(t):
     return t["graph_us"] or t["us"]
 
 
+def timed_shapes(r):
+    """The (batch, topk) shapes with timing rows, by topk then batch."""
+    return sorted(
+        {(t["batch"], t["topk"]) for t in r["timing"]}, key=lambda s: (s[1], s[0])
+    )
+
+
 def best_per_shape(r):
     """(batch, topk, fastest passing MMA row, SIMT row or None) per timed shape,
     by CUDA-graph time where measured, as `mlagen select` chooses."""
     failed = {x["variant"] for x in r["correctness"] if not x["passed"]}
-    shapes = sorted(
-        {(t["batch"], t["topk"]) for t in r["timing"]}, key=lambda s: (s[1], s[0])
-    )
-    for b, k in shapes:
+    for b, k in timed_shapes(r):
         rows = [t for t in r["timing"] if (t["batch"], t["topk"]) == (b, k)]
         simt = next((t for t in rows if t["variant"] == "simt_baseline"), None)
         mma = [
@@ -91,9 +95,7 @@ def main(results_path, calib_path, calib_where="same run"):
             f"| {x['variant']} | {'fits' if x['fits'] else 'refused'} | {x['pred_smem']:,} | {x.get('smem', 0):,} | {x['pred_regs']} | {x.get('regs')} | {x.get('spill')} | {agree} |"
         )
     out.append("")
-    shapes = sorted(
-        {(t["batch"], t["topk"]) for t in r["timing"]}, key=lambda s: (s[1], s[0])
-    )
+    shapes = timed_shapes(r)
     out.append(
         f"### Timing (H = {r['timing'][0]['heads']}, median of do_bench over 3 rotating input sets; roofline floor = max(flops / {r['peak_tflops']:.0f} TFLOP/s, bytes / {r['peak_gbps'] / 1000:.1f} TB/s))"
     )
