@@ -182,12 +182,18 @@ def _combine_kernel(
     stride_lse_batch,
     SPLIT_K: tl.constexpr,
     SPLIT_P2: tl.constexpr,
+    DIM_BLOCK: tl.constexpr,
 ):
-    """Merge the SPLIT_K partial results of one (batch, head) by log-sum-exp."""
+    """Merge the SPLIT_K partial results of one (batch, head) by log-sum-exp.
+
+    Each program merges DIM_BLOCK of the 512 dims (grid axis 2): at B = 1 a
+    program per (head, batch) would leave half the SMs idle.
+    """
     head = tl.program_id(0)
     pid_b = tl.program_id(1).to(tl.int64)
+    first_dim = tl.program_id(2) * DIM_BLOCK
     split = tl.arange(0, SPLIT_P2)
-    dims = tl.arange(0, HEAD_DIM)
+    dims = first_dim + tl.arange(0, DIM_BLOCK)
     lse2 = tl.load(
         PartLse + pid_b * stride_plse_batch + split * stride_plse_split + head,
         mask=split < SPLIT_K,
@@ -213,7 +219,8 @@ def _combine_kernel(
         Out + pid_b * stride_out_batch + head * stride_out_head + dims,
         o.to(tl.bfloat16),
     )
-    tl.store(Lse + pid_b * stride_lse_batch + head, lse)
+    # Every slice computes the same lse; the first one writes it.
+    tl.store(Lse + pid_b * stride_lse_batch + head, lse, mask=first_dim == 0)
 
 
 def supports(q, k_cache, indices):
@@ -319,7 +326,11 @@ def _launch(
         num_stages=num_stages,
     )
     if split_k > 1:
-        _combine_kernel[(num_heads, batch)](
+        # When the (head, batch) grid alone would leave SMs idle, 8 one-warp
+        # programs per (head, batch) each merge 64 of the dims: 0.2-0.5 µs less
+        # at B = 1; at B >= 16 the slices cost up to 25% (combine runs 8-9, run 15).
+        slices = 8 if num_heads * batch <= 128 else 1
+        _combine_kernel[(num_heads, batch, slices)](
             part,
             part_lse,
             out,
@@ -334,6 +345,7 @@ def _launch(
             lse.stride(0),
             SPLIT_K=split_k,
             SPLIT_P2=triton.next_power_of_2(split_k),
-            num_warps=4,
+            DIM_BLOCK=_HEAD_DIM // slices,
+            num_warps=1 if slices > 1 else 4,
         )
     return out, lse
