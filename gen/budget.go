@@ -61,6 +61,16 @@ func usesWGMMA(t Target, v Variant) bool {
 	return t.Path == PathWGMMA && v.BlockH >= 64 && v.NumWarps >= 4
 }
 
+// The DeepSeek-V4 latent the kernels work on: 512 dims per token, held as
+// bf16 in shared memory and gathered as fp8; 584 cache bytes per token (576
+// data bytes and 8 scale bytes).
+const (
+	headDim    = 512
+	bf16       = 2
+	fp8        = 1
+	tokenBytes = 584
+)
+
 // Check runs the budget model for v on t. It never fails: a variant that does
 // not fit gets Fits=false and the reasons; Nearest is filled by CheckSweep.
 func Check(t Target, v Variant) Budget {
@@ -69,7 +79,6 @@ func Check(t Target, v Variant) Budget {
 		return checkWarpSpec(t, b)
 	}
 	wg := usesWGMMA(t, v)
-	const headDim, bf16, fp8 = 512, 2, 1
 
 	// Shared memory: what Triton 3.6 allocates for this kernel, buffer by
 	// buffer. Conversion scratch for the epilogue reuses these buffers.
@@ -189,7 +198,6 @@ func judge(t Target, b Budget) Budget {
 // so the question is whether each partition's need fits its share.
 func checkWarpSpec(t Target, b Budget) Budget {
 	v := b.Variant
-	const headDim, bf16 = 512, 2
 	b.Operands = "wgmma, warp-specialised: a producer warp group gathers and dequantises K into shared memory; two consumer warp groups run the MMAs"
 	b.Smem = []Item{
 		{"q", v.BlockH * headDim * bf16, "Q tile [BLOCK_H, 512] bf16, the score MMA's A operand"},
@@ -209,9 +217,9 @@ func checkWarpSpec(t Target, b Budget) Budget {
 	// Addresses, masks and loop state on either side (fitted).
 	const overhead = 30
 	consumerNeed := acc + pk + overhead
-	// The producer holds one gathered tile in flight: 584 bytes per token
+	// The producer holds one gathered tile in flight: tokenBytes per token
 	// over its threads, 4 bytes a register.
-	raw := (v.BlockT*584 + 32*WSProducerWarps*4 - 1) / (32 * WSProducerWarps * 4)
+	raw := (v.BlockT*tokenBytes + 32*WSProducerWarps*4 - 1) / (32 * WSProducerWarps * 4)
 	producerNeed := raw + overhead
 	b.Regs = []Item{
 		{"acc", acc, "consumers: fp32 accumulator [BLOCK_H, 512] over the consumer threads"},
