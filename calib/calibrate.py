@@ -54,19 +54,29 @@ def load_kernel(path, name):
     return getattr(module, name), getattr(module, "_WS_MAXNREG", None)
 
 
-def signature(fn, split_k):
+def signature(fn, v):
     sig = {}
     for name in fn.arg_names:
         if name in ("HAS_TOPK_LENGTH", "BLOCK_H", "BLOCK_T", "SPLIT_K", "NUM_BUFS"):
             sig[name] = "constexpr"
         elif name == "Q":
             sig[name] = "*bf16"
+        elif name == "QDesc":
+            # The warp-specialised kernel's TMA descriptor over Q's rows, as
+            # the emitted _q_descriptor builds it.
+            from triton.experimental.gluon import language as gl
+
+            box = gl.NVMMASharedLayout.get_default_for([v["block_h"], 64], gl.bfloat16)
+            sig[name] = f"tensordesc<bf16[{v['block_h']}, 64],{box!r}>"
         elif name == "KV":
             sig[name] = "*fp8e4nv"
         elif name in ("Indices", "TopkLength"):
             sig[name] = "*i32"
         elif name == "Out":
-            sig[name] = "*bf16" if split_k == 1 else "*fp32"
+            # The output, and the split-K partials: fp32 for the MMA kernel,
+            # bf16 for the warp-specialised one (as the launcher allocates).
+            bf16 = v["split_k"] == 1 or v["warp_specialized"]
+            sig[name] = "*bf16" if bf16 else "*fp32"
         elif name in ("Lse",):
             sig[name] = "*fp32"
         elif name == "qk_scale":
@@ -82,13 +92,13 @@ def compile_one(job):
     fn, maxnreg = load_kernel(
         kernel_path, "_ws_decode_kernel" if ws else "_mma_decode_kernel"
     )
-    sig = signature(fn, v["split_k"])
+    sig = signature(fn, v)
     # What the JIT does at run time: pointers and ints divisible by 16 are
     # marked so (every stride and page size is, for H = 64, topk 512/2048).
     attrs = {
         (i,): [["tt.divisibility", 16]]
         for i, n in enumerate(fn.arg_names)
-        if sig[n] not in ("constexpr", "fp32")
+        if sig[n] not in ("constexpr", "fp32") and not sig[n].startswith("tensordesc")
     }
     constexprs = {
         "HAS_TOPK_LENGTH": True,

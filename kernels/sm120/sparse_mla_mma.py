@@ -5,7 +5,7 @@
 
 Holds the head-batched MMA kernel, the split-K combine kernel and the fixed
 configurations that the static selection table below uses (source:
-measured on NVIDIA H200 (torch 2.11.0+cu130, Triton 3.6.0, 2026-11-29), gpu/results/run17-sm120.json). ``supports`` is False for inputs or shapes it does not
+measured on NVIDIA H200 (torch 2.11.0+cu130, Triton 3.6.0, 2026-11-29), gpu/results/run18-sm120.json). ``supports`` is False for inputs or shapes it does not
 handle, and the dispatcher then runs the SIMT kernel. Nothing autotunes at run
 time, so the kernels are safe under CUDA-graph capture.
 """
@@ -34,7 +34,7 @@ LN2 = tl.constexpr(0.6931471805599453)
 
 # name: (BLOCK_H, BLOCK_T, SPLIT_K, num_warps, num_stages)
 CONFIGS = {
-    "mma_h16_t16_k32_w8_s1": (16, 16, 32, 8, 1),
+    "mma_h16_t16_k32_w4_s1": (16, 16, 32, 4, 1),
     "mma_h16_t32_k1_w4_s1": (16, 32, 1, 4, 1),
     "mma_h16_t32_k4_w4_s1": (16, 32, 4, 4, 1),
     "mma_h16_t32_k32_w4_s1": (16, 32, 32, 4, 1),
@@ -46,7 +46,7 @@ BATCH_BOUNDS = (1, 16, 64, None)
 TOPK_BOUNDS = (512, None)
 SELECTION = (
     (  # batch <= 1
-        "mma_h16_t16_k32_w8_s1",
+        "mma_h16_t16_k32_w4_s1",
         "mma_h16_t32_k32_w4_s1",
     ),
     (  # batch <= 16

@@ -124,14 +124,32 @@ def reference(q, kv, indices, topk_length, softmax_scale):
 
 
 def correctness_cases(tiny):
-    """(name, page_size, batch, heads, topk, with topk_length) covering the contract's corners."""
+    """(name, page_size, batch, heads, topk, with topk_length[, q layout]) covering the contract's corners."""
     if tiny:  # for the Triton interpreter on a CPU
         return [("p64_h20_topk40_len", 64, 3, 20, 40, True)]
     return [
         ("p64_h64_topk500_len", 64, 4, 64, 500, True),
         ("p256_h20_topk256", 256, 3, 20, 256, False),
         ("p64_h16_topk2048_len", 64, 2, 16, 2048, True),
+        ("p64_h20_topk256_qpadded", 64, 3, 20, 256, True, "padded"),
+        ("p256_h64_topk512_qheadmajor", 256, 2, 64, 512, False, "head_major"),
     ]
+
+
+def lay_out_q(q, layout):
+    """The same Q values in another memory layout: callers may pass a view.
+
+    "padded": every head's 512 values start a 576-value row (evenly spaced,
+    16-byte aligned rows); "head_major": stored as [H, B, 512], so a batch
+    row's heads are B rows apart.
+    """
+    if layout == "padded":
+        wide = torch.zeros(*q.shape[:3], 576, dtype=q.dtype, device=q.device)
+        wide[..., :HEAD_DIM] = q
+        return wide[..., :HEAD_DIM]
+    if layout == "head_major":
+        return q.permute(2, 1, 0, 3).contiguous().permute(2, 1, 0, 3)
+    return q
 
 
 def make_inputs(page_size, batch, heads, topk, with_len, gen, device, pool_tokens=None):
@@ -172,10 +190,11 @@ def poison_allocator(device, nbytes=1 << 28):
 
 
 def check(module, case, gen, device):
-    name, page_size, batch, heads, topk, with_len = case
+    name, page_size, batch, heads, topk, with_len, *layout = case
     buf, q, idx, topk_length = make_inputs(
         page_size, batch, heads, topk, with_len, gen, device
     )
+    q = lay_out_q(q, layout[0] if layout else "contiguous")
     scale = HEAD_DIM**-0.5
     ref_out, ref_lse = reference(q, dequantize(buf, page_size), idx, topk_length, scale)
     poison_allocator(device)
