@@ -47,39 +47,16 @@ func ParseResults(data []byte) (Results, error) {
 // baseline, which the bundle hands back to SGLang's own kernel.
 func SelectMeasured(r Results, fits map[string]bool, source string) (Selection, error) {
 	s := Selection{Target: r.Target, Source: source, BatchBounds: defaultBatchBounds, TopkBounds: defaultTopkBounds}
-	failed := map[string]bool{}
-	for _, c := range r.Correctness {
-		if !c.Passed {
-			failed[c.Variant] = true
-		}
-	}
-	type key struct{ batch, topk int }
-	best := map[key]string{}
-	bestUS := map[key]float64{}
-	for _, t := range r.Timing {
-		if !fits[t.Variant] || failed[t.Variant] {
-			continue
-		}
-		us := t.US
-		if t.GraphUS != nil {
-			us = *t.GraphUS
-		}
-		k := key{t.Batch, t.Topk}
-		// Ties go to the name that sorts first, so the table is stable.
-		if cur, ok := bestUS[k]; !ok || us < cur || (us == cur && t.Variant < best[k]) {
-			best[k], bestUS[k] = t.Variant, us
-		}
-	}
+	ranked := rankShapes(r, fits)
 	var missing []string
 	for _, b := range bucketBatch {
 		var row []string
 		for _, tk := range bucketTopk {
-			name, ok := best[key{b, tk}]
-			if !ok {
-				if !hasShape(r, b, tk) {
-					missing = append(missing, fmt.Sprintf("batch %d topk %d", b, tk))
-				}
-				name = SIMTName
+			name := SIMTName
+			if c := ranked[shape{b, tk}]; len(c) > 0 {
+				name = c[0].name
+			} else if !hasShape(r, b, tk) {
+				missing = append(missing, fmt.Sprintf("batch %d topk %d", b, tk))
 			}
 			row = append(row, name)
 		}
@@ -90,6 +67,85 @@ func SelectMeasured(r Results, fits map[string]bool, source string) (Selection, 
 		return s, fmt.Errorf("results have no timing for %v: the selection needs batch %v x topk %v", missing, bucketBatch, bucketTopk)
 	}
 	return s, nil
+}
+
+// A NearTie is a bucket whose chosen variant is faster than the next
+// passing one by less than the tolerance NearTies was given: a rerun of the
+// harness may choose the other.
+type NearTie struct {
+	Batch, Topk          int
+	Chosen, RunnerUp     string
+	ChosenUS, RunnerUpUS float64
+}
+
+// NearTies lists, in bucket order, the buckets where the runner-up of
+// SelectMeasured's ranking is within frac (0.02 for 2%) of the choice.
+// It changes nothing: it tells whoever reviews a new selection which
+// choices are within the run-to-run spread of the measurement.
+func NearTies(r Results, fits map[string]bool, frac float64) []NearTie {
+	ranked := rankShapes(r, fits)
+	var ties []NearTie
+	for _, b := range bucketBatch {
+		for _, tk := range bucketTopk {
+			c := ranked[shape{b, tk}]
+			if len(c) >= 2 && c[1].us <= c[0].us*(1+frac) {
+				ties = append(ties, NearTie{b, tk, c[0].name, c[1].name, c[0].us, c[1].us})
+			}
+		}
+	}
+	return ties
+}
+
+type shape struct{ batch, topk int }
+
+type timed struct {
+	name string
+	us   float64
+}
+
+// rankShapes orders, per timed shape, the variants among fits that passed
+// every correctness case, fastest first; equal times go to the name that
+// sorts first, so the table is stable.
+func rankShapes(r Results, fits map[string]bool) map[shape][]timed {
+	failed := map[string]bool{}
+	for _, c := range r.Correctness {
+		if !c.Passed {
+			failed[c.Variant] = true
+		}
+	}
+	// A variant timed twice at one shape counts with its faster time.
+	fastest := map[shape]map[string]float64{}
+	for _, t := range r.Timing {
+		if !fits[t.Variant] || failed[t.Variant] {
+			continue
+		}
+		us := t.US
+		if t.GraphUS != nil {
+			us = *t.GraphUS
+		}
+		k := shape{t.Batch, t.Topk}
+		if fastest[k] == nil {
+			fastest[k] = map[string]float64{}
+		}
+		if cur, ok := fastest[k][t.Variant]; !ok || us < cur {
+			fastest[k][t.Variant] = us
+		}
+	}
+	ranked := map[shape][]timed{}
+	for k, byName := range fastest {
+		c := make([]timed, 0, len(byName))
+		for name, us := range byName {
+			c = append(c, timed{name, us})
+		}
+		sort.Slice(c, func(i, j int) bool {
+			if c[i].us != c[j].us {
+				return c[i].us < c[j].us
+			}
+			return c[i].name < c[j].name
+		})
+		ranked[k] = c
+	}
+	return ranked
 }
 
 func hasShape(r Results, batch, topk int) bool {
