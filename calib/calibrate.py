@@ -51,10 +51,14 @@ def load_kernel(path, name):
     spec = importlib.util.spec_from_file_location("calib_kernel", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return getattr(module, name), getattr(module, "_WS_MAXNREG", None)
+    return (
+        getattr(module, name),
+        getattr(module, "_WS_MAXNREG", None),
+        getattr(module, "_Q_BOX_LAYOUT", None),
+    )
 
 
-def signature(fn, v):
+def signature(fn, v, q_box_layout):
     sig = {}
     for name in fn.arg_names:
         if name in ("HAS_TOPK_LENGTH", "BLOCK_H", "BLOCK_T", "SPLIT_K", "NUM_BUFS"):
@@ -64,10 +68,7 @@ def signature(fn, v):
         elif name == "QDesc":
             # The warp-specialised kernel's TMA descriptor over Q's rows, as
             # the emitted _q_descriptor builds it.
-            from triton.experimental.gluon import language as gl
-
-            box = gl.NVMMASharedLayout.get_default_for([v["block_h"], 64], gl.bfloat16)
-            sig[name] = f"tensordesc<bf16[{v['block_h']}, 64],{box!r}>"
+            sig[name] = f"tensordesc<bf16[{v['block_h']}, 64],{q_box_layout!r}>"
         elif name == "KV":
             sig[name] = "*fp8e4nv"
         elif name in ("Indices", "TopkLength"):
@@ -89,10 +90,10 @@ def signature(fn, v):
 def compile_one(job):
     kernel_path, cap, v = job
     ws = v["warp_specialized"]
-    fn, maxnreg = load_kernel(
+    fn, maxnreg, q_box_layout = load_kernel(
         kernel_path, "_ws_decode_kernel" if ws else "_mma_decode_kernel"
     )
-    sig = signature(fn, v)
+    sig = signature(fn, v, q_box_layout)
     # What the JIT does at run time: pointers and ints divisible by 16 are
     # marked so (every stride and page size is, for H = 64, topk 512/2048).
     attrs = {
