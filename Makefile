@@ -10,12 +10,12 @@ PY      := $(VENV)/bin/python3
 TRITON  := triton==3.6.0
 TARGETS := sm90:sm_90 sm120:sm_120
 
-.PHONY: build test gotest kernels-check pycheck calibrate interp kernels golden bench deps clean
+.PHONY: build test gotest kernels-check pycheck calibrate interp qdesc kernels golden bench deps clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/mlagen
 
-test: build gotest kernels-check pycheck calibrate interp
+test: build gotest kernels-check pycheck calibrate interp qdesc
 	@echo "make test: all checks passed"
 
 gotest:
@@ -53,6 +53,13 @@ interp: $(VENV)/.done
 	  for d in sm90 sm120; do TRITON_INTERPRET=1 $(PY) calib/interp.py kernels/$$d/harness.py 2>/dev/null \
 	    | grep -v '^mma\|^simt' || exit 1; done; \
 	else echo "interp: skipped (no torch in $(VENV); run 'make deps TORCH=1')"; fi
+
+# The ws_* kernels read Q through a host-side TMA descriptor; check on the
+# CPU that it covers Q's heads in order for every layout the harness tests
+# (the kernels themselves only run on a GPU).
+qdesc: $(VENV)/.done
+	@if $(PY) -c 'import torch' 2>/dev/null; then $(PY) calib/qdesc.py kernels/sm90; \
+	else echo "qdesc: skipped (no torch in $(VENV); run 'make deps TORCH=1')"; fi
 
 kernels: build
 	@for tt in $(TARGETS); do d=$${tt%%:*}; t=$${tt##*:}; \

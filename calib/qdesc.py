@@ -1,0 +1,96 @@
+"""Check the warp-specialised kernels' TMA descriptor over Q on the CPU (no GPU needed).
+
+The ws_* kernels read Q through _q_descriptor, which views Q as [B * H, 512]
+rows when it can and copies it when it cannot. A descriptor that pointed at
+the wrong rows would only show on a GPU, so this checks the host side
+wherever torch is installed: for Q laid out as the harness's correctness
+cases lay it out (and misaligned by one element), the descriptor's rows must
+be Q's heads in order, read in place unless TMA forbids it.
+
+    python3 calib/qdesc.py kernels/sm90
+"""
+
+import glob
+import importlib.util
+import os
+import sys
+
+import torch
+
+
+def load(path):
+    spec = importlib.util.spec_from_file_location(os.path.basename(path)[:-3], path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def misaligned(q):
+    # The same values one bf16 element past a 16-byte boundary.
+    flat = torch.zeros(q.numel() + 1, dtype=q.dtype)
+    out = flat[1:].view(q.shape)
+    out.copy_(q)
+    return out
+
+
+def check(desc, x, q, block_h, in_place):
+    """What is wrong with desc as a descriptor over x's rows ("" when nothing)."""
+    batch, _, heads, _ = q.shape
+    base = desc.base
+    if list(desc.shape) != [batch * heads, 512] or desc.block_shape != [block_h, 64]:
+        return f"shape {list(desc.shape)}, box {desc.block_shape}"
+    if base.data_ptr() % 16 or desc.strides[0] % 8:
+        return f"base or row stride {desc.strides[0]} not 16-byte aligned"
+    if (base.data_ptr() == x.data_ptr()) != in_place:
+        return (
+            "copied Q it could read in place"
+            if in_place
+            else "read Q in place where TMA cannot"
+        )
+    rows = torch.as_strided(base, desc.shape, desc.strides, base.storage_offset())
+    if not torch.equal(rows.reshape(batch, heads, 512), q[:, 0]):
+        return "rows are not Q's heads in order"
+    return ""
+
+
+def main():
+    d = sys.argv[1] if len(sys.argv) > 1 else "kernels/sm90"
+    harness = load(os.path.join(d, "harness.py"))
+    paths = sorted(glob.glob(os.path.join(d, "ws_*.py")))
+    paths += [os.path.join(d, "sparse_mla_mma.py")]
+    modules = [load(p) for p in paths if "_q_descriptor" in open(p).read()]
+    if not modules:
+        print(f"{d}: no module with _q_descriptor, nothing to check")
+        return 0
+    gen = torch.Generator().manual_seed(0)
+    failed = 0
+    for batch, heads in ((1, 64), (3, 20), (2, 128)):
+        q = torch.randn(batch, 1, heads, 512, generator=gen).to(torch.bfloat16)
+        layouts = {
+            "contiguous": (harness.lay_out_q(q, "contiguous"), True),
+            "padded": (harness.lay_out_q(q, "padded"), True),
+            "head_major": (harness.lay_out_q(q, "head_major"), batch == 1),
+            "misaligned": (misaligned(q), False),
+        }
+        for name, (x, in_place) in layouts.items():
+            for m in modules:
+                # The bundle has no BLOCK_H of its own; every ws_* config has 64.
+                block_h = getattr(m, "BLOCK_H", 64)
+                try:
+                    problem = check(
+                        m._q_descriptor(x, block_h), x, q, block_h, in_place
+                    )
+                except Exception as e:  # TMA's own asserts, an out-of-bounds view
+                    problem = f"{type(e).__name__}: {e}"
+                if problem:
+                    failed += 1
+                    print(f"FAIL {m.__name__} B={batch} H={heads} {name}: {problem}")
+    total = 3 * 4 * len(modules)
+    print(
+        f"{d}: _q_descriptor of {len(modules)} modules, {total - failed}/{total} Q layouts read correctly"
+    )
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
