@@ -9,7 +9,7 @@ import (
 	"github.com/mlagen/mlagen/gen"
 )
 
-const selectUsage = `Usage: mlagen select [flags] RESULTS.json
+var selectUsage = `Usage: mlagen select [flags] RESULTS.json
 
 Read the results of the harness (kernels/<target>/harness.py) and pick, for
 every (batch, topk) bucket, the fastest variant that passed every correctness
@@ -18,7 +18,7 @@ selection.json in the kernel directory and re-renders that directory, so the
 index module and sparse_mla_mma.py carry the table. The table is static: the
 kernels never benchmark at run time (SGLang captures CUDA graphs).
 
-After the table it lists near ties: buckets whose runner-up is within 2% of
+After the table it lists near ties: buckets whose runner-up is within ` + fmt.Sprint(nearTiePercent) + `% of
 the choice, about the run-to-run spread on the H200, where a rerun of the
 harness may pick the other variant. The choice still follows the numbers.
 
@@ -92,8 +92,8 @@ func runSelect(e *env, args []string) int {
 		}
 		fmt.Fprintln(e.stdout)
 	}
-	if ties := gen.NearTies(res, fits, nearTie); len(ties) > 0 {
-		fmt.Fprintf(e.stdout, "near ties (runner-up within %.0f%%, about the run-to-run spread: a rerun may swap them):\n", nearTie*100)
+	if ties := gen.NearTies(res, fits, nearTiePercent/100.0); len(ties) > 0 {
+		fmt.Fprintf(e.stdout, "near ties (runner-up within %d%%, about the run-to-run spread: a rerun may swap them):\n", nearTiePercent)
 		for _, t := range ties {
 			fmt.Fprintf(e.stdout, "  batch %d topk %d: %s %.2f us, %s %.2f us (+%.1f%%)\n",
 				t.Batch, t.Topk, t.Chosen, t.ChosenUS, t.RunnerUp, t.RunnerUpUS, (t.RunnerUpUS/t.ChosenUS-1)*100)
@@ -131,10 +131,10 @@ func runSelect(e *env, args []string) int {
 	return exitOK
 }
 
-// nearTie is how close a runner-up must be for select to point it out: the
+// nearTiePercent is how close a runner-up must be for select to point it out: the
 // selected rows of repeated harness runs on the H200 moved by up to 1.6%
 // (gpu/NOTES.md, runs 16-18).
-const nearTie = 0.02
+const nearTiePercent = 2
 
 func boundString(n int) string {
 	if n == 0 {

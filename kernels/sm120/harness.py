@@ -149,6 +149,8 @@ def lay_out_q(q, layout):
         return wide[..., :HEAD_DIM]
     if layout == "head_major":
         return q.permute(2, 1, 0, 3).contiguous().permute(2, 1, 0, 3)
+    if layout != "contiguous":
+        raise ValueError(f"unknown Q layout {layout!r}")
     return q
 
 
