@@ -61,7 +61,14 @@ def load_kernel(path, name):
 def signature(fn, v, q_box_layout):
     sig = {}
     for name in fn.arg_names:
-        if name in ("HAS_TOPK_LENGTH", "BLOCK_H", "BLOCK_T", "SPLIT_K", "NUM_BUFS"):
+        if name in (
+            "HAS_TOPK_LENGTH",
+            "BLOCK_H",
+            "BLOCK_T",
+            "SPLIT_K",
+            "NUM_BUFS",
+            "CLUSTER_MERGE",
+        ):
             sig[name] = "constexpr"
         elif name == "Q":
             sig[name] = "*bf16"
@@ -78,7 +85,10 @@ def signature(fn, v, q_box_layout):
             # bf16 for the warp-specialised one (as the launcher allocates).
             bf16 = v["split_k"] == 1 or v["warp_specialized"]
             sig[name] = "*bf16" if bf16 else "*fp32"
-        elif name in ("Lse",):
+        elif name == "FinalOut":
+            # The warp-specialised kernel's merged output (cluster merge).
+            sig[name] = "*bf16"
+        elif name in ("Lse", "FinalLse"):
             sig[name] = "*fp32"
         elif name == "qk_scale":
             sig[name] = "fp32"
@@ -112,6 +122,7 @@ def compile_one(job):
         # The Gluon kernel: stages are its K buffers, and it is launched at
         # a fixed register count that setmaxnreg divides between partitions.
         constexprs["NUM_BUFS"] = v["num_stages"]
+        constexprs["CLUSTER_MERGE"] = v["cluster_merge"]
         options = {"num_warps": v["num_warps"], "maxnreg": maxnreg}
     source = GluonASTSource if ws else ASTSource
     src = source(fn=fn, signature=sig, constexprs=constexprs, attrs=attrs)
@@ -145,7 +156,7 @@ def compile_one(job):
 
 
 def parse_name(name):
-    m = re.fullmatch(r"(mma|ws)_h(\d+)_t(\d+)_k(\d+)_w(\d+)_s(\d+)", name)
+    m = re.fullmatch(r"(mma|ws|wsc)_h(\d+)_t(\d+)_k(\d+)_w(\d+)_s(\d+)", name)
     h, t, k, w, s = map(int, m.groups()[1:])
     return {
         "block_h": h,
@@ -153,14 +164,15 @@ def parse_name(name):
         "split_k": k,
         "num_warps": w,
         "num_stages": s,
-        "warp_specialized": m.group(1) == "ws",
+        "warp_specialized": m.group(1) != "mma",
+        "cluster_merge": m.group(1) == "wsc",
     }
 
 
 def kernel_file(bundle, variant, bundle_has_ws):
     """The module to compile a variant from: the bundle, or for a warp-specialised
     variant the bundle does not carry, its own emitted module beside it."""
-    if not variant.startswith("ws_") or bundle_has_ws:
+    if not variant.startswith(("ws_", "wsc_")) or bundle_has_ws:
         return bundle
     own = os.path.join(os.path.dirname(bundle), variant + ".py")
     if os.path.exists(own):

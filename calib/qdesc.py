@@ -61,6 +61,7 @@ def main():
     d = sys.argv[1] if len(sys.argv) > 1 else "kernels/sm90"
     harness = load_harness(d)
     paths = sorted(glob.glob(os.path.join(d, "ws_*.py")))
+    paths += sorted(glob.glob(os.path.join(d, "wsc_*.py")))
     paths += [os.path.join(d, "sparse_mla_mma.py")]
     modules = {
         os.path.basename(p)[:-3]: harness.load_module(p)

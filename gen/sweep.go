@@ -15,6 +15,9 @@ type Sweep struct {
 	// (BLOCK_H 64, BLOCK_T 64, 8 consumer warps, 2 K buffers), added after
 	// the cross product; empty leaves the family out.
 	WSSplitK []int
+	// WSClusterSplitK lists the SPLIT_K values of the warp-specialised
+	// variants that merge their splits in a thread-block cluster (wsc_*).
+	WSClusterSplitK []int
 }
 
 // DefaultSweep is the curated sweep for a target: tens of variants that span
@@ -45,6 +48,11 @@ func DefaultSweep(t Target) Sweep {
 		// Measured on the H200 (gpu/NOTES.md): 1 and 2 serve large
 		// batches, 4 and 8 batch 16, 32 batch 1.
 		s.WSSplitK = []int{1, 2, 4, 8, 16, 32}
+		// The cluster merge saves the combine kernel: 1.2-1.5 µs at B64
+		// topk 512 with 2 splits; clusters of 4 and 8 lose at B >= 16,
+		// where 128 programs must find whole free groups of SMs, and win
+		// at B 4-8 (explore 14).
+		s.WSClusterSplitK = []int{2, 4, 8}
 	}
 	return s
 }
@@ -71,6 +79,13 @@ func (s Sweep) Variants() []Variant {
 	}
 	for _, k := range s.WSSplitK {
 		v := Variant{BlockH: 64, BlockT: 64, SplitK: k, NumWarps: 8, NumStages: 2, WarpSpec: true}
+		if !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	for _, k := range s.WSClusterSplitK {
+		v := Variant{BlockH: 64, BlockT: 64, SplitK: k, NumWarps: 8, NumStages: 2, WarpSpec: true, ClusterMerge: true}
 		if !seen[v] {
 			seen[v] = true
 			out = append(out, v)

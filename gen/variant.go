@@ -20,7 +20,16 @@ type Variant struct {
 	// NumStages shared-memory buffers while NumWarps consumer warps run the
 	// wgmma, so the gather latency hides behind the tensor cores.
 	WarpSpec bool
+	// ClusterMerge (warp-specialised only, 2 <= SplitK <= 8): the SplitK
+	// programs of a (head block, batch row) run as one thread-block cluster
+	// and, after a cluster barrier, merge their partials themselves, so no
+	// combine kernel follows (explore 14 in gpu/NOTES.md).
+	ClusterMerge bool
 }
+
+// MaxCluster is the largest portable thread-block cluster (CUDA): the most
+// programs a cluster merge can join.
+const MaxCluster = 8
 
 // Warp-specialised family constants, shared by the budget model and the
 // template: 4 producer warps at 120 registers each (setmaxnreg), and the
@@ -37,13 +46,16 @@ const (
 
 // Name is the variant's module name, stable so that file names and golden
 // files do not churn: mma_h64_t32_k4_w8_s2, or ws_h64_t64_k2_w8_s2 for the
-// warp-specialised family.
+// warp-specialised family (wsc_... when it merges in a cluster).
 func (v Variant) Name() string {
 	return fmt.Sprintf("%s_h%d_t%d_k%d_w%d_s%d", v.family(), v.BlockH, v.BlockT, v.SplitK, v.NumWarps, v.NumStages)
 }
 
 func (v Variant) family() string {
-	if v.WarpSpec {
+	switch {
+	case v.WarpSpec && v.ClusterMerge:
+		return "wsc"
+	case v.WarpSpec:
 		return "ws"
 	}
 	return "mma"
@@ -51,8 +63,12 @@ func (v Variant) family() string {
 
 func (v Variant) String() string {
 	if v.WarpSpec {
-		return fmt.Sprintf("BLOCK_H=%d BLOCK_T=%d SPLIT_K=%d consumer warps=%d K buffers=%d (warp-specialised)",
-			v.BlockH, v.BlockT, v.SplitK, v.NumWarps, v.NumStages)
+		merge := ""
+		if v.ClusterMerge {
+			merge = ", merged in a cluster"
+		}
+		return fmt.Sprintf("BLOCK_H=%d BLOCK_T=%d SPLIT_K=%d consumer warps=%d K buffers=%d (warp-specialised%s)",
+			v.BlockH, v.BlockT, v.SplitK, v.NumWarps, v.NumStages, merge)
 	}
 	return fmt.Sprintf("BLOCK_H=%d BLOCK_T=%d SPLIT_K=%d num_warps=%d num_stages=%d",
 		v.BlockH, v.BlockT, v.SplitK, v.NumWarps, v.NumStages)
@@ -87,6 +103,12 @@ func (v Variant) Validate() error {
 	if v.NumStages < 1 {
 		errs = append(errs, fmt.Errorf("num_stages=%d: must be at least 1", v.NumStages))
 	}
+	if v.ClusterMerge && !v.WarpSpec {
+		errs = append(errs, fmt.Errorf("%s: the cluster merge is written for the warp-specialised kernel only", v.Name()))
+	}
+	if v.ClusterMerge && (v.SplitK < 2 || v.SplitK > MaxCluster) {
+		errs = append(errs, fmt.Errorf("%s: a cluster merge needs 2 to %d splits (one program each in a portable cluster), not SPLIT_K=%d", v.Name(), MaxCluster, v.SplitK))
+	}
 	if v.WarpSpec && len(errs) == 0 {
 		// The template's layouts are written for this one shape: two
 		// consumer warp groups splitting the 512 output columns of 64 heads,
@@ -104,10 +126,11 @@ func isPow2(n int) bool { return n > 0 && n&(n-1) == 0 }
 func ParseVariantName(name string) (Variant, error) {
 	var v Variant
 	fields := strings.Split(name, "_")
-	if len(fields) != 6 || (fields[0] != "mma" && fields[0] != "ws") {
-		return v, fmt.Errorf("variant name %q: want mma_h<H>_t<T>_k<K>_w<W>_s<S> (or ws_... for the warp-specialised family)", name)
+	if len(fields) != 6 || (fields[0] != "mma" && fields[0] != "ws" && fields[0] != "wsc") {
+		return v, fmt.Errorf("variant name %q: want mma_h<H>_t<T>_k<K>_w<W>_s<S> (or ws_... / wsc_... for the warp-specialised family)", name)
 	}
-	v.WarpSpec = fields[0] == "ws"
+	v.WarpSpec = fields[0] != "mma"
+	v.ClusterMerge = fields[0] == "wsc"
 	dst := []*int{&v.BlockH, &v.BlockT, &v.SplitK, &v.NumWarps, &v.NumStages}
 	for i, prefix := range []string{"h", "t", "k", "w", "s"} {
 		f := fields[i+1]

@@ -27,7 +27,9 @@ directory (written by 'mlagen select') is used for the index.
 
 On sm_90 the sweep also holds the warp-specialised family (ws_*, written in
 Gluon: a producer warp group gathers and dequantises K tiles while two
-consumer warp groups run the wgmma); --ws-split-k picks its SPLIT_K values.
+consumer warp groups run the wgmma); --ws-split-k picks its SPLIT_K values,
+and --ws-cluster-split-k those of its wsc_* form, whose splits run as one
+thread-block cluster and merge their partials without a combine kernel.
 
 Examples:
   mlagen emit                                  # curated sm_120 sweep into kernels/sm120

@@ -21,6 +21,7 @@ type sweepFlags struct {
 	numWarps  []int
 	numStages []int
 	wsSplitK  string
+	wscSplitK string
 }
 
 func (f *sweepFlags) register(fs *pflag.FlagSet) {
@@ -32,6 +33,7 @@ func (f *sweepFlags) register(fs *pflag.FlagSet) {
 	fs.IntSliceVar(&f.numWarps, "num-warps", nil, "warps per program: 1, 2, 4, 8 or 16")
 	fs.IntSliceVar(&f.numStages, "num-stages", nil, "software-pipelining stages, >= 1")
 	fs.StringVar(&f.wsSplitK, "ws-split-k", "", "SPLIT_K values of the warp-specialised family (sm_90: BLOCK_H 64, BLOCK_T 64,\n8 consumer warps, 2 K buffers), or \"none\" to leave it out (default: the target's)")
+	fs.StringVar(&f.wscSplitK, "ws-cluster-split-k", "", fmt.Sprintf("SPLIT_K values (2-%d) of the warp-specialised variants whose splits run as one\nthread-block cluster and merge their partials without a combine kernel (wsc_*),\nor \"none\" (default: the target's)", gen.MaxCluster))
 }
 
 // sweep builds the sweep: the target's default lists, overridden by every
@@ -56,17 +58,25 @@ func (f *sweepFlags) sweep(fs *pflag.FlagSet) (gen.Sweep, error) {
 		}
 	}
 	if fs.Changed("ws-split-k") {
-		ks, err := parseWSSplitK(f.wsSplitK)
+		ks, err := parseSplitKList("ws-split-k", f.wsSplitK)
 		if err != nil {
 			return s, err
 		}
 		s.WSSplitK = ks
 	}
+	if fs.Changed("ws-cluster-split-k") {
+		ks, err := parseSplitKList("ws-cluster-split-k", f.wscSplitK)
+		if err != nil {
+			return s, err
+		}
+		s.WSClusterSplitK = ks
+	}
 	return s, s.Validate()
 }
 
-// parseWSSplitK reads --ws-split-k: a comma list of integers, or "none".
-func parseWSSplitK(val string) ([]int, error) {
+// parseSplitKList reads --ws-split-k or --ws-cluster-split-k: a comma list of
+// integers, or "none".
+func parseSplitKList(flag, val string) ([]int, error) {
 	if val == "none" {
 		return nil, nil
 	}
@@ -74,7 +84,7 @@ func parseWSSplitK(val string) ([]int, error) {
 	for _, f := range strings.Split(val, ",") {
 		k, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || k < 1 {
-			return nil, fmt.Errorf("--ws-split-k %q: want a comma list of integers >= 1, or none", val)
+			return nil, fmt.Errorf("--%s %q: want a comma list of integers >= 1, or none", flag, val)
 		}
 		ks = append(ks, k)
 	}
@@ -100,12 +110,19 @@ func sweepCommand(verb string, s gen.Sweep, extra ...string) string {
 			parts = append(parts, l.name+" "+joinInts(l.got))
 		}
 	}
-	if !slices.Equal(s.WSSplitK, d.WSSplitK) {
-		ws := "none"
-		if len(s.WSSplitK) > 0 {
-			ws = joinInts(s.WSSplitK)
+	for _, l := range []struct {
+		name      string
+		got, dflt []int
+	}{
+		{"--ws-split-k", s.WSSplitK, d.WSSplitK}, {"--ws-cluster-split-k", s.WSClusterSplitK, d.WSClusterSplitK},
+	} {
+		if !slices.Equal(l.got, l.dflt) {
+			ks := "none"
+			if len(l.got) > 0 {
+				ks = joinInts(l.got)
+			}
+			parts = append(parts, l.name+" "+ks)
 		}
-		parts = append(parts, "--ws-split-k "+ws)
 	}
 	return strings.Join(append(parts, extra...), " ")
 }

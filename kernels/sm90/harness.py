@@ -352,7 +352,7 @@ def main(argv=None):
         args.no_timing = True
     names = sorted(
         os.path.basename(p)[:-3]
-        for pattern in ("mma_*.py", "ws_*.py")
+        for pattern in ("mma_*.py", "ws_*.py", "wsc_*.py")
         for p in glob.glob(os.path.join(HERE, pattern))
     )
     names.append("simt_baseline")
@@ -360,9 +360,10 @@ def main(argv=None):
         names = [n for n in args.variants.split(",") if n]
     if device.type != "cuda":
         # Gluon kernels have no interpreter: they are only checked on a GPU.
-        for n in [n for n in names if n.startswith("ws_")]:
+        gluon = [n for n in names if n.startswith(("ws_", "wsc_"))]
+        for n in gluon:
             print(f"{n:28s} skipped: warp-specialised Gluon kernels need a GPU")
-        names = [n for n in names if not n.startswith("ws_")]
+        names = [n for n in names if n not in gluon]
     gen = torch.Generator(device=device).manual_seed(args.seed)
     report = {
         "target": TARGET,

@@ -76,6 +76,129 @@ def _dequant(x, scale_words, group: gl.constexpr):
 
 
 @gluon.jit
+def _cluster_barrier(WAIT: gl.constexpr):
+    """Each thread of the calling warps arrives on the cluster barrier (and
+    waits for every thread of the cluster when WAIT), with release/acquire
+    ordering of its global stores: the siblings' partials are visible after."""
+    lay: gl.constexpr = gl.BlockedLayout([1], [32], [gl.num_warps()], [0])
+    one_per_thread = gl.full([32 * gl.num_warps()], 0, gl.int32, lay)
+    if WAIT:
+        gl.inline_asm_elementwise(
+            "barrier.cluster.arrive.release.aligned;\n"
+            "barrier.cluster.wait.acquire.aligned;\n"
+            "mov.u32 $0, $1;",
+            "=r,r",
+            [one_per_thread],
+            dtype=gl.int32,
+            is_pure=False,
+            pack=1,
+        )
+    else:
+        gl.inline_asm_elementwise(
+            "barrier.cluster.arrive.release.aligned;\nmov.u32 $0, $1;",
+            "=r,r",
+            [one_per_thread],
+            dtype=gl.int32,
+            is_pure=False,
+            pack=1,
+        )
+
+
+@gluon.jit
+def _trap_unless_cluster_of(size):
+    # Launched without its cluster, a program would merge partials its
+    # siblings never wrote: stop with an error instead of returning garbage.
+    lay: gl.constexpr = gl.BlockedLayout([1], [32], [gl.num_warps()], [0])
+    want = gl.full([32 * gl.num_warps()], size, gl.int32, lay)
+    gl.inline_asm_elementwise(
+        "{ .reg .u32 n; .reg .pred p; mov.u32 n, %cluster_nctarank; setp.ne.u32 p, n, $1; @p trap; mov.u32 $0, 0; }",
+        "=r,r",
+        [want],
+        dtype=gl.int32,
+        is_pure=False,
+        pack=1,
+    )
+
+
+@gluon.jit
+def _cluster_merge(
+    Part,
+    PartLse,
+    Out,
+    Lse,
+    pid_b,
+    pid_h,
+    pid_s,
+    stride_part_batch,
+    stride_part_split,
+    stride_part_head,
+    stride_plse_batch,
+    stride_plse_split,
+    stride_out_batch,
+    stride_out_head,
+    stride_lse_batch,
+    num_heads,
+    BLOCK_H: gl.constexpr,
+    SPLIT_K: gl.constexpr,
+):
+    """After the cluster barrier: program pid_s of the cluster merges heads
+    [pid_s * BLOCK_H / SPLIT_K, ...) of its head block over every split's bf16
+    partial, by log-sum-exp, and writes them to Out and Lse."""
+    _cluster_barrier(True)
+    HEADS: gl.constexpr = BLOCK_H // SPLIT_K
+    lay: gl.constexpr = gl.BlockedLayout([1, 8], [1, 32], [gl.num_warps(), 1], [1, 0])
+    heads = (
+        pid_h * BLOCK_H
+        + pid_s * HEADS
+        + gl.arange(0, HEADS, layout=gl.SliceLayout(1, lay))
+    )
+    dims = gl.arange(0, HEAD_DIM, layout=gl.SliceLayout(0, lay))
+    ok = heads < num_heads
+    # The siblings' stores reached L2 before the barrier; .cg reads there.
+    plse = PartLse + pid_b * stride_plse_batch + heads
+    top = gl.full([HEADS], float("-inf"), gl.float32, gl.SliceLayout(1, lay))
+    for s in gl.static_range(SPLIT_K):
+        lse_s = gl.load(
+            plse + s * stride_plse_split,
+            mask=ok,
+            other=float("-inf"),
+            cache_modifier=".cg",
+        )
+        top = gl.maximum(top, lse_s)
+    # Every split empty: keep the weights at zero rather than exp2(-inf + inf).
+    top = gl.where(top == float("-inf"), 0.0, top)
+    total = gl.zeros([HEADS], gl.float32, gl.SliceLayout(1, lay))
+    acc = gl.zeros([HEADS, HEAD_DIM], gl.float32, lay)
+    part = (
+        Part
+        + pid_b * stride_part_batch
+        + heads[:, None] * stride_part_head
+        + dims[None, :]
+    )
+    for s in gl.static_range(SPLIT_K):
+        lse_s = gl.load(
+            plse + s * stride_plse_split,
+            mask=ok,
+            other=float("-inf"),
+            cache_modifier=".cg",
+        )
+        w = gl.exp2(lse_s - top)
+        total += w
+        p = gl.load(
+            part + s * stride_part_split,
+            mask=ok[:, None],
+            other=0.0,
+            cache_modifier=".cg",
+        )
+        acc += p.to(gl.float32) * w[:, None]
+    o = acc / gl.maximum(total, 1e-30)[:, None]
+    lse = gl.where(total > 0.0, (top + gl.log2(total)) * LN2, float("-inf"))
+    o_ptr = Out + pid_b * stride_out_batch + heads[:, None] * stride_out_head
+    gl.store(o_ptr + dims[None, :], o.to(gl.bfloat16), mask=ok[:, None])
+    gl.store(Lse + pid_b * stride_lse_batch + heads, lse, mask=ok)
+
+
+@gluon.jit
 def _ws_producer(
     k_ring,
     ready,
@@ -88,6 +211,7 @@ def _ws_producer(
     page_size,
     BLOCK_T: gl.constexpr,
     NUM_BUFS: gl.constexpr,
+    CLUSTER_MERGE: gl.constexpr,
 ):
     """Gather tiles of BLOCK_T tokens, dequantise them and fill the K ring."""
     # 16 bytes per load; 4 threads cover a 64-value group of a token row.
@@ -145,6 +269,11 @@ def _ws_producer(
         # The wgmma reads through the async proxy: order the stores first.
         fence_async_shared()
         mbarrier.arrive(ready.index(buf), count=1)
+    if CLUSTER_MERGE:
+        # The cluster barrier counts every thread that has not exited, and
+        # these warps live on until the kernel ends: arrive now, so the
+        # consumers' wait after the epilogue does not wait for them.
+        _cluster_barrier(False)
 
 
 @gluon.jit
@@ -227,11 +356,17 @@ def _ws_decode_kernel(
     num_heads,
     qk_scale,
     QDesc,
+    FinalOut,
+    FinalLse,
+    stride_fout_batch,
+    stride_fout_head,
+    stride_flse_batch,
     HAS_TOPK_LENGTH: gl.constexpr,
     BLOCK_H: gl.constexpr,
     BLOCK_T: gl.constexpr,
     SPLIT_K: gl.constexpr,
     NUM_BUFS: gl.constexpr,
+    CLUSTER_MERGE: gl.constexpr,
 ):
     """Warp-specialised form of the head-batched kernel, same arguments and results.
 
@@ -244,6 +379,12 @@ def _ws_decode_kernel(
     Q arrives through QDesc, a TMA descriptor over its [B * H, 512] rows
     (_q_descriptor); the Q pointer and strides are in the argument list the
     MMA kernel shares, unused here.
+
+    With CLUSTER_MERGE the SPLIT_K programs of a (head block, batch row) run
+    as one thread-block cluster along grid x (_launch_in_clusters) and merge
+    their partials themselves into FinalOut and FinalLse, after a cluster
+    barrier: no combine kernel, no second launch (explore 14). Otherwise
+    Out and Lse receive the partials and FinalOut, FinalLse are unused.
     """
     acc_layout: gl.constexpr = gl.NVMMADistributedLayout(
         version=[3, 0], warps_per_cta=[4, 2], instr_shape=[16, 256, 16]
@@ -251,8 +392,13 @@ def _ws_decode_kernel(
     s_layout: gl.constexpr = gl.NVMMADistributedLayout(
         version=[3, 0], warps_per_cta=[4, 2], instr_shape=[16, BLOCK_T // 2, 16]
     )
-    pid_h = gl.program_id(0)
-    pid_s = gl.program_id(1)
+    if CLUSTER_MERGE:
+        _trap_unless_cluster_of(SPLIT_K)
+        pid_h = gl.program_id(0) // SPLIT_K
+        pid_s = gl.program_id(0) % SPLIT_K
+    else:
+        pid_h = gl.program_id(0)
+        pid_s = gl.program_id(1)
     pid_b = gl.program_id(2).to(gl.int64)
 
     q_smem = gl.allocate_shared_memory(
@@ -332,6 +478,7 @@ def _ws_decode_kernel(
                     page_size,
                     BLOCK_T,
                     NUM_BUFS,
+                    CLUSTER_MERGE,
                 ),
             ),
         ],
@@ -372,6 +519,27 @@ def _ws_decode_kernel(
         gl.store(o_ptr + pid_s * stride_out_split, o, mask=o_mask)
         lse_ptr = Lse + pid_b * stride_lse_batch + pid_s * stride_lse_split + heads
         gl.store(lse_ptr, lse2, mask=head_ok)
+        if CLUSTER_MERGE:
+            _cluster_merge(
+                Out,
+                Lse,
+                FinalOut,
+                FinalLse,
+                pid_b,
+                pid_h,
+                pid_s,
+                stride_out_batch,
+                stride_out_split,
+                stride_out_head,
+                stride_lse_batch,
+                stride_lse_split,
+                stride_fout_batch,
+                stride_fout_head,
+                stride_flse_batch,
+                num_heads,
+                BLOCK_H,
+                SPLIT_K,
+            )
 
 
 @triton.jit
@@ -460,6 +628,7 @@ def sparse_decode(q, k_cache, indices, topk_length, softmax_scale):
         NUM_WARPS,
         NUM_STAGES,
         True,
+        False,
     )
 
 
@@ -475,6 +644,7 @@ def _launch(
     num_warps,
     num_stages,
     warp_specialized,
+    cluster_merge,
 ):
     batch, _, num_heads, _ = q.shape
     if k_cache.dtype == torch.uint8:
@@ -524,18 +694,32 @@ def _launch(
         num_heads,
         softmax_scale * _LOG2E,
     )
-    _ws_decode_kernel[grid](
-        *args,
-        QDesc=_q_descriptor(q, block_h),
+    args += (
+        _q_descriptor(q, block_h),
+        out,
+        lse,
+        out.stride(0),
+        out.stride(2),
+        lse.stride(0),
+    )
+    constexprs = dict(
         HAS_TOPK_LENGTH=has_len,
         BLOCK_H=block_h,
         BLOCK_T=block_t,
         SPLIT_K=split_k,
         NUM_BUFS=num_stages,
-        num_warps=num_warps,
-        maxnreg=_WS_MAXNREG,
+        CLUSTER_MERGE=cluster_merge,
     )
-    if split_k > 1:
+    options = dict(num_warps=num_warps, maxnreg=_WS_MAXNREG)
+    if cluster_merge:
+        # Grid x counts clusters: the launcher multiplies it by split_k.
+        clusters = (grid[0], 1, batch)
+        _launch_in_clusters(
+            _ws_decode_kernel, clusters, split_k, args, constexprs, options
+        )
+    else:
+        _ws_decode_kernel[grid](*args, **constexprs, **options)
+    if split_k > 1 and not cluster_merge:
         _combine_bf16_kernel[(num_heads, batch)](
             part,
             part_lse,
@@ -572,3 +756,38 @@ def _q_descriptor(q, block_h):
         row = q.stride(2)
     shape = [batch * num_heads, _HEAD_DIM]
     return TensorDescriptor(q, shape, [row, 1], [block_h, 64], _Q_BOX_LAYOUT)
+
+
+def _launch_in_clusters(kernel, grid, cluster, args, constexprs, options):
+    """Launch a Gluon kernel as clusters of `cluster` consecutive programs along x.
+
+    Triton 3.6 has no launch option for clusters of independent programs (its
+    num_ctas spreads one program's tensors over the cluster), so the kernel is
+    compiled as usual and started through its own launcher with num_ctas =
+    cluster, which multiplies grid x by it and sets the cluster dimension.
+    The kernel traps if it finds itself in a cluster of another size.
+    """
+    compiled = kernel.warmup(*args, grid=grid, **constexprs, **options)
+    num_warps, num_ctas, shared = compiled.packed_metadata
+    if num_ctas != 1 or compiled.metadata.global_scratch_size:
+        raise RuntimeError(
+            f"_launch_in_clusters: the kernel compiled with num_ctas={num_ctas} and "
+            f"{compiled.metadata.global_scratch_size} B of global scratch, "
+            "where this launch path assumes 1 and none (as Triton 3.6 compiles it)"
+        )
+    launch = compiled.run  # loads the module on first use
+    bound = list(args) + [constexprs[n] for n in kernel.arg_names[len(args) :]]
+    driver = triton.runtime.driver.active
+    stream = driver.get_current_stream(driver.get_current_device())
+    launch(
+        grid[0],
+        grid[1],
+        grid[2],
+        stream,
+        compiled.function,
+        (num_warps, cluster, shared),
+        compiled.launch_metadata(grid, stream, *bound),
+        triton.knobs.runtime.launch_enter_hook,
+        triton.knobs.runtime.launch_exit_hook,
+        *bound,
+    )
