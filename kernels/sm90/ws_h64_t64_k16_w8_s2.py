@@ -154,7 +154,8 @@ def _cluster_merge(
     )
     dims = gl.arange(0, HEAD_DIM, layout=gl.SliceLayout(0, lay))
     ok = heads < num_heads
-    # The siblings' stores reached L2 before the barrier; .cg reads there.
+    # The barrier's release/acquire orders the siblings' stores before these
+    # loads; .cg reads them from L2, past any line this SM's L1 holds.
     plse = PartLse + pid_b * stride_plse_batch + heads
     top = gl.full([HEADS], float("-inf"), gl.float32, gl.SliceLayout(1, lay))
     for s in gl.static_range(SPLIT_K):
