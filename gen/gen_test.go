@@ -8,7 +8,7 @@ import (
 )
 
 func TestValidate(t *testing.T) {
-	good := Variant{16, 16, 1, 4, 1, false, false}
+	good := Variant{BlockH: 16, BlockT: 16, SplitK: 1, NumWarps: 4, NumStages: 1}
 	if err := good.Validate(); err != nil {
 		t.Fatalf("valid variant refused: %v", err)
 	}
@@ -16,17 +16,17 @@ func TestValidate(t *testing.T) {
 		v    Variant
 		want string
 	}{
-		{Variant{8, 16, 1, 4, 1, false, false}, "BLOCK_H=8"},
-		{Variant{48, 16, 1, 4, 1, false, false}, "BLOCK_H=48"},
-		{Variant{16, 24, 1, 4, 1, false, false}, "BLOCK_T=24"},
-		{Variant{16, 16, 0, 4, 1, false, false}, "SPLIT_K=0"},
-		{Variant{16, 16, 1, 3, 1, false, false}, "num_warps=3"},
-		{Variant{16, 16, 1, 4, 0, false, false}, "num_stages=0"},
-		{Variant{16, 64, 1, 8, 2, true, false}, "written for BLOCK_H=64"},
-		{Variant{64, 64, 1, 4, 2, true, false}, "8 consumer warps"},
-		{Variant{16, 16, 2, 4, 1, false, true}, "warp-specialised kernel only"},
-		{Variant{64, 64, 1, 8, 2, true, true}, "2 to 8 splits"},
-		{Variant{64, 64, 16, 8, 2, true, true}, "not SPLIT_K=16"},
+		{Variant{BlockH: 8, BlockT: 16, SplitK: 1, NumWarps: 4, NumStages: 1}, "BLOCK_H=8"},
+		{Variant{BlockH: 48, BlockT: 16, SplitK: 1, NumWarps: 4, NumStages: 1}, "BLOCK_H=48"},
+		{Variant{BlockH: 16, BlockT: 24, SplitK: 1, NumWarps: 4, NumStages: 1}, "BLOCK_T=24"},
+		{Variant{BlockH: 16, BlockT: 16, SplitK: 0, NumWarps: 4, NumStages: 1}, "SPLIT_K=0"},
+		{Variant{BlockH: 16, BlockT: 16, SplitK: 1, NumWarps: 3, NumStages: 1}, "num_warps=3"},
+		{Variant{BlockH: 16, BlockT: 16, SplitK: 1, NumWarps: 4, NumStages: 0}, "num_stages=0"},
+		{Variant{BlockH: 16, BlockT: 64, SplitK: 1, NumWarps: 8, NumStages: 2, WarpSpec: true}, "written for BLOCK_H=64"},
+		{Variant{BlockH: 64, BlockT: 64, SplitK: 1, NumWarps: 4, NumStages: 2, WarpSpec: true}, "8 consumer warps"},
+		{Variant{BlockH: 16, BlockT: 16, SplitK: 2, NumWarps: 4, NumStages: 1, ClusterMerge: true}, "warp-specialised kernel only"},
+		{Variant{BlockH: 64, BlockT: 64, SplitK: 1, NumWarps: 8, NumStages: 2, WarpSpec: true, ClusterMerge: true}, "2 to 8 splits"},
+		{Variant{BlockH: 64, BlockT: 64, SplitK: 16, NumWarps: 8, NumStages: 2, WarpSpec: true, ClusterMerge: true}, "not SPLIT_K=16"},
 	} {
 		err := tc.v.Validate()
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -78,13 +78,13 @@ func TestCompilerQuirks(t *testing.T) {
 		v    Variant
 		fits bool
 	}{
-		{sm90, Variant{64, 64, 4, 8, 1, false, false}, false},
-		{sm90, Variant{64, 64, 1, 8, 1, false, false}, true},
-		{sm90, Variant{64, 64, 4, 8, 2, false, false}, true},
-		{sm120, Variant{16, 16, 1, 4, 1, false, false}, false},
-		{sm120, Variant{16, 16, 4, 4, 1, false, false}, true},
-		{sm120, Variant{16, 16, 1, 4, 2, false, false}, true},
-		{sm120, Variant{16, 16, 1, 8, 1, false, false}, true},
+		{sm90, Variant{BlockH: 64, BlockT: 64, SplitK: 4, NumWarps: 8, NumStages: 1}, false},
+		{sm90, Variant{BlockH: 64, BlockT: 64, SplitK: 1, NumWarps: 8, NumStages: 1}, true},
+		{sm90, Variant{BlockH: 64, BlockT: 64, SplitK: 4, NumWarps: 8, NumStages: 2}, true},
+		{sm120, Variant{BlockH: 16, BlockT: 16, SplitK: 1, NumWarps: 4, NumStages: 1}, false},
+		{sm120, Variant{BlockH: 16, BlockT: 16, SplitK: 4, NumWarps: 4, NumStages: 1}, true},
+		{sm120, Variant{BlockH: 16, BlockT: 16, SplitK: 1, NumWarps: 4, NumStages: 2}, true},
+		{sm120, Variant{BlockH: 16, BlockT: 16, SplitK: 1, NumWarps: 8, NumStages: 1}, true},
 	} {
 		b := Check(tc.t, tc.v)
 		if b.Fits != tc.fits {
@@ -166,7 +166,7 @@ func TestSmemModelMatchesDeviceCalibration(t *testing.T) {
 
 func TestNearestFits(t *testing.T) {
 	tg, _ := LookupTarget("sm_120")
-	v := Variant{64, 64, 4, 8, 2, false, false}
+	v := Variant{BlockH: 64, BlockT: 64, SplitK: 4, NumWarps: 8, NumStages: 2}
 	b := Check(tg, v)
 	if b.Fits {
 		t.Fatalf("%s should not fit sm_120 (%d B smem)", v.Name(), b.SmemBytes)
