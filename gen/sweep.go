@@ -49,9 +49,9 @@ func DefaultSweep(t Target) Sweep {
 		// batches, 4 and 8 batch 16, 32 batch 1.
 		s.WSSplitK = []int{1, 2, 4, 8, 16, 32}
 		// The cluster merge saves the combine kernel: 1.2-1.5 µs at B64
-		// topk 512 with 2 splits; clusters of 4 and 8 lose at B >= 16,
-		// where 128 programs must find whole free groups of SMs, and win
-		// at B 4-8 (explore 14).
+		// topk 512 with 2 splits. Clusters of 4 and 8 lose wherever the
+		// grid has 128 or more programs, which must find whole groups of
+		// free SMs in one GPC, and win below that (explore 14, run 19).
 		s.WSClusterSplitK = []int{2, 4, 8}
 	}
 	return s
