@@ -45,11 +45,17 @@ func ParseResults(data []byte) (Results, error) {
 // CUDA-graph replay time where measured (what SGLang's decode sees), else
 // its plain launch time. A bucket with no passing MMA variant gets the SIMT
 // baseline, which the bundle hands back to SGLang's own kernel.
+//
+// The batch buckets are the batches the results timed: DESIGN.md's 1, 16,
+// 64 and 128 must be there, and any other timed batch (the harness also
+// times 8 and 32) adds a bucket that runs up to it, so a decode batch is
+// served by the variant measured at the nearest batch at or above it.
 func SelectMeasured(r Results, fits map[string]bool, source string) (Selection, error) {
-	s := Selection{Target: r.Target, Source: source, BatchBounds: defaultBatchBounds, TopkBounds: defaultTopkBounds}
+	batches := measuredBatches(r)
+	s := Selection{Target: r.Target, Source: source, BatchBounds: batchBounds(batches), TopkBounds: defaultTopkBounds}
 	ranked := rankShapes(r, fits)
 	var missing []string
-	for _, b := range bucketBatch {
+	for _, b := range batches {
 		var row []string
 		for _, tk := range bucketTopk {
 			name := SIMTName
@@ -64,9 +70,38 @@ func SelectMeasured(r Results, fits map[string]bool, source string) (Selection, 
 	}
 	if len(missing) > 0 {
 		sort.Strings(missing)
-		return s, fmt.Errorf("results have no timing for %v: the selection needs batch %v x topk %v", missing, bucketBatch, bucketTopk)
+		return s, fmt.Errorf("results have no timing for %v: the selection needs batch %v x topk %v", missing, batches, bucketTopk)
 	}
 	return s, nil
+}
+
+// measuredBatches is bucketBatch plus every other batch the results timed,
+// ascending.
+func measuredBatches(r Results) []int {
+	seen := map[int]bool{}
+	var batches []int
+	add := func(b int) {
+		if b > 0 && !seen[b] {
+			seen[b] = true
+			batches = append(batches, b)
+		}
+	}
+	for _, b := range bucketBatch {
+		add(b)
+	}
+	for _, t := range r.Timing {
+		add(t.Batch)
+	}
+	sort.Ints(batches)
+	return batches
+}
+
+// batchBounds turns measured batches into bucket bounds: each bucket runs up
+// to the batch it was measured at, and the last one has no bound.
+func batchBounds(batches []int) []int {
+	bounds := append([]int(nil), batches...)
+	bounds[len(bounds)-1] = 0
+	return bounds
 }
 
 // A NearTie is a bucket whose chosen variant is faster than the next
@@ -85,7 +120,7 @@ type NearTie struct {
 func NearTies(r Results, fits map[string]bool, frac float64) []NearTie {
 	ranked := rankShapes(r, fits)
 	var ties []NearTie
-	for _, b := range bucketBatch {
+	for _, b := range measuredBatches(r) {
 		for _, tk := range bucketTopk {
 			c := ranked[shape{b, tk}]
 			if len(c) >= 2 && c[1].us <= c[0].us*(1+frac) {

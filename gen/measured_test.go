@@ -1,6 +1,7 @@
 package gen
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -52,5 +53,73 @@ func TestNearTies(t *testing.T) {
 	delete(fits, "b")
 	if got := NearTies(r, fits, 0.02); len(got) != 1 || got[0].Topk != 2048 {
 		t.Errorf("without b: got %+v, want only the B16 k2048 tie", got)
+	}
+}
+
+// timingRows returns one timing row per (variant, batch, topk), graph time us.
+func timingRows(rows ...string) string {
+	out := ""
+	for i, r := range rows {
+		if i > 0 {
+			out += ",\n"
+		}
+		out += r
+	}
+	return `{"target": "sm_90", "gpu": "g", "torch": "t", "triton": "3.6.0", "date": "d",
+	 "correctness": [], "timing": [` + out + `]}`
+}
+
+func row(variant string, batch, topk int, us float64) string {
+	return fmt.Sprintf(`{"variant": %q, "batch": %d, "topk": %d, "us": 99, "graph_us": %g}`, variant, batch, topk, us)
+}
+
+func TestSelectMeasuredExtraBatches(t *testing.T) {
+	var rows []string
+	for _, b := range []int{1, 8, 16, 32, 64, 128} {
+		for _, tk := range []int{512, 2048} {
+			rows = append(rows, row("a", b, tk, 10))
+			// "b" wins only at the two batches the design does not name.
+			us := 11.0
+			if b == 8 || b == 32 {
+				us = 9
+			}
+			rows = append(rows, row("b", b, tk, us))
+		}
+	}
+	r, err := ParseResults([]byte(timingRows(rows...)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sel, err := SelectMeasured(r, map[string]bool{"a": true, "b": true}, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Selection{
+		Target: "sm_90", Source: "test",
+		BatchBounds: []int{1, 8, 16, 32, 64, 0},
+		TopkBounds:  []int{512, 0},
+		Table:       [][]string{{"a", "a"}, {"b", "b"}, {"a", "a"}, {"b", "b"}, {"a", "a"}, {"a", "a"}},
+	}
+	if diff := cmp.Diff(want, sel); diff != "" {
+		t.Errorf("SelectMeasured (-want +got):\n%s", diff)
+	}
+}
+
+func TestSelectMeasuredMissingShapes(t *testing.T) {
+	// Batch 8 timed at topk 512 only, and DESIGN.md's batch 128 not at all.
+	var rows []string
+	for _, b := range []int{1, 16, 64} {
+		rows = append(rows, row("a", b, 512, 10), row("a", b, 2048, 10))
+	}
+	rows = append(rows, row("a", 8, 512, 10))
+	r, err := ParseResults([]byte(timingRows(rows...)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = SelectMeasured(r, map[string]bool{"a": true}, "test")
+	want := "results have no timing for [batch 128 topk 2048 batch 128 topk 512 batch 8 topk 2048]: " +
+		"the selection needs batch [1 8 16 64 128] x topk [512 2048]"
+	if err == nil || err.Error() != want {
+		t.Errorf("error = %v, want %q", err, want)
 	}
 }

@@ -25,7 +25,8 @@ type Selection struct {
 }
 
 // Measured shapes (DESIGN.md): batch 1, 16, 64, 128 and topk 512, 2048. Each
-// bucket runs up to the shape it was measured at.
+// bucket runs up to the shape it was measured at. Every results file must
+// time these; SelectMeasured adds a batch bucket for any other timed batch.
 var (
 	defaultBatchBounds = []int{1, 16, 64, 0}
 	defaultTopkBounds  = []int{512, 0}

@@ -25,8 +25,13 @@ def main():
     dev = torch.device("cuda")
     gen = torch.Generator(device=dev).manual_seed(5)
     failed = 0
-    for topk in (512, 2048):
-        for batch in (1, 16, 64, 128):
+    # One shape per bucket of the bundle's own table, at the bucket's upper
+    # bound; the unbounded last buckets run at batch 128 and topk 2048, the
+    # largest shapes the harness times.
+    batches = [b or 128 for b in bundle.BATCH_BOUNDS]
+    topks = [k or 2048 for k in bundle.TOPK_BOUNDS]
+    for topk in topks:
+        for batch in batches:
             # With lengths the harness empties the last row; at batch 1 that
             # would leave nothing to compare, so batch 1 runs full rows.
             case = (f"bundle_b{batch}_topk{topk}", 64, batch, 64, topk, batch > 1)

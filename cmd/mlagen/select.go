@@ -18,6 +18,10 @@ selection.json in the kernel directory and re-renders that directory, so the
 index module and sparse_mla_mma.py carry the table. The table is static: the
 kernels never benchmark at run time (SGLang captures CUDA graphs).
 
+The batch buckets are the batches the results timed, each running up to its
+batch and the last one unbounded: the harness times 1, 8, 16, 32, 64 and
+128, and 1, 16, 64 and 128 are required. The topk buckets are 512 and 2048.
+
 After the table it lists near ties: buckets whose runner-up is within ` + fmt.Sprint(nearTiePercent) + `% of
 the choice, about the run-to-run spread on the H200, where a rerun of the
 harness may pick the other variant. The choice still follows the numbers.

@@ -329,7 +329,11 @@ def main(argv=None):
     )
     ap.add_argument("--out", default=os.path.join(HERE, "results.json"))
     ap.add_argument("--no-timing", action="store_true")
-    ap.add_argument("--batches", default="1,16,64,128")
+    ap.add_argument(
+        "--batches",
+        default="1,8,16,32,64,128",
+        help="batch sizes to time; each becomes a batch bucket of `mlagen select`, which needs 1, 16, 64 and 128",
+    )
     ap.add_argument("--topks", default="512,2048")
     ap.add_argument("--heads", type=int, default=64)
     ap.add_argument(

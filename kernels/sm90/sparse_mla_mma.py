@@ -5,7 +5,7 @@
 
 Holds the head-batched MMA kernel, the split-K combine kernel and the fixed
 configurations that the static selection table below uses (source:
-measured on NVIDIA H200 (torch 2.11.0+cu130, Triton 3.6.0, 2026-11-29), gpu/results/run19-sm90.json). ``supports`` is False for inputs or shapes it does not
+measured on NVIDIA H200 (torch 2.11.0+cu130, Triton 3.6.0, 2026-11-29), gpu/results/run20-sm90.json). ``supports`` is False for inputs or shapes it does not
 handle, and the dispatcher then runs the SIMT kernel. Nothing autotunes at run
 time, so the kernels are safe under CUDA-graph capture.
 """
@@ -60,22 +60,33 @@ CONFIGS = {
     "mma_h16_t16_k32_w8_s1": (16, 16, 32, 8, 1, False, False),
     "mma_h16_t64_k32_w8_s1": (16, 64, 32, 8, 1, False, False),
     "ws_h64_t64_k1_w8_s2": (64, 64, 1, 8, 2, True, False),
+    "ws_h64_t64_k4_w8_s2": (64, 64, 4, 8, 2, True, False),
     "ws_h64_t64_k8_w8_s2": (64, 64, 8, 8, 2, True, False),
+    "ws_h64_t64_k16_w8_s2": (64, 64, 16, 8, 2, True, False),
     "wsc_h64_t64_k2_w8_s2": (64, 64, 2, 8, 2, True, True),
+    "wsc_h64_t64_k8_w8_s2": (64, 64, 8, 8, 2, True, True),
 }
 
 # select(): the first batch bound >= batch, then the first topk bound >= topk
 # (None: no bound). Rows follow BATCH_BOUNDS, columns TOPK_BOUNDS.
-BATCH_BOUNDS = (1, 16, 64, None)
+BATCH_BOUNDS = (1, 8, 16, 32, 64, None)
 TOPK_BOUNDS = (512, None)
 SELECTION = (
     (  # batch <= 1
         "mma_h16_t16_k32_w8_s1",
         "mma_h16_t64_k32_w8_s1",
     ),
+    (  # batch <= 8
+        "wsc_h64_t64_k8_w8_s2",
+        "ws_h64_t64_k16_w8_s2",
+    ),
     (  # batch <= 16
         "ws_h64_t64_k8_w8_s2",
         "ws_h64_t64_k8_w8_s2",
+    ),
+    (  # batch <= 32
+        "ws_h64_t64_k4_w8_s2",
+        "ws_h64_t64_k4_w8_s2",
     ),
     (  # batch <= 64
         "wsc_h64_t64_k2_w8_s2",
