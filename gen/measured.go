@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
 )
 
 // Results is the part of a harness results file (harness.py) that
@@ -69,8 +70,8 @@ func SelectMeasured(r Results, fits map[string]bool, source string) (Selection, 
 		s.Table = append(s.Table, row)
 	}
 	if len(missing) > 0 {
-		sort.Strings(missing)
-		return s, fmt.Errorf("results have no timing for %v: the selection needs batch %v x topk %v", missing, batches, bucketTopk)
+		return s, fmt.Errorf("results have no timing for %s: the selection needs batch %v x topk %v (run the harness with its default --batches and --topks)",
+			strings.Join(missing, ", "), batches, bucketTopk)
 	}
 	return s, nil
 }

@@ -117,8 +117,8 @@ func TestSelectMeasuredMissingShapes(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = SelectMeasured(r, map[string]bool{"a": true}, "test")
-	want := "results have no timing for [batch 128 topk 2048 batch 128 topk 512 batch 8 topk 2048]: " +
-		"the selection needs batch [1 8 16 64 128] x topk [512 2048]"
+	want := "results have no timing for batch 8 topk 2048, batch 128 topk 512, batch 128 topk 2048: " +
+		"the selection needs batch [1 8 16 64 128] x topk [512 2048] (run the harness with its default --batches and --topks)"
 	if err == nil || err.Error() != want {
 		t.Errorf("error = %v, want %q", err, want)
 	}
