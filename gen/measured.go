@@ -3,6 +3,7 @@ package gen
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -79,22 +80,14 @@ func SelectMeasured(r Results, fits map[string]bool, source string) (Selection, 
 // measuredBatches is bucketBatch plus every other batch the results timed,
 // ascending.
 func measuredBatches(r Results) []int {
-	seen := map[int]bool{}
-	var batches []int
-	add := func(b int) {
-		if b > 0 && !seen[b] {
-			seen[b] = true
-			batches = append(batches, b)
+	batches := slices.Clone(bucketBatch)
+	for _, t := range r.Timing {
+		if t.Batch > 0 {
+			batches = append(batches, t.Batch)
 		}
 	}
-	for _, b := range bucketBatch {
-		add(b)
-	}
-	for _, t := range r.Timing {
-		add(t.Batch)
-	}
-	sort.Ints(batches)
-	return batches
+	slices.Sort(batches)
+	return slices.Compact(batches)
 }
 
 // batchBounds turns measured batches into bucket bounds: each bucket runs up

@@ -2,6 +2,7 @@ package gen
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -56,19 +57,13 @@ func TestNearTies(t *testing.T) {
 	}
 }
 
-// timingRows returns one timing row per (variant, batch, topk), graph time us.
+// timingRows wraps timing rows (see row) in a results file.
 func timingRows(rows ...string) string {
-	out := ""
-	for i, r := range rows {
-		if i > 0 {
-			out += ",\n"
-		}
-		out += r
-	}
 	return `{"target": "sm_90", "gpu": "g", "torch": "t", "triton": "3.6.0", "date": "d",
-	 "correctness": [], "timing": [` + out + `]}`
+	 "correctness": [], "timing": [` + strings.Join(rows, ",\n") + `]}`
 }
 
+// row is one timing row with graph time us.
 func row(variant string, batch, topk int, us float64) string {
 	return fmt.Sprintf(`{"variant": %q, "batch": %d, "topk": %d, "us": 99, "graph_us": %g}`, variant, batch, topk, us)
 }

@@ -7,17 +7,11 @@ kernel's guard to stop it with a CUDA error rather than return results it
 never merged. Run it last in a process: the error leaves the CUDA context
 unusable. Exit status 1 when the launch does not fail."""
 
-import importlib.util
 import sys
 
 import torch
 
-
-def load(name, path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from bundle_check import load
 
 
 def main():

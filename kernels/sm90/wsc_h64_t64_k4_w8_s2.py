@@ -84,26 +84,15 @@ def _cluster_barrier(WAIT: gl.constexpr):
     ordering of its global stores: the siblings' partials are visible after."""
     lay: gl.constexpr = gl.BlockedLayout([1], [32], [gl.num_warps()], [0])
     one_per_thread = gl.full([32 * gl.num_warps()], 0, gl.int32, lay)
-    if WAIT:
-        gl.inline_asm_elementwise(
-            "barrier.cluster.arrive.release.aligned;\n"
-            "barrier.cluster.wait.acquire.aligned;\n"
-            "mov.u32 $0, $1;",
-            "=r,r",
-            [one_per_thread],
-            dtype=gl.int32,
-            is_pure=False,
-            pack=1,
-        )
-    else:
-        gl.inline_asm_elementwise(
-            "barrier.cluster.arrive.release.aligned;\nmov.u32 $0, $1;",
-            "=r,r",
-            [one_per_thread],
-            dtype=gl.int32,
-            is_pure=False,
-            pack=1,
-        )
+    wait: gl.constexpr = "barrier.cluster.wait.acquire.aligned;\n" if WAIT else ""
+    gl.inline_asm_elementwise(
+        "barrier.cluster.arrive.release.aligned;\n" + wait + "mov.u32 $0, $1;",
+        "=r,r",
+        [one_per_thread],
+        dtype=gl.int32,
+        is_pure=False,
+        pack=1,
+    )
 
 
 @gluon.jit
