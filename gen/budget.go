@@ -169,8 +169,8 @@ var compilerQuirks = []struct {
 	why    string
 }{
 	{"sm_90", func(v Variant) bool {
-		return !v.WarpSpec && v.BlockH == 64 && v.BlockT == 64 && v.NumWarps == 8 && v.SplitK > 1 && v.NumStages == 1
-	}, 32, "measured with Triton 3.6.0 for SPLIT_K 4, 16 and 32; SPLIT_K 1 and 2 stages compile clean"},
+		return !v.WarpSpec && v.BlockH == 64 && v.BlockT == 64 && v.NumWarps == 8 && v.SplitK == 1 && v.NumStages == 1
+	}, 4, "measured with Triton 3.6.0 since the scale bytes load after the tile (run 21); SPLIT_K 4, 16 and 32, which spilled 32 B before, and 2 stages compile clean"},
 	{"sm_120", func(v Variant) bool {
 		return !v.WarpSpec && v.BlockH == 16 && v.BlockT == 16 && v.NumWarps == 4 && v.SplitK == 1 && v.NumStages == 1
 	}, 4, "measured with Triton 3.6.0 (ptxas-blackwell); SPLIT_K > 1 and 2 stages compile clean"},

@@ -78,9 +78,9 @@ func TestCompilerQuirks(t *testing.T) {
 		v    Variant
 		fits bool
 	}{
-		{sm90, Variant{BlockH: 64, BlockT: 64, SplitK: 4, NumWarps: 8, NumStages: 1}, false},
-		{sm90, Variant{BlockH: 64, BlockT: 64, SplitK: 1, NumWarps: 8, NumStages: 1}, true},
-		{sm90, Variant{BlockH: 64, BlockT: 64, SplitK: 4, NumWarps: 8, NumStages: 2}, true},
+		{sm90, Variant{BlockH: 64, BlockT: 64, SplitK: 1, NumWarps: 8, NumStages: 1}, false},
+		{sm90, Variant{BlockH: 64, BlockT: 64, SplitK: 4, NumWarps: 8, NumStages: 1}, true},
+		{sm90, Variant{BlockH: 64, BlockT: 64, SplitK: 1, NumWarps: 8, NumStages: 2}, true},
 		{sm120, Variant{BlockH: 16, BlockT: 16, SplitK: 1, NumWarps: 4, NumStages: 1}, false},
 		{sm120, Variant{BlockH: 16, BlockT: 16, SplitK: 4, NumWarps: 4, NumStages: 1}, true},
 		{sm120, Variant{BlockH: 16, BlockT: 16, SplitK: 1, NumWarps: 4, NumStages: 2}, true},

@@ -1,7 +1,7 @@
 """Run one emitted variant on one shape a few times, for a profiler to watch.
 
     ncu --clock-control none -k regex:_mma_decode_kernel --launch-skip 2 --launch-count 1 \\
-        python3 gpu/profile.py kernels/sm90/mma_h64_t64_k1_w8_s1.py 128 2048
+        python3 gpu/profile.py kernels/sm90/mma_h16_t64_k32_w8_s1.py 1 2048
 """
 
 import importlib.util

@@ -6,7 +6,7 @@
 Every variant is a module in this directory with the contract of
 ``_run_triton_sparse_decode``. ``select(batch, topk)`` names the one to run for
 a shape. The table is static: SGLang captures CUDA graphs, so nothing may
-benchmark at run time. Selection source: measured on NVIDIA H200 (torch 2.11.0+cu130, Triton 3.6.0, 2026-11-29), gpu/results/run18-sm120.json.
+benchmark at run time. Selection source: measured on NVIDIA H200 (torch 2.11.0+cu130, Triton 3.6.0, 2026-11-29), gpu/results/run21-sm120.json.
 """
 
 import importlib.util
@@ -47,14 +47,22 @@ VARIANTS = {
 
 # select(): the first batch bound >= batch, then the first topk bound >= topk
 # (None: no bound). Rows follow BATCH_BOUNDS, columns TOPK_BOUNDS.
-BATCH_BOUNDS = (1, 16, 64, None)
+BATCH_BOUNDS = (1, 8, 16, 32, 64, None)
 TOPK_BOUNDS = (512, None)
 SELECTION = (
     (  # batch <= 1
         "mma_h16_t16_k32_w4_s1",
         "mma_h16_t32_k32_w4_s1",
     ),
+    (  # batch <= 8
+        "mma_h16_t32_k16_w4_s1",
+        "mma_h16_t32_k16_w4_s1",
+    ),
     (  # batch <= 16
+        "mma_h16_t32_k4_w4_s1",
+        "mma_h16_t32_k4_w4_s1",
+    ),
+    (  # batch <= 32
         "mma_h16_t32_k4_w4_s1",
         "mma_h16_t32_k4_w4_s1",
     ),

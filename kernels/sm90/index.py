@@ -6,7 +6,7 @@
 Every variant is a module in this directory with the contract of
 ``_run_triton_sparse_decode``. ``select(batch, topk)`` names the one to run for
 a shape. The table is static: SGLang captures CUDA graphs, so nothing may
-benchmark at run time. Selection source: measured on NVIDIA H200 (torch 2.11.0+cu130, Triton 3.6.0, 2026-11-29), gpu/results/run20-sm90.json.
+benchmark at run time. Selection source: measured on NVIDIA H200 (torch 2.11.0+cu130, Triton 3.6.0, 2026-11-29), gpu/results/run21-sm90.json.
 """
 
 import importlib.util
@@ -44,10 +44,12 @@ VARIANTS = {
     "mma_h64_t16_k16_w8_s2": (64, 16, 16, 8, 2, 131072, 226),
     "mma_h64_t16_k32_w8_s1": (64, 16, 32, 8, 1, 131072, 226),
     "mma_h64_t16_k32_w8_s2": (64, 16, 32, 8, 2, 131072, 226),
-    "mma_h64_t64_k1_w8_s1": (64, 64, 1, 8, 1, 131072, 250),
     "mma_h64_t64_k1_w8_s2": (64, 64, 1, 8, 2, 172288, 250),
+    "mma_h64_t64_k4_w8_s1": (64, 64, 4, 8, 1, 131072, 250),
     "mma_h64_t64_k4_w8_s2": (64, 64, 4, 8, 2, 172288, 250),
+    "mma_h64_t64_k16_w8_s1": (64, 64, 16, 8, 1, 131072, 250),
     "mma_h64_t64_k16_w8_s2": (64, 64, 16, 8, 2, 172288, 250),
+    "mma_h64_t64_k32_w8_s1": (64, 64, 32, 8, 1, 131072, 250),
     "mma_h64_t64_k32_w8_s2": (64, 64, 32, 8, 2, 172288, 250),
     "ws_h64_t64_k1_w8_s2": (64, 64, 1, 8, 2, 200800, 168),
     "ws_h64_t64_k2_w8_s2": (64, 64, 2, 8, 2, 200800, 168),

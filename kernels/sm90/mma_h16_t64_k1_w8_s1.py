@@ -82,6 +82,17 @@ def _mma_decode_kernel(
     heads = pid_h * BLOCK_H + tl.arange(0, BLOCK_H)
     head_ok = heads < num_heads
     dims = tl.arange(0, HEAD_DIM)
+    if BLOCK_H < 64:
+        # The split's start as if the row were full: known without the row's
+        # length, so the first tile's indices load beside Q and the length
+        # instead of one memory round trip after them. Split 0, and every split
+        # of a full row, start there; other splits of a shorter row load again.
+        # (The 64-head variants, at 255 registers, spill with this.)
+        guess_start = pid_s * (tl.cdiv(tl.cdiv(topk, SPLIT_K), BLOCK_T) * BLOCK_T)
+        tok0 = guess_start + tl.arange(0, BLOCK_T)
+        guess = tl.load(
+            Indices + pid_b * stride_idx_batch + tok0, mask=tok0 < topk, other=-1
+        )
     q = tl.load(
         Q + pid_b * stride_q_batch + heads[:, None] * stride_q_head + dims[None, :],
         mask=head_ok[:, None],
@@ -109,7 +120,12 @@ def _mma_decode_kernel(
     acc = tl.zeros([BLOCK_H, HEAD_DIM], tl.float32)
     for t0 in range(start, end, BLOCK_T):
         tok = t0 + offs_t
-        idx = tl.load(idx_row + tok, mask=tok < end, other=-1)
+        if BLOCK_H < 64:
+            hit = (t0 == start) & (start == guess_start)
+            idx = tl.load(idx_row + tok, mask=(tok < end) & (not hit), other=-1)
+            idx = tl.where(hit, tl.where(tok < end, guess, -1), idx)
+        else:
+            idx = tl.load(idx_row + tok, mask=tok < end, other=-1)
         valid = idx >= 0
         idx = tl.where(valid, idx, 0)
         page = idx // page_size
@@ -118,12 +134,7 @@ def _mma_decode_kernel(
         data = page_base + slot * TOKEN_DATA_BYTES
         scales_at = page_base + page_size * TOKEN_DATA_BYTES + slot * TOKEN_SCALE_BYTES
 
-        # UE8M0: the byte is a bare exponent, 2^(e - 127), i.e. the fp32 bits e << 23.
         nope_ok = valid[:, None] & is_nope
-        e = tl.load(
-            scale_bytes + scales_at[:, None] + group[None, :], mask=nope_ok, other=127
-        )
-        scale = (e.to(tl.int32) << 23).to(tl.float32, bitcast=True)
         col = (group * 64)[None, :, None] + lane[None, None, :]
         nope = tl.load(
             KV + data[:, None, None] + col, mask=nope_ok[:, :, None], other=0.0
@@ -132,6 +143,14 @@ def _mma_decode_kernel(
         rope = tl.load(
             rope_ptr[:, None] + lane[None, :], mask=valid[:, None], other=0.0
         )
+        # The scales are loaded after the tile on purpose: Triton moves them to
+        # the tile's layout through shared memory, and that store waits for the
+        # bytes. Loaded first, it held the tile's loads back by a memory round trip.
+        # UE8M0: the byte is a bare exponent, 2^(e - 127), i.e. the fp32 bits e << 23.
+        e = tl.load(
+            scale_bytes + scales_at[:, None] + group[None, :], mask=nope_ok, other=127
+        )
+        scale = (e.to(tl.int32) << 23).to(tl.float32, bitcast=True)
         nope = (nope.to(tl.float32) * scale[:, :, None]).to(tl.bfloat16)
         k3 = tl.where(is_rope, rope[:, None, :], nope)
         k = tl.reshape(k3, [BLOCK_T, HEAD_DIM])
