@@ -54,7 +54,7 @@ func ParseResults(data []byte) (Results, error) {
 // served by the variant measured at the nearest batch at or above it.
 func SelectMeasured(r Results, fits map[string]bool, source string) (Selection, error) {
 	batches := measuredBatches(r)
-	s := Selection{Target: r.Target, Source: source, BatchBounds: batchBounds(batches), TopkBounds: defaultTopkBounds}
+	s := Selection{Target: r.Target, Source: source, BatchBounds: bucketBounds(batches), TopkBounds: bucketBounds(bucketTopk)}
 	ranked := rankShapes(r, fits)
 	var missing []string
 	for _, b := range batches {
@@ -88,14 +88,6 @@ func measuredBatches(r Results) []int {
 	}
 	slices.Sort(batches)
 	return slices.Compact(batches)
-}
-
-// batchBounds turns measured batches into bucket bounds: each bucket runs up
-// to the batch it was measured at, and the last one has no bound.
-func batchBounds(batches []int) []int {
-	bounds := append([]int(nil), batches...)
-	bounds[len(bounds)-1] = 0
-	return bounds
 }
 
 // A NearTie is a bucket whose chosen variant is faster than the next

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 )
 
 // SelectionFile is the name of the measured selection kept beside the
@@ -25,14 +26,21 @@ type Selection struct {
 }
 
 // Measured shapes (DESIGN.md): batch 1, 16, 64, 128 and topk 512, 2048. Each
-// bucket runs up to the shape it was measured at. Every results file must
-// time these; SelectMeasured adds a batch bucket for any other timed batch.
+// bucket runs up to the shape it was measured at (bucketBounds). Every
+// results file must time these; SelectMeasured adds a batch bucket for any
+// other timed batch.
 var (
-	defaultBatchBounds = []int{1, 16, 64, 0}
-	defaultTopkBounds  = []int{512, 0}
-	bucketBatch        = []int{1, 16, 64, 128}
-	bucketTopk         = []int{512, 2048}
+	bucketBatch = []int{1, 16, 64, 128}
+	bucketTopk  = []int{512, 2048}
 )
+
+// bucketBounds turns measured shapes into bucket bounds: each bucket runs up
+// to the shape it was measured at, and the last one has no bound (0).
+func bucketBounds(measured []int) []int {
+	bounds := slices.Clone(measured)
+	bounds[len(bounds)-1] = 0
+	return bounds
+}
 
 // ReadSelection loads dir/selection.json; ok is false when there is none.
 func ReadSelection(dir string) (Selection, bool, error) {
@@ -74,7 +82,7 @@ func (s Selection) Validate(fits map[string]bool) error {
 // tile first. Measured choices from `mlagen select` replace it.
 func HeuristicSelection(t Target, heads int, budgets []Budget) Selection {
 	s := Selection{Target: t.Name, Source: "static rule (no measurements yet): fill about 128 programs, widest tiles first",
-		BatchBounds: defaultBatchBounds, TopkBounds: defaultTopkBounds}
+		BatchBounds: bucketBounds(bucketBatch), TopkBounds: bucketBounds(bucketTopk)}
 	for _, batch := range bucketBatch {
 		var row []string
 		for _, topk := range bucketTopk {

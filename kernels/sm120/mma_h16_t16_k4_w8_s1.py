@@ -82,12 +82,13 @@ def _mma_decode_kernel(
     heads = pid_h * BLOCK_H + tl.arange(0, BLOCK_H)
     head_ok = heads < num_heads
     dims = tl.arange(0, HEAD_DIM)
-    if BLOCK_H < 64:
-        # The split's start as if the row were full: known without the row's
-        # length, so the first tile's indices load beside Q and the length
-        # instead of one memory round trip after them. Split 0, and every split
-        # of a full row, start there; other splits of a shorter row load again.
-        # (The 64-head variants, at 255 registers, spill with this.)
+    # The split's start as if the row were full: known without the row's
+    # length, so the first tile's indices load beside Q and the length
+    # instead of one memory round trip after them. Split 0, and every split
+    # of a full row, start there; other splits of a shorter row load again.
+    # The 64-head variants, at 255 registers, spill with this.
+    EARLY_INDICES: tl.constexpr = BLOCK_H < 64
+    if EARLY_INDICES:
         guess_start = pid_s * (tl.cdiv(tl.cdiv(topk, SPLIT_K), BLOCK_T) * BLOCK_T)
         tok0 = guess_start + tl.arange(0, BLOCK_T)
         guess = tl.load(
@@ -120,7 +121,7 @@ def _mma_decode_kernel(
     acc = tl.zeros([BLOCK_H, HEAD_DIM], tl.float32)
     for t0 in range(start, end, BLOCK_T):
         tok = t0 + offs_t
-        if BLOCK_H < 64:
+        if EARLY_INDICES:
             hit = (t0 == start) & (start == guess_start)
             idx = tl.load(idx_row + tok, mask=(tok < end) & (not hit), other=-1)
             idx = tl.where(hit, tl.where(tok < end, guess, -1), idx)
