@@ -6,7 +6,7 @@
 Every variant is a module in this directory with the contract of
 ``_run_triton_sparse_decode``. ``select(batch, topk)`` names the one to run for
 a shape. The table is static: SGLang captures CUDA graphs, so nothing may
-benchmark at run time. Selection source: measured on NVIDIA H200 (torch 2.11.0+cu130, Triton 3.6.0, 2026-11-29), gpu/results/run21-sm120.json.
+benchmark at run time. Selection source: measured on NVIDIA H200 (torch 2.11.0+cu130, Triton 3.6.0, 2026-11-29), gpu/results/run23-sm120.json.
 """
 
 import importlib.util
@@ -55,7 +55,7 @@ SELECTION = (
         "mma_h16_t32_k32_w4_s1",
     ),
     (  # batch <= 8
-        "mma_h16_t32_k16_w4_s1",
+        "mma_h16_t32_k4_w4_s1",
         "mma_h16_t32_k16_w4_s1",
     ),
     (  # batch <= 16

@@ -6,7 +6,7 @@
 Every variant is a module in this directory with the contract of
 ``_run_triton_sparse_decode``. ``select(batch, topk)`` names the one to run for
 a shape. The table is static: SGLang captures CUDA graphs, so nothing may
-benchmark at run time. Selection source: measured on NVIDIA H200 (torch 2.11.0+cu130, Triton 3.6.0, 2026-11-29), gpu/results/run21-sm90.json.
+benchmark at run time. Selection source: measured on NVIDIA H200 (torch 2.11.0+cu130, Triton 3.6.0, 2026-11-29), gpu/results/run23-sm90.json.
 """
 
 import importlib.util
@@ -85,7 +85,7 @@ SELECTION = (
     ),
     (  # batch <= 64
         "wsc_h64_t64_k2_w8_s2",
-        "wsc_h64_t64_k2_w8_s2",
+        "ws_h64_t64_k2_w8_s2",
     ),
     (  # batch any
         "ws_h64_t64_k1_w8_s2",

@@ -548,6 +548,7 @@ def _combine_bf16_kernel(
     stride_lse_batch,
     SPLIT_K: tl.constexpr,
     SPLIT_P2: tl.constexpr,
+    PDL: tl.constexpr,
 ):
     """Merge the SPLIT_K bf16 partial results of one (batch, head) by log-sum-exp.
 
@@ -555,6 +556,11 @@ def _combine_bf16_kernel(
     tile, as the fp32 combine does, bf16 splits would land in different warps
     and their sum would go through shared memory: 4x slower (combine run 6).
     """
+    if PDL:
+        # Launched with programmatic dependent launch: the program may start
+        # while the decode kernel drains, and waits here until its partials
+        # are written and visible; the launch overlaps the decode kernel's tail.
+        tl.extra.cuda.gdc_wait()
     head = tl.program_id(0)
     pid_b = tl.program_id(1).to(tl.int64)
     split = tl.arange(0, SPLIT_P2)
@@ -580,6 +586,19 @@ def _combine_bf16_kernel(
         o.to(tl.bfloat16),
     )
     tl.store(Lse + pid_b * stride_lse_batch + head, lse)
+
+
+def _pdl(device):
+    """Whether the combine launches with programmatic dependent launch.
+
+    griddepcontrol exists from sm_90 on, and only in compiled code: the
+    Triton interpreter has no such instruction.
+    """
+    return (
+        device.type == "cuda"
+        and not triton.knobs.runtime.interpret
+        and torch.cuda.get_device_capability(device)[0] >= 9
+    )
 
 
 def supports(q, k_cache, indices):
@@ -710,6 +729,7 @@ def _launch(
     else:
         _ws_decode_kernel[grid](*args, **constexprs, **options)
     if split_k > 1 and not cluster_merge:
+        pdl = _pdl(q.device)
         _combine_bf16_kernel[(num_heads, batch)](
             part,
             part_lse,
@@ -726,6 +746,9 @@ def _launch(
             SPLIT_K=split_k,
             SPLIT_P2=triton.next_power_of_2(split_k),
             num_warps=2,
+            # 0.1-0.5 µs less per call under CUDA-graph replay (run 23).
+            PDL=pdl,
+            launch_pdl=pdl,
         )
     return out, lse
 
