@@ -69,6 +69,7 @@ const (
 	bf16       = 2
 	fp8        = 1
 	tokenBytes = 584
+	scaleWord  = 8 // a token's 7 UE8M0 exponents and a pad byte, loaded as one int64
 )
 
 // Check runs the budget model for v on t. It never fails: a variant that does
@@ -95,10 +96,11 @@ func Check(t Target, v Variant) Budget {
 	b.Smem = append(b.Smem, Item{"k", kCopies * v.BlockT * headDim * bf16, kWhy})
 	if v.NumStages >= 2 {
 		// The pipeliner prefetches the next tile's gathered bytes with
-		// cp.async: 512 fp8 bytes (7 groups of 64, padded to 8) and 128 rope
-		// bytes per token, one tile ahead whatever num_stages is; the index
-		// loads run ahead num_stages-1 tiles (2 when num_stages is 2).
-		b.Smem = append(b.Smem, Item{"prefetch", v.BlockT * (8*64*fp8 + 64*bf16), "next tile's fp8 nope and bf16 rope bytes (cp.async)"})
+		// cp.async: 512 fp8 bytes (7 groups of 64, padded to 8), 128 rope
+		// bytes and the 8-byte scale word per token, one tile ahead whatever
+		// num_stages is; the index loads run ahead num_stages-1 tiles (2 when
+		// num_stages is 2).
+		b.Smem = append(b.Smem, Item{"prefetch", v.BlockT * (8*64*fp8 + 64*bf16 + scaleWord), "next tile's fp8 nope, bf16 rope and scale words (cp.async)"})
 		idxBufs := 1
 		if v.NumStages >= 3 {
 			idxBufs = v.NumStages

@@ -3,7 +3,8 @@
 Runs the single-file bundle kernels/<dir>/sparse_mla_mma.py -- what `mlagen
 patch` installs -- against the harness's float64 reference at one shape per
 selection bucket, so every configuration its table names goes through the
-bundle's own launcher. Exit status 1 when a shape fails."""
+bundle's own launcher, and checks that its `supports` refuses a cache whose
+pages are not 8-byte aligned. Exit status 1 when a check fails."""
 
 import importlib.util
 import sys
@@ -41,6 +42,19 @@ def main():
                 f"{row['case']:22s} {bundle.select(batch, topk):24s} rel {row['rel_err']:.2e}"
                 f" lse {row['lse_err']:.1e} {'ok' if row['passed'] else 'FAIL'}"
             )
+    # The gathers load a token's 8 scale bytes as one word, so pages must be
+    # 8-byte aligned: a cache that is not goes to the caller's fallback.
+    q = torch.zeros(1, 1, 64, 512, dtype=torch.bfloat16, device=dev)
+    idx = torch.zeros(1, 1, 64, dtype=torch.int32, device=dev)
+    for pad, want in ((576, True), (4, False)):
+        buf = torch.zeros(
+            2, 64 * harness.TOKEN_BYTES + pad, dtype=torch.uint8, device=dev
+        )
+        got = bundle.supports(q, harness.as_k_cache(buf, 64), idx)
+        failed += got != want
+        print(
+            f"supports, page stride {buf.shape[1]} B: {got} {'ok' if got == want else 'FAIL'}"
+        )
     return 1 if failed else 0
 
 

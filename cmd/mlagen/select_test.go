@@ -15,8 +15,8 @@ func TestSelectReproducesCheckedIn(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct{ dir, results string }{
-		{"sm90", "gpu/results/run23-sm90.json"},
-		{"sm120", "gpu/results/run23-sm120.json"},
+		{"sm90", "gpu/results/run24-sm90.json"},
+		{"sm120", "gpu/results/run24-sm120.json"},
 	} {
 		out := t.TempDir()
 		var stdout, stderr bytes.Buffer

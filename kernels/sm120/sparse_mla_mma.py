@@ -5,7 +5,7 @@
 
 Holds the head-batched MMA kernel, the split-K combine kernel and the fixed
 configurations that the static selection table below uses (source:
-measured on NVIDIA H200 (torch 2.11.0+cu130, Triton 3.6.0, 2026-11-29), gpu/results/run23-sm120.json). ``supports`` is False for inputs or shapes it does not
+measured on NVIDIA H200 (torch 2.11.0+cu130, Triton 3.6.0, 2026-11-30), gpu/results/run24-sm120.json). ``supports`` is False for inputs or shapes it does not
 handle, and the dispatcher then runs the SIMT kernel. Nothing autotunes at run
 time, so the kernels are safe under CUDA-graph capture.
 """
@@ -51,7 +51,7 @@ SELECTION = (
         "mma_h16_t32_k32_w4_s1",
     ),
     (  # batch <= 8
-        "mma_h16_t32_k4_w4_s1",
+        "mma_h16_t32_k16_w4_s1",
         "mma_h16_t32_k16_w4_s1",
     ),
     (  # batch <= 16
@@ -156,7 +156,6 @@ def _mma_decode_kernel(
     lane = tl.arange(0, 64)
     is_nope = (group < NOPE_GROUPS)[None, :]
     is_rope = (group == NOPE_GROUPS)[None, :, None]
-    scale_bytes = KV.to(tl.pointer_type(tl.uint8))
     idx_row = Indices + pid_b * stride_idx_batch
 
     m_i = tl.full([BLOCK_H], float("-inf"), tl.float32)
@@ -187,13 +186,15 @@ def _mma_decode_kernel(
         rope = tl.load(
             rope_ptr[:, None] + lane[None, :], mask=valid[:, None], other=0.0
         )
-        # The scales are loaded after the tile on purpose: Triton moves them to
-        # the tile's layout through shared memory, and that store waits for the
-        # bytes. Loaded first, it held the tile's loads back by a memory round trip.
-        # UE8M0: the byte is a bare exponent, 2^(e - 127), i.e. the fp32 bits e << 23.
-        e = tl.load(
-            scale_bytes + scales_at[:, None] + group[None, :], mask=nope_ok, other=127
+        # The 8 scale bytes of a token (7 exponents and a pad) as one word,
+        # unpacked in registers. Loaded as [BLOCK_T, 8] bytes they reached the
+        # tile's layout through shared memory and two barriers (run 24). The
+        # pad byte scales group 7, whose masked zeros the rope replaces below.
+        # UE8M0: each byte is a bare exponent, 2^(e - 127), i.e. the fp32 bits e << 23.
+        word = tl.load(
+            (KV + scales_at).to(tl.pointer_type(tl.int64)), mask=valid, other=0
         )
+        e = (word[:, None] >> (group * 8).to(tl.int64)[None, :]) & 0xFF
         scale = (e.to(tl.int32) << 23).to(tl.float32, bitcast=True)
         nope = (nope.to(tl.float32) * scale[:, :, None]).to(tl.bfloat16)
         k3 = tl.where(is_rope, rope[:, None, :], nope)
@@ -329,6 +330,10 @@ def _inputs_supported(q, k_cache, indices):
         and k_cache.is_cuda
         and k_cache.stride(0)
         >= k_cache.shape[1] * (_TOKEN_DATA_BYTES + _TOKEN_SCALE_BYTES)
+        # Each token's scales load as one 8-byte word: pages 8-byte aligned
+        # (SGLang pads the stride to a multiple of 576).
+        and k_cache.stride(0) % _TOKEN_SCALE_BYTES == 0
+        and k_cache.data_ptr() % _TOKEN_SCALE_BYTES == 0
         and indices.dtype == torch.int32
         and indices.shape[0] == q.shape[0]
     )

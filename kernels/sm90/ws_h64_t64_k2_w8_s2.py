@@ -616,6 +616,10 @@ def supports(q, k_cache, indices):
         and k_cache.is_cuda
         and k_cache.stride(0)
         >= k_cache.shape[1] * (_TOKEN_DATA_BYTES + _TOKEN_SCALE_BYTES)
+        # Each token's scales load as one 8-byte word: pages 8-byte aligned
+        # (SGLang pads the stride to a multiple of 576).
+        and k_cache.stride(0) % _TOKEN_SCALE_BYTES == 0
+        and k_cache.data_ptr() % _TOKEN_SCALE_BYTES == 0
         and indices.dtype == torch.int32
         and indices.shape[0] == q.shape[0]
         # wgmma and setmaxnreg: the warp-specialised kernel is Hopper code.
