@@ -69,7 +69,11 @@ def quantize_pages(num_pages, page_size, pad, gen, device):
     buf = torch.full((num_pages, stride), 0xFF, dtype=torch.uint8, device=device)
     data = torch.cat([nope.view(torch.uint8), rope.view(torch.uint8)], dim=-1)
     buf[:, : page_size * 576] = data.reshape(num_pages, -1)
-    scale_bytes = torch.zeros(num_pages, page_size, 8, dtype=torch.uint8, device=device)
+    # The pad byte after the 7 exponents stays 0xFF (read as a scale, +inf),
+    # like the padding past each page: no kernel may let it reach the output.
+    scale_bytes = torch.full(
+        (num_pages, page_size, 8), 0xFF, dtype=torch.uint8, device=device
+    )
     scale_bytes[..., :7] = (exp + 127).to(torch.uint8)
     buf[:, page_size * 576 : page_size * TOKEN_BYTES] = scale_bytes.reshape(
         num_pages, -1
