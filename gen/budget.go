@@ -204,8 +204,9 @@ func checkWarpSpec(t Target, b Budget) Budget {
 	if v.ClusterMerge {
 		// The merge reads the partials from global memory after a cluster
 		// barrier: no shared memory, and the epilogue's registers are free
-		// by then (compiled: the same 200,748 B and 168 registers).
-		b.Operands += "; the splits run as one thread-block cluster and merge their partials after a cluster barrier"
+		// by then. The producer also prefetches the next tile's rows into
+		// L2 (one more shared-memory item below).
+		b.Operands += "; the splits run as one thread-block cluster and merge their partials after a cluster barrier; the producer prefetches the next tile's rows into L2"
 	}
 	b.Smem = []Item{
 		{"q", v.BlockH * headDim * bf16, "Q tile [BLOCK_H, 512] bf16, the score MMA's A operand"},
@@ -215,6 +216,10 @@ func checkWarpSpec(t Target, b Budget) Budget {
 		// Q's TMA barrier, and 4,124 with 1 buffer then): the barriers and
 		// the producer's captured arguments, padded.
 		{"sync", 16*v.NumStages + 64, "ready/empty mbarrier per buffer, Q's TMA mbarrier and the producer's captured arguments (a bound: alignment varies by a few bytes)"},
+	}
+	if v.ClusterMerge {
+		// Compiled: 256 B more than the other ws_* variants (201,004 B).
+		b.Smem = append(b.Smem, Item{"prefetch", 4 * v.BlockT, "producer: the next tile's indices moved to one per thread for the L2 prefetch"})
 	}
 	for _, it := range b.Smem {
 		b.SmemBytes += it.Value

@@ -4,7 +4,9 @@ Runs the single-file bundle kernels/<dir>/sparse_mla_mma.py -- what `mlagen
 patch` installs -- against the harness's float64 reference at one shape per
 selection bucket, so every configuration its table names goes through the
 bundle's own launcher, and checks that its `supports` refuses a cache whose
-pages are not 8-byte aligned. Exit status 1 when a check fails."""
+pages are not 8-byte aligned, and one whose pages are not 16-byte aligned
+where a cluster variant (L2 prefetch) is selected. Exit status 1 when a check
+fails."""
 
 import importlib.util
 import sys
@@ -55,6 +57,23 @@ def main():
         print(
             f"supports, page stride {buf.shape[1]} B: {got} {'ok' if got == want else 'FAIL'}"
         )
+    # The cluster variants (wsc_*) also prefetch whole token rows into L2,
+    # which needs 16-byte aligned pages: an 8-byte aligned stride is refused
+    # in their buckets only.
+    buf = torch.zeros(2, 64 * harness.TOKEN_BYTES + 8, dtype=torch.uint8, device=dev)
+    for topk in topks:
+        for batch in batches:
+            name = bundle.select(batch, topk)
+            config = bundle.CONFIGS[name]
+            want = not (len(config) > 6 and config[6])
+            q = torch.zeros(batch, 1, 64, 512, dtype=torch.bfloat16, device=dev)
+            idx = torch.zeros(batch, 1, topk, dtype=torch.int32, device=dev)
+            got = bundle.supports(q, harness.as_k_cache(buf, 64), idx)
+            failed += got != want
+            print(
+                f"supports, page stride {buf.shape[1]} B, batch {batch} topk {topk} ({name}):"
+                f" {got} {'ok' if got == want else 'FAIL'}"
+            )
     return 1 if failed else 0
 
 

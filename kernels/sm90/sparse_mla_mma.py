@@ -5,7 +5,7 @@
 
 Holds the head-batched MMA kernel, the split-K combine kernel and the fixed
 configurations that the static selection table below uses (source:
-measured on NVIDIA H200 (torch 2.11.0+cu130, Triton 3.6.0, 2026-11-30), gpu/results/run24-sm90.json). ``supports`` is False for inputs or shapes it does not
+measured on NVIDIA H200 (torch 2.11.0+cu130, Triton 3.6.0, 2026-11-30), gpu/results/run25-sm90.json). ``supports`` is False for inputs or shapes it does not
 handle, and the dispatcher then runs the SIMT kernel. Nothing autotunes at run
 time, so the kernels are safe under CUDA-graph capture.
 """
@@ -60,7 +60,6 @@ CONFIGS = {
     "mma_h16_t16_k32_w8_s1": (16, 16, 32, 8, 1, False, False),
     "mma_h16_t64_k32_w8_s1": (16, 64, 32, 8, 1, False, False),
     "ws_h64_t64_k1_w8_s2": (64, 64, 1, 8, 2, True, False),
-    "ws_h64_t64_k2_w8_s2": (64, 64, 2, 8, 2, True, False),
     "ws_h64_t64_k4_w8_s2": (64, 64, 4, 8, 2, True, False),
     "ws_h64_t64_k8_w8_s2": (64, 64, 8, 8, 2, True, False),
     "ws_h64_t64_k16_w8_s2": (64, 64, 16, 8, 2, True, False),
@@ -91,7 +90,7 @@ SELECTION = (
     ),
     (  # batch <= 64
         "wsc_h64_t64_k2_w8_s2",
-        "ws_h64_t64_k2_w8_s2",
+        "wsc_h64_t64_k2_w8_s2",
     ),
     (  # batch any
         "ws_h64_t64_k1_w8_s2",
@@ -380,6 +379,36 @@ def _cluster_merge(
 
 
 @gluon.jit
+def _prefetch_rows(KV, idx, page_stride, page_size):
+    """Start the token rows of idx on their way into L2; nothing waits for them.
+
+    cp.async.bulk.prefetch needs no register or shared memory, so it puts a
+    second tile in flight beside the one the producer holds (explore 12, 14,
+    22). It needs 16-byte aligned rows, which the supports() of the
+    variants that call it (wsc_*) checks.
+    """
+    lay: gl.constexpr = gl.BlockedLayout([1], [32], [WS_PRODUCER_WARPS], [0])
+    idx = gl.convert_layout(idx, lay)
+    valid = idx >= 0
+    idx = gl.where(valid, idx, 0)
+    page = idx // page_size
+    slot = idx - page * page_size
+    page_base = page.to(gl.int64) * page_stride
+    data = KV + page_base + slot * TOKEN_DATA_BYTES
+    scales = KV + page_base + page_size * TOKEN_DATA_BYTES + slot * TOKEN_SCALE_BYTES
+    gl.inline_asm_elementwise(
+        "{ .reg .pred p; setp.ne.b32 p, $3, 0; "
+        "@p cp.async.bulk.prefetch.L2.global [$1], 576; "
+        "@p prefetch.global.L2 [$2]; mov.b32 $0, 0; }",
+        "=r,l,l,r",
+        [data, scales, valid.to(gl.int32)],
+        dtype=gl.int32,
+        is_pure=False,
+        pack=1,
+    )
+
+
+@gluon.jit
 def _ws_producer(
     k_ring,
     ready,
@@ -436,6 +465,14 @@ def _ws_producer(
         n6 = gl.load(nope + 384, mask=ok, other=0.0)
         rope_ptr = (KV + data + NOPE_DIM).to(gl.pointer_type(gl.bfloat16))
         rope = gl.load(rope_ptr[:, None] + cols[None, :], mask=ok, other=0.0)
+        if CLUSTER_MERGE:
+            # The next tile's rows start into L2 once its indices arrive
+            # (before this tile's rows do), so its gather hits L2. Measured
+            # where the cluster variants are chosen (explore 22): B64 topk
+            # 512 -0.4 to -0.6 µs, B64 topk 2048 -0.8 to -1.0; at B128
+            # topk 2048, where ws_h64_t64_k1 is chosen, it cost 1% (explore
+            # 12), so the other ws_* variants do without.
+            _prefetch_rows(KV, idx_next, page_stride, page_size)
 
         mbarrier.wait(empty.index(buf), ((i // NUM_BUFS) & 1) ^ 1)
         k = k_ring.index(buf)
@@ -894,6 +931,10 @@ def supports(q, k_cache, indices):
         return False
     batch = q.shape[0]
     name = select(batch, indices.reshape(batch, -1).shape[1])
+    if name in CONFIGS and CONFIGS[name][6]:
+        # The cluster variants prefetch whole token rows into L2.
+        if k_cache.stride(0) % 16 or k_cache.data_ptr() % 16:
+            return False
     if name in CONFIGS and CONFIGS[name][5]:
         # wgmma and setmaxnreg: the warp-specialised kernel is Hopper code.
         return torch.cuda.get_device_capability(q.device)[0] == 9

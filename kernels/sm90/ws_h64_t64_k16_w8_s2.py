@@ -189,6 +189,36 @@ def _cluster_merge(
 
 
 @gluon.jit
+def _prefetch_rows(KV, idx, page_stride, page_size):
+    """Start the token rows of idx on their way into L2; nothing waits for them.
+
+    cp.async.bulk.prefetch needs no register or shared memory, so it puts a
+    second tile in flight beside the one the producer holds (explore 12, 14,
+    22). It needs 16-byte aligned rows, which the supports() of the
+    variants that call it (wsc_*) checks.
+    """
+    lay: gl.constexpr = gl.BlockedLayout([1], [32], [WS_PRODUCER_WARPS], [0])
+    idx = gl.convert_layout(idx, lay)
+    valid = idx >= 0
+    idx = gl.where(valid, idx, 0)
+    page = idx // page_size
+    slot = idx - page * page_size
+    page_base = page.to(gl.int64) * page_stride
+    data = KV + page_base + slot * TOKEN_DATA_BYTES
+    scales = KV + page_base + page_size * TOKEN_DATA_BYTES + slot * TOKEN_SCALE_BYTES
+    gl.inline_asm_elementwise(
+        "{ .reg .pred p; setp.ne.b32 p, $3, 0; "
+        "@p cp.async.bulk.prefetch.L2.global [$1], 576; "
+        "@p prefetch.global.L2 [$2]; mov.b32 $0, 0; }",
+        "=r,l,l,r",
+        [data, scales, valid.to(gl.int32)],
+        dtype=gl.int32,
+        is_pure=False,
+        pack=1,
+    )
+
+
+@gluon.jit
 def _ws_producer(
     k_ring,
     ready,
@@ -245,6 +275,14 @@ def _ws_producer(
         n6 = gl.load(nope + 384, mask=ok, other=0.0)
         rope_ptr = (KV + data + NOPE_DIM).to(gl.pointer_type(gl.bfloat16))
         rope = gl.load(rope_ptr[:, None] + cols[None, :], mask=ok, other=0.0)
+        if CLUSTER_MERGE:
+            # The next tile's rows start into L2 once its indices arrive
+            # (before this tile's rows do), so its gather hits L2. Measured
+            # where the cluster variants are chosen (explore 22): B64 topk
+            # 512 -0.4 to -0.6 µs, B64 topk 2048 -0.8 to -1.0; at B128
+            # topk 2048, where ws_h64_t64_k1 is chosen, it cost 1% (explore
+            # 12), so the other ws_* variants do without.
+            _prefetch_rows(KV, idx_next, page_stride, page_size)
 
         mbarrier.wait(empty.index(buf), ((i // NUM_BUFS) & 1) ^ 1)
         k = k_ring.index(buf)
