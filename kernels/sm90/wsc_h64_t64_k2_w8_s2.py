@@ -192,6 +192,17 @@ def _cluster_merge(
 
 
 @gluon.jit
+def _token_offsets(idx, page_stride, page_size):
+    """Byte offsets of each token's data row and of its scale word in the paged cache."""
+    page = idx // page_size
+    slot = idx - page * page_size
+    page_base = page.to(gl.int64) * page_stride
+    data = page_base + slot * TOKEN_DATA_BYTES
+    scales_at = page_base + page_size * TOKEN_DATA_BYTES + slot * TOKEN_SCALE_BYTES
+    return data, scales_at
+
+
+@gluon.jit
 def _prefetch_rows(KV, idx, page_stride, page_size):
     """Start the token rows of idx on their way into L2; nothing waits for them.
 
@@ -203,18 +214,13 @@ def _prefetch_rows(KV, idx, page_stride, page_size):
     lay: gl.constexpr = gl.BlockedLayout([1], [32], [WS_PRODUCER_WARPS], [0])
     idx = gl.convert_layout(idx, lay)
     valid = idx >= 0
-    idx = gl.where(valid, idx, 0)
-    page = idx // page_size
-    slot = idx - page * page_size
-    page_base = page.to(gl.int64) * page_stride
-    data = KV + page_base + slot * TOKEN_DATA_BYTES
-    scales = KV + page_base + page_size * TOKEN_DATA_BYTES + slot * TOKEN_SCALE_BYTES
+    data, scales_at = _token_offsets(gl.where(valid, idx, 0), page_stride, page_size)
     gl.inline_asm_elementwise(
         "{ .reg .pred p; setp.ne.b32 p, $3, 0; "
         "@p cp.async.bulk.prefetch.L2.global [$1], 576; "
         "@p prefetch.global.L2 [$2]; mov.b32 $0, 0; }",
         "=r,l,l,r",
-        [data, scales, valid.to(gl.int32)],
+        [KV + data, KV + scales_at, valid.to(gl.int32)],
         dtype=gl.int32,
         is_pure=False,
         pack=1,
@@ -256,12 +262,8 @@ def _ws_producer(
         idx_next = gl.load(idx_row + tok, mask=tok < end, other=-1)
         valid = idx >= 0
         idx = gl.where(valid, idx, 0)
-        page = idx // page_size
-        slot = idx - page * page_size
-        page_base = page.to(gl.int64) * page_stride
-        data = page_base + slot * TOKEN_DATA_BYTES
+        data, scales_at = _token_offsets(idx, page_stride, page_size)
         # The 8 scale bytes of a token (7 exponents and a pad) as one word.
-        scales_at = page_base + page_size * TOKEN_DATA_BYTES + slot * TOKEN_SCALE_BYTES
         words = gl.load(
             (KV + scales_at).to(gl.pointer_type(gl.int64)), mask=valid, other=0
         )
