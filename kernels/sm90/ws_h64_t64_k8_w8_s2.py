@@ -281,7 +281,7 @@ def _ws_producer(
             # The next tile's rows start into L2 once its indices arrive
             # (before this tile's rows do), so its gather hits L2. Measured
             # where the cluster variants are chosen (explore 22): B64 topk
-            # 512 -0.4 to -0.6 µs, B64 topk 2048 -0.8 to -1.0; at B128
+            # 512 -0.45 to -0.74 µs, B64 topk 2048 -0.6 to -1.1; at B128
             # topk 2048, where ws_h64_t64_k1 is chosen, it cost 1% (explore
             # 12), so the other ws_* variants do without.
             _prefetch_rows(KV, idx_next, page_stride, page_size)
