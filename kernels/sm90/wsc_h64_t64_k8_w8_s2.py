@@ -590,11 +590,8 @@ def supports(q, k_cache, indices):
         and k_cache.is_cuda
         and k_cache.stride(0)
         >= k_cache.shape[1] * (_TOKEN_DATA_BYTES + _TOKEN_SCALE_BYTES)
-        # Each token's scales load as one 8-byte word: pages 8-byte aligned
-        # (SGLang pads the stride to a multiple of 576).
-        and k_cache.stride(0) % _TOKEN_SCALE_BYTES == 0
-        and k_cache.data_ptr() % _TOKEN_SCALE_BYTES == 0
-        # The L2 prefetch moves whole 576-byte token rows: 16-byte aligned.
+        # The L2 prefetch moves whole 576-byte token rows: pages 16-byte
+        # aligned (SGLang pads the stride to a multiple of 576).
         and k_cache.stride(0) % 16 == 0
         and k_cache.data_ptr() % 16 == 0
         and indices.dtype == torch.int32
