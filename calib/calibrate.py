@@ -55,6 +55,7 @@ def load_kernel(path, name):
         getattr(module, name),
         getattr(module, "_WS_MAXNREG", None),
         getattr(module, "_Q_BOX_LAYOUT", None),
+        module,
     )
 
 
@@ -100,7 +101,7 @@ def signature(fn, v, q_box_layout):
 def compile_one(job):
     kernel_path, cap, v = job
     ws = v["warp_specialized"]
-    fn, maxnreg, q_box_layout = load_kernel(
+    fn, maxnreg, q_box_layout, module = load_kernel(
         kernel_path, "_ws_decode_kernel" if ws else "_mma_decode_kernel"
     )
     sig = signature(fn, v, q_box_layout)
@@ -145,7 +146,7 @@ def compile_one(job):
         )
     regs = re.search(r"Used (\d+) registers", r.stderr)
     spill = re.search(r"(\d+) bytes spill stores", r.stderr)
-    return {
+    row = {
         **v,
         "smem": ck.metadata.shared,
         "regs": int(regs.group(1)) if regs else None,
@@ -153,6 +154,13 @@ def compile_one(job):
         "ptxas": os.path.basename(ptxas),
         "arch": arch,
     }
+    if ws and v["cluster_merge"] and v["split_k"] == module.DSMEM_SPLIT_K.value:
+        # The merge writes this much from the first byte of the kernel's
+        # shared memory once the tile loop is over (the launcher refuses a
+        # kernel with less): a template change that shrinks the buffers must
+        # fail here, not on the GPU.
+        row["xchg"] = module._dsmem_bytes(v["block_h"])
+    return row
 
 
 def parse_name(name):
@@ -197,6 +205,11 @@ def judge(row, limit):
         )
     if not row["fits"] and compiled_fits:
         problems.append("refused but compiles within limits without spills")
+    if "error" not in row and row.get("xchg", 0) > row["smem"]:
+        problems.append(
+            f"the merge through distributed shared memory writes {row['xchg']} B, "
+            f"more than the kernel's {row['smem']} B"
+        )
     if "error" not in row:
         if row["pred_smem"] < row["smem"]:
             problems.append(

@@ -211,12 +211,19 @@ func checkWarpSpec(t Target, b Budget) Budget {
 		{"sync", 16*v.NumStages + 64, "ready/empty mbarrier per buffer, Q's TMA mbarrier and the producer's captured arguments (a bound: alignment varies by a few bytes)"},
 	}
 	if v.ClusterMerge {
-		// The merge reads the partials from global memory after a cluster
-		// barrier: no shared memory, and the epilogue's registers are free
-		// by then. The producer's L2 prefetch moves the next tile's indices
-		// through shared memory (compiled: 256 B more than the other ws_*
-		// variants, 201,004 B).
-		b.Operands += "; the splits run as one thread-block cluster and merge their partials after a cluster barrier; the producer prefetches the next tile's rows into L2"
+		// A cluster of two merges in shared memory it no longer uses (the
+		// Q and K buffers, dead after the tile loop: BLOCK_H rows of 1 KB,
+		// their lse and an mbarrier, well inside them); larger clusters read
+		// the partials from global memory after a cluster barrier. Neither
+		// adds shared memory, and the epilogue's registers are free by then.
+		// The producer's L2 prefetch moves the next tile's indices through
+		// shared memory (compiled: 256 B more than the other ws_* variants,
+		// 201,004 B).
+		merge := "merge their partials from global memory after a cluster barrier"
+		if v.MergesInSharedMemory() {
+			merge = "merge in each other's shared memory (distributed shared memory), which the tile loop no longer uses"
+		}
+		b.Operands += "; the splits run as one thread-block cluster and " + merge + "; the producer prefetches the next tile's rows into L2"
 		b.Smem = append(b.Smem, Item{"prefetch", 4 * v.BlockT, "producer: the next tile's indices moved to one per thread for the L2 prefetch"})
 	}
 	for _, it := range b.Smem {

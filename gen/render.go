@@ -130,7 +130,7 @@ func selectedBudgets(e Emission) []Budget {
 
 // wsConstants are the warp-specialised family's fixed settings, rendered
 // into the modules from the same constants the budget model uses.
-var wsConstants = map[string]int{"ProducerWarps": WSProducerWarps, "ProducerRegs": WSProducerRegs, "MaxRegs": WSMaxRegs}
+var wsConstants = map[string]int{"ProducerWarps": WSProducerWarps, "ProducerRegs": WSProducerRegs, "MaxRegs": WSMaxRegs, "DSMEMSplitK": DSMEMSplitK}
 
 type renderer struct{ t *template.Template }
 

@@ -35,6 +35,17 @@ type Variant struct {
 // programs a cluster merge can join.
 const MaxCluster = 8
 
+// DSMEMSplitK is the cluster size that merges through distributed shared
+// memory instead of global memory (DSMEM_SPLIT_K in the template; explore
+// 25 in gpu/NOTES.md: faster for clusters of two, slower for 4 and 8).
+const DSMEMSplitK = 2
+
+// MergesInSharedMemory reports whether v's cluster merges through
+// distributed shared memory (a cluster of DSMEMSplitK programs).
+func (v Variant) MergesInSharedMemory() bool {
+	return v.ClusterMerge && v.SplitK == DSMEMSplitK
+}
+
 // Warp-specialised family constants, shared by the budget model and the
 // template: 4 producer warps at 120 registers each (setmaxnreg), and the
 // whole program launched at 168 registers per thread, which is what 12 warps
