@@ -154,7 +154,7 @@ def compile_one(job):
         "ptxas": os.path.basename(ptxas),
         "arch": arch,
     }
-    if ws and v["cluster_merge"] and v["split_k"] == module.DSMEM_SPLIT_K.value:
+    if ws and module._merges_in_shared_memory(v["split_k"], v["cluster_merge"]):
         # The merge writes this much from the first byte of the kernel's
         # shared memory once the tile loop is over (the launcher refuses a
         # kernel with less): a template change that shrinks the buffers must

@@ -79,19 +79,25 @@ def _dequant(x, scale_words, group: gl.constexpr):
 
 
 @gluon.jit
+def _per_thread(value):
+    """`value` once per thread of the calling warps: the operand that makes an
+    inline-asm statement run exactly once in each thread."""
+    lay: gl.constexpr = gl.BlockedLayout([1], [32], [gl.num_warps()], [0])
+    return gl.full([32 * gl.num_warps()], value, gl.int32, lay)
+
+
+@gluon.jit
 def _cluster_barrier(ARRIVE: gl.constexpr, WAIT: gl.constexpr):
     """Each thread of the calling warps arrives on the cluster barrier (ARRIVE,
     release) and/or waits for every thread of the cluster to arrive (WAIT,
     acquire): what the siblings wrote before arriving, to global or to this
     program's shared memory, is visible after the wait."""
-    lay: gl.constexpr = gl.BlockedLayout([1], [32], [gl.num_warps()], [0])
-    one_per_thread = gl.full([32 * gl.num_warps()], 0, gl.int32, lay)
     arrive: gl.constexpr = "barrier.cluster.arrive.release.aligned;\n" if ARRIVE else ""
     wait: gl.constexpr = "barrier.cluster.wait.acquire.aligned;\n" if WAIT else ""
     gl.inline_asm_elementwise(
         arrive + wait + "mov.u32 $0, $1;",
         "=r,r",
-        [one_per_thread],
+        [_per_thread(0)],
         dtype=gl.int32,
         is_pure=False,
         pack=1,
@@ -102,12 +108,10 @@ def _cluster_barrier(ARRIVE: gl.constexpr, WAIT: gl.constexpr):
 def _trap_unless_cluster_of(size):
     # Launched without its cluster, a program would merge partials its
     # siblings never wrote: stop with an error instead of returning garbage.
-    lay: gl.constexpr = gl.BlockedLayout([1], [32], [gl.num_warps()], [0])
-    want = gl.full([32 * gl.num_warps()], size, gl.int32, lay)
     gl.inline_asm_elementwise(
         "{ .reg .u32 n; .reg .pred p; mov.u32 n, %cluster_nctarank; setp.ne.u32 p, n, $1; @p trap; mov.u32 $0, 0; }",
         "=r,r",
-        [want],
+        [_per_thread(size)],
         dtype=gl.int32,
         is_pure=False,
         pack=1,
@@ -197,8 +201,6 @@ def _cluster_merge(
 def _xchg_barrier(bar, count, WAIT: gl.constexpr):
     """The merge's mbarrier at byte `bar` of shared memory: thread 0 sets it
     up for `count` arrivals, or (WAIT) every thread waits for its first phase."""
-    lay: gl.constexpr = gl.BlockedLayout([1], [32], [gl.num_warps()], [0])
-    zero = gl.full([32 * gl.num_warps()], 0, gl.int32, lay)
     if WAIT:
         asm: gl.constexpr = (
             "{ .reg .pred p; .reg .u32 b; mov.u32 b, global_smem; add.u32 b, b, $1; "
@@ -215,7 +217,7 @@ def _xchg_barrier(bar, count, WAIT: gl.constexpr):
     gl.inline_asm_elementwise(
         asm,
         "=r,r,r,r",
-        [zero + bar, zero + count, zero + 32 * gl.num_warps()],
+        [_per_thread(bar), _per_thread(count), _per_thread(32 * gl.num_warps())],
         dtype=gl.int32,
         is_pure=False,
         pack=1,
@@ -260,9 +262,8 @@ def _cluster_merge_dsmem(
     ROW_BYTES: gl.constexpr = HEAD_DIM * 2
     LSE_AT: gl.constexpr = BLOCK_H * ROW_BYTES
     BAR_AT: gl.constexpr = LSE_AT + BLOCK_H * 4
-    threads: gl.constexpr = 32 * gl.num_warps()
     # Every thread of both programs arrives once on each program's barrier.
-    _xchg_barrier(BAR_AT, 2 * threads, False)
+    _xchg_barrier(BAR_AT, 2 * 32 * gl.num_warps(), False)
     # This program is done with its shared memory: the sibling may write.
     _cluster_barrier(True, False)
     empty_row = l_i == 0.0
@@ -296,8 +297,6 @@ def _cluster_merge_dsmem(
         is_pure=False,
         pack=1,
     )
-    lay1: gl.constexpr = gl.BlockedLayout([1], [32], [gl.num_warps()], [0])
-    zero = gl.full([threads], 0, gl.int32, lay1)
     for program in gl.static_range(2):
         # Release: this thread's stores above are visible to whoever
         # completes the barrier's phase with acquire.
@@ -307,7 +306,7 @@ def _cluster_merge_dsmem(
             "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [a]; "
             "mov.u32 $0, 0; }",
             "=r,r,r",
-            [zero + program, zero + BAR_AT],
+            [_per_thread(program), _per_thread(BAR_AT)],
             dtype=gl.int32,
             is_pure=False,
             pack=1,
@@ -923,7 +922,7 @@ def _launch(
         (batch, 1, num_heads, _HEAD_DIM), dtype=torch.bfloat16, device=q.device
     )
     lse = torch.empty((batch, 1, num_heads), dtype=torch.float32, device=q.device)
-    if split_k == 1 or (cluster_merge and split_k == DSMEM_SPLIT_K.value):
+    if split_k == 1 or _merges_in_shared_memory(split_k, cluster_merge):
         # Written in place, or (a cluster of DSMEM_SPLIT_K) no partials at all.
         part, part_lse = out, lse
     else:
@@ -1010,6 +1009,12 @@ def _launch(
     return out, lse
 
 
+def _merges_in_shared_memory(split_k, cluster_merge):
+    """Whether a launch's cluster merges through distributed shared memory,
+    as the kernel decides (_cluster_merge_dsmem): no partials to allocate."""
+    return cluster_merge and split_k == DSMEM_SPLIT_K.value
+
+
 def _dsmem_bytes(block_h):
     """Shared memory the distributed merge writes, from the kernel's first byte:
     the bf16 rows, their lse and one mbarrier (_cluster_merge_dsmem)."""
@@ -1051,10 +1056,11 @@ def _launch_in_clusters(kernel, grid, cluster, args, constexprs, options):
             f"{compiled.metadata.global_scratch_size} B of global scratch, "
             "where this launch path assumes 1 and none (as Triton 3.6 compiles it)"
         )
-    if cluster == DSMEM_SPLIT_K.value and shared < _dsmem_bytes(constexprs["BLOCK_H"]):
+    needs = _dsmem_bytes(constexprs["BLOCK_H"])
+    if _merges_in_shared_memory(cluster, True) and shared < needs:
         raise RuntimeError(
             f"_launch_in_clusters: the kernel has {shared} B of shared memory, "
-            f"less than the {_dsmem_bytes(constexprs['BLOCK_H'])} B its merge "
+            f"less than the {needs} B its merge "
             "through distributed shared memory writes"
         )
     launch = compiled.run  # loads the module on first use
