@@ -196,3 +196,47 @@ func TestEmitNothingFits(t *testing.T) {
 		}
 	}
 }
+
+// Cluster code (the helpers, the CLUSTER_MERGE branches, the cluster
+// launcher) goes only into modules that hold a wsc_* variant: a reader of
+// ws_* or of a bundle without a cluster configuration sees none of it.
+func TestClusterCodeOnlyInClusterModules(t *testing.T) {
+	tg, err := LookupTarget("sm_90")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := Emit(DefaultSweep(tg), "test", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	markers := []string{"CLUSTER_MERGE", "_cluster_barrier", "_cluster_merge", "DSMEM_SPLIT_K", "_launch_in_clusters", "_prefetch_rows"}
+	bundleHasCluster := false
+	for _, row := range e.Selection.Table {
+		for _, n := range row {
+			bundleHasCluster = bundleHasCluster || strings.HasPrefix(n, "wsc_")
+		}
+	}
+	seen := map[string]int{}
+	for _, f := range e.Files {
+		var want bool
+		switch {
+		case strings.HasPrefix(f.Name, "wsc_"):
+			want = true
+		case strings.HasPrefix(f.Name, "ws_"):
+			want = false
+		case f.Name == BundleFile:
+			want = bundleHasCluster
+		default:
+			continue
+		}
+		seen[f.Name[:strings.IndexAny(f.Name, "_.")]]++
+		for _, m := range markers {
+			if got := strings.Contains(string(f.Data), m); got != want {
+				t.Errorf("%s: contains %q = %v, want %v", f.Name, m, got, want)
+			}
+		}
+	}
+	if seen["ws"] == 0 || seen["wsc"] == 0 {
+		t.Fatalf("the default sm_90 sweep emitted %d ws_* and %d wsc_* modules; the test needs both", seen["ws"], seen["wsc"])
+	}
+}

@@ -92,6 +92,8 @@ func Emit(s Sweep, command string, sel *Selection) (Emission, error) {
 		"Configs": configs, "SIMT": SIMTName, "WS": wsConstants,
 		"HasWS":  slices.ContainsFunc(configs, func(b Budget) bool { return b.Variant.WarpSpec }),
 		"HasMMA": slices.ContainsFunc(configs, func(b Budget) bool { return !b.Variant.WarpSpec }),
+		// Cluster code goes only into modules that hold a wsc_* variant.
+		"HasCluster": slices.ContainsFunc(configs, func(b Budget) bool { return b.Variant.ClusterMerge }),
 	}
 	for _, f := range []struct{ name, tmpl string }{
 		{SIMTName + ".py", "simt.py.tmpl"},

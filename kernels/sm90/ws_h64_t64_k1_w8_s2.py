@@ -64,9 +64,6 @@ _WS_MAXNREG = 168
 _Q_BOX_LAYOUT = gl.NVMMASharedLayout(
     swizzle_byte_width=128, element_bitwidth=16, rank=2
 )
-# A cluster of this many programs merges through distributed shared memory
-# (_cluster_merge_dsmem); larger clusters merge through global memory.
-DSMEM_SPLIT_K = gl.constexpr(2)
 
 
 @gluon.jit
@@ -79,309 +76,6 @@ def _dequant(x, scale_words, group: gl.constexpr):
 
 
 @gluon.jit
-def _per_thread(value):
-    """`value` once per thread of the calling warps: the operand that makes an
-    inline-asm statement run exactly once in each thread."""
-    lay: gl.constexpr = gl.BlockedLayout([1], [32], [gl.num_warps()], [0])
-    return gl.full([32 * gl.num_warps()], value, gl.int32, lay)
-
-
-@gluon.jit
-def _cluster_barrier(ARRIVE: gl.constexpr, WAIT: gl.constexpr):
-    """Each thread of the calling warps arrives on the cluster barrier (ARRIVE,
-    release) and/or waits for every thread of the cluster to arrive (WAIT,
-    acquire): what the siblings wrote before arriving, to global or to this
-    program's shared memory, is visible after the wait."""
-    arrive: gl.constexpr = "barrier.cluster.arrive.release.aligned;\n" if ARRIVE else ""
-    wait: gl.constexpr = "barrier.cluster.wait.acquire.aligned;\n" if WAIT else ""
-    gl.inline_asm_elementwise(
-        arrive + wait + "mov.u32 $0, $1;",
-        "=r,r",
-        [_per_thread(0)],
-        dtype=gl.int32,
-        is_pure=False,
-        pack=1,
-    )
-
-
-@gluon.jit
-def _trap_unless_cluster_of(size):
-    # Launched without its cluster, a program would merge partials its
-    # siblings never wrote: stop with an error instead of returning garbage.
-    gl.inline_asm_elementwise(
-        "{ .reg .u32 n; .reg .pred p; mov.u32 n, %cluster_nctarank; setp.ne.u32 p, n, $1; @p trap; mov.u32 $0, 0; }",
-        "=r,r",
-        [_per_thread(size)],
-        dtype=gl.int32,
-        is_pure=False,
-        pack=1,
-    )
-
-
-@gluon.jit
-def _cluster_merge(
-    Part,
-    PartLse,
-    Out,
-    Lse,
-    pid_b,
-    pid_h,
-    pid_s,
-    stride_part_batch,
-    stride_part_split,
-    stride_part_head,
-    stride_plse_batch,
-    stride_plse_split,
-    stride_out_batch,
-    stride_out_head,
-    stride_lse_batch,
-    num_heads,
-    BLOCK_H: gl.constexpr,
-    SPLIT_K: gl.constexpr,
-):
-    """After the cluster barrier: program pid_s of the cluster merges heads
-    [pid_s * BLOCK_H / SPLIT_K, ...) of its head block over every split's bf16
-    partial, by log-sum-exp, and writes them to Out and Lse."""
-    _cluster_barrier(True, True)
-    HEADS: gl.constexpr = BLOCK_H // SPLIT_K
-    lay: gl.constexpr = gl.BlockedLayout([1, 8], [1, 32], [gl.num_warps(), 1], [1, 0])
-    heads = (
-        pid_h * BLOCK_H
-        + pid_s * HEADS
-        + gl.arange(0, HEADS, layout=gl.SliceLayout(1, lay))
-    )
-    dims = gl.arange(0, HEAD_DIM, layout=gl.SliceLayout(0, lay))
-    ok = heads < num_heads
-    # The barrier's release/acquire orders the siblings' stores before these
-    # loads; .cg reads them from L2, past any line this SM's L1 holds.
-    plse = PartLse + pid_b * stride_plse_batch + heads
-    top = gl.full([HEADS], float("-inf"), gl.float32, gl.SliceLayout(1, lay))
-    for s in gl.static_range(SPLIT_K):
-        lse_s = gl.load(
-            plse + s * stride_plse_split,
-            mask=ok,
-            other=float("-inf"),
-            cache_modifier=".cg",
-        )
-        top = gl.maximum(top, lse_s)
-    # Every split empty: keep the weights at zero rather than exp2(-inf + inf).
-    top = gl.where(top == float("-inf"), 0.0, top)
-    total = gl.zeros([HEADS], gl.float32, gl.SliceLayout(1, lay))
-    acc = gl.zeros([HEADS, HEAD_DIM], gl.float32, lay)
-    part = (
-        Part
-        + pid_b * stride_part_batch
-        + heads[:, None] * stride_part_head
-        + dims[None, :]
-    )
-    for s in gl.static_range(SPLIT_K):
-        lse_s = gl.load(
-            plse + s * stride_plse_split,
-            mask=ok,
-            other=float("-inf"),
-            cache_modifier=".cg",
-        )
-        w = gl.exp2(lse_s - top)
-        total += w
-        p = gl.load(
-            part + s * stride_part_split,
-            mask=ok[:, None],
-            other=0.0,
-            cache_modifier=".cg",
-        )
-        acc += p.to(gl.float32) * w[:, None]
-    o = acc / gl.maximum(total, 1e-30)[:, None]
-    lse = gl.where(total > 0.0, (top + gl.log2(total)) * LN2, float("-inf"))
-    o_ptr = Out + pid_b * stride_out_batch + heads[:, None] * stride_out_head
-    gl.store(o_ptr + dims[None, :], o.to(gl.bfloat16), mask=ok[:, None])
-    gl.store(Lse + pid_b * stride_lse_batch + heads, lse, mask=ok)
-
-
-@gluon.jit
-def _xchg_barrier(bar, count, WAIT: gl.constexpr):
-    """The merge's mbarrier at byte `bar` of shared memory: thread 0 sets it
-    up for `count` arrivals, or (WAIT) every thread waits for its first phase."""
-    if WAIT:
-        asm: gl.constexpr = (
-            "{ .reg .pred p; .reg .u32 b; mov.u32 b, global_smem; add.u32 b, b, $1; "
-            "XCHG_WAIT: mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 "
-            "p, [b], 0; @!p bra XCHG_WAIT; mov.u32 $0, 0; }"
-        )
-    else:
-        asm: gl.constexpr = (
-            "{ .reg .pred p; .reg .u32 b, t; mov.u32 t, %tid.x; rem.u32 t, t, $3; "
-            "setp.eq.u32 p, t, 0; mov.u32 b, global_smem; add.u32 b, b, $1; "
-            "@p mbarrier.init.shared::cta.b64 [b], $2; "
-            "@p fence.mbarrier_init.release.cluster; mov.u32 $0, 0; }"
-        )
-    gl.inline_asm_elementwise(
-        asm,
-        "=r,r,r,r",
-        [_per_thread(bar), _per_thread(count), _per_thread(32 * gl.num_warps())],
-        dtype=gl.int32,
-        is_pure=False,
-        pack=1,
-    )
-
-
-@gluon.jit
-def _cluster_merge_dsmem(
-    acc,
-    m_i,
-    l_i,
-    Out,
-    Lse,
-    pid_b,
-    pid_h,
-    pid_s,
-    stride_out_batch,
-    stride_out_head,
-    stride_lse_batch,
-    num_heads,
-    BLOCK_H: gl.constexpr,
-    acc_layout: gl.constexpr,
-):
-    """The merge of a cluster of two programs, in shared memory (explore 25).
-
-    Once the tile loop is over, nothing in shared memory is live, so each
-    program writes the bf16 rows and lse the other one merges straight into
-    that program's shared memory (st.shared::cluster), and its own into its
-    own, then arrives on both programs' mbarriers; program s merges heads
-    [s * BLOCK_H / 2, ...) from its own shared memory. No partials in global
-    memory, no L2 round trip. Against the merge through global memory (run
-    26's A/B): B64 topk 512 -0.5 to -0.7 µs, topk 2048 -0.8 to -1.2; 1.2 to
-    3.0 µs slower for clusters of 4 and 8 (explore 25), which keep it.
-
-    The exchange is addressed from the first byte of the kernel's shared
-    memory (the launcher checks the kernel has _dsmem_bytes of it): rows at
-    0, [2, BLOCK_H / 2, 512] bf16 by sending program, 1 KB a row with its
-    16-byte chunks XOR-swizzled by row % 8 (no bank conflicts); their lse
-    after them; then the mbarrier.
-    """
-    HEADS: gl.constexpr = BLOCK_H // 2
-    ROW_BYTES: gl.constexpr = HEAD_DIM * 2
-    LSE_AT: gl.constexpr = BLOCK_H * ROW_BYTES
-    BAR_AT: gl.constexpr = LSE_AT + BLOCK_H * 4
-    # Every thread of both programs arrives once on each program's barrier.
-    _xchg_barrier(BAR_AT, 2 * 32 * gl.num_warps(), False)
-    # This program is done with its shared memory: the sibling may write.
-    _cluster_barrier(True, False)
-    empty_row = l_i == 0.0
-    o = (acc * gl.where(empty_row, 0.0, 1.0 / l_i)[:, None]).to(gl.bfloat16)
-    lse2 = gl.where(empty_row, float("-inf"), m_i + gl.log2(l_i))
-    rows = gl.arange(0, BLOCK_H, layout=gl.SliceLayout(1, acc_layout))
-    cols = gl.arange(0, HEAD_DIM, layout=gl.SliceLayout(0, acc_layout))
-    owner = rows // HEADS
-    slot = pid_s * HEADS + rows % HEADS
-    at = (slot * ROW_BYTES)[:, None] + ((cols[None, :] ^ ((slot % 8) * 8)[:, None]) * 2)
-    _cluster_barrier(False, True)
-    # Two bf16 values (adjacent columns) a store; mapa turns this program's
-    # address into the owner's.
-    gl.inline_asm_elementwise(
-        "{ .reg .u32 a, b; mov.u32 b, global_smem; add.u32 b, b, $2; "
-        "mapa.shared::cluster.u32 a, b, $4; st.shared::cluster.b32 [a], $6; "
-        "mov.b32 $0, 0; mov.b32 $1, 0; }",
-        "=r,=r,r,r,r,r,r",
-        [at, owner[:, None], o],
-        dtype=gl.int32,
-        is_pure=False,
-        pack=2,
-    )
-    gl.inline_asm_elementwise(
-        "{ .reg .u32 a, b; mov.u32 b, global_smem; add.u32 b, b, $1; "
-        "mapa.shared::cluster.u32 a, b, $2; st.shared::cluster.f32 [a], $3; "
-        "mov.b32 $0, 0; }",
-        "=r,r,r,r",
-        [LSE_AT + slot * 4, owner, lse2],
-        dtype=gl.int32,
-        is_pure=False,
-        pack=1,
-    )
-    for program in gl.static_range(2):
-        # Release: this thread's stores above are visible to whoever
-        # completes the barrier's phase with acquire.
-        gl.inline_asm_elementwise(
-            "{ .reg .u32 a, b; mov.u32 b, global_smem; add.u32 b, b, $2; "
-            "mapa.shared::cluster.u32 a, b, $1; "
-            "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [a]; "
-            "mov.u32 $0, 0; }",
-            "=r,r,r",
-            [_per_thread(program), _per_thread(BAR_AT)],
-            dtype=gl.int32,
-            is_pure=False,
-            pack=1,
-        )
-    _xchg_barrier(BAR_AT, 0, True)
-
-    # Merge this program's HEADS rows: each thread owns 16-byte chunks.
-    lay: gl.constexpr = gl.BlockedLayout(
-        [1, 1, 8], [1, 32, 1], [gl.num_warps(), 1, 1], [2, 1, 0]
-    )
-    hl: gl.constexpr = gl.SliceLayout(1, gl.SliceLayout(2, lay))
-    head = gl.arange(0, HEADS, layout=hl)
-    chunk = gl.arange(
-        0, HEAD_DIM // 8, layout=gl.SliceLayout(0, gl.SliceLayout(2, lay))
-    )
-    elem = gl.arange(0, 8, layout=gl.SliceLayout(0, gl.SliceLayout(1, lay)))
-    lse_s0 = _ld_shared_f32(LSE_AT + head * 4)
-    lse_s1 = _ld_shared_f32(LSE_AT + (HEADS + head) * 4)
-    top = gl.maximum(lse_s0, lse_s1)
-    # Both splits empty: keep the weights at zero rather than exp2(-inf + inf).
-    top = gl.where(top == float("-inf"), 0.0, top)
-    w0 = gl.exp2(lse_s0 - top)
-    w1 = gl.exp2(lse_s1 - top)
-    at = (head * ROW_BYTES)[:, None, None] + (
-        (chunk[None, :] ^ (head % 8)[:, None]) * 16
-    )[:, :, None]
-    p0 = _ld_shared_chunks(at, elem[None, None, :]).to(gl.float32)
-    p1 = _ld_shared_chunks(at + HEADS * ROW_BYTES, elem[None, None, :])
-    total = w0 + w1
-    merged = p0 * w0[:, None, None] + p1.to(gl.float32) * w1[:, None, None]
-    merged = merged / gl.maximum(total, 1e-30)[:, None, None]
-    lse = gl.where(total > 0.0, (top + gl.log2(total)) * LN2, float("-inf"))
-    heads = pid_h * BLOCK_H + pid_s * HEADS + head
-    ok = heads < num_heads
-    o_ptr = (
-        Out
-        + pid_b * stride_out_batch
-        + heads[:, None, None] * stride_out_head
-        + (chunk * 8)[None, :, None]
-        + elem[None, None, :]
-    )
-    gl.store(o_ptr, merged.to(gl.bfloat16), mask=ok[:, None, None])
-    gl.store(Lse + pid_b * stride_lse_batch + heads, lse, mask=ok)
-
-
-@gluon.jit
-def _ld_shared_f32(at):
-    """The fp32 at byte `at` of this program's shared memory."""
-    return gl.inline_asm_elementwise(
-        "{ .reg .u32 b; mov.u32 b, global_smem; add.u32 b, b, $1; "
-        "ld.shared.f32 $0, [b]; }",
-        "=r,r",
-        [at],
-        dtype=gl.float32,
-        is_pure=False,
-        pack=1,
-    )
-
-
-@gluon.jit
-def _ld_shared_chunks(at, elem):
-    """8 bf16 values (16 bytes) a load from byte `at` of this program's shared
-    memory; `elem` [1, 1, 8] only gives the result its last dimension."""
-    return gl.inline_asm_elementwise(
-        "{ .reg .u32 b; mov.u32 b, global_smem; add.u32 b, b, $4; "
-        "ld.shared.v4.b32 {$0, $1, $2, $3}, [b]; }",
-        "=r,=r,=r,=r,r,r,r,r,r,r,r,r,r,r,r,r,r,r,r,r",
-        [at, elem],
-        dtype=gl.bfloat16,
-        is_pure=False,
-        pack=8,
-    )
-
-
-@gluon.jit
 def _token_offsets(idx, page_stride, page_size):
     """Byte offsets of each token's data row and of its scale word in the paged cache."""
     page = idx // page_size
@@ -390,31 +84,6 @@ def _token_offsets(idx, page_stride, page_size):
     data = page_base + slot * TOKEN_DATA_BYTES
     scales_at = page_base + page_size * TOKEN_DATA_BYTES + slot * TOKEN_SCALE_BYTES
     return data, scales_at
-
-
-@gluon.jit
-def _prefetch_rows(KV, idx, page_stride, page_size):
-    """Start the token rows of idx on their way into L2; nothing waits for them.
-
-    cp.async.bulk.prefetch needs no register or shared memory, so it puts a
-    second tile in flight beside the one the producer holds (explore 12, 14,
-    22). It needs 16-byte aligned rows, which the supports() of the
-    variants that call it (wsc_*) checks.
-    """
-    lay: gl.constexpr = gl.BlockedLayout([1], [32], [WS_PRODUCER_WARPS], [0])
-    idx = gl.convert_layout(idx, lay)
-    valid = idx >= 0
-    data, scales_at = _token_offsets(gl.where(valid, idx, 0), page_stride, page_size)
-    gl.inline_asm_elementwise(
-        "{ .reg .pred p; setp.ne.b32 p, $3, 0; "
-        "@p cp.async.bulk.prefetch.L2.global [$1], 576; "
-        "@p prefetch.global.L2 [$2]; mov.b32 $0, 0; }",
-        "=r,l,l,r",
-        [KV + data, KV + scales_at, valid.to(gl.int32)],
-        dtype=gl.int32,
-        is_pure=False,
-        pack=1,
-    )
 
 
 @gluon.jit
@@ -430,7 +99,6 @@ def _ws_producer(
     page_size,
     BLOCK_T: gl.constexpr,
     NUM_BUFS: gl.constexpr,
-    CLUSTER_MERGE: gl.constexpr,
 ):
     """Gather tiles of BLOCK_T tokens, dequantise them and fill the K ring."""
     # 16 bytes per load; 4 threads cover a 64-value group of a token row.
@@ -470,14 +138,6 @@ def _ws_producer(
         n6 = gl.load(nope + 384, mask=ok, other=0.0)
         rope_ptr = (KV + data + NOPE_DIM).to(gl.pointer_type(gl.bfloat16))
         rope = gl.load(rope_ptr[:, None] + cols[None, :], mask=ok, other=0.0)
-        if CLUSTER_MERGE:
-            # The next tile's rows start into L2 once its indices arrive
-            # (before this tile's rows do), so its gather hits L2. Measured
-            # where the cluster variants are chosen (explore 22): B64 topk
-            # 512 -0.45 to -0.74 µs, B64 topk 2048 -0.6 to -1.1; at B128
-            # topk 2048, where ws_h64_t64_k1 is chosen, it cost 1% (explore
-            # 12), so the other ws_* variants do without.
-            _prefetch_rows(KV, idx_next, page_stride, page_size)
 
         mbarrier.wait(empty.index(buf), ((i // NUM_BUFS) & 1) ^ 1)
         k = k_ring.index(buf)
@@ -492,11 +152,6 @@ def _ws_producer(
         # The wgmma reads through the async proxy: order the stores first.
         fence_async_shared()
         mbarrier.arrive(ready.index(buf), count=1)
-    if CLUSTER_MERGE:
-        # The cluster barrier counts every thread that has not exited, and
-        # these warps live on until the kernel ends: arrive now, so the
-        # consumers' wait after the epilogue does not wait for them.
-        _cluster_barrier(True, False)
 
 
 @gluon.jit
@@ -589,7 +244,6 @@ def _ws_decode_kernel(
     BLOCK_T: gl.constexpr,
     SPLIT_K: gl.constexpr,
     NUM_BUFS: gl.constexpr,
-    CLUSTER_MERGE: gl.constexpr,
 ):
     """Warp-specialised form of the head-batched kernel, same arguments and results.
 
@@ -603,11 +257,9 @@ def _ws_decode_kernel(
     (_q_descriptor); the Q pointer and strides are in the argument list the
     MMA kernel shares, unused here.
 
-    With CLUSTER_MERGE the SPLIT_K programs of a (head block, batch row) run
-    as one thread-block cluster along grid x (_launch_in_clusters) and merge
-    their partials themselves into FinalOut and FinalLse, after a cluster
-    barrier: no combine kernel, no second launch (explore 14). Otherwise
-    Out and Lse receive the partials and FinalOut, FinalLse are unused.
+    Out and Lse receive the results, or the split-K partials that the combine
+    kernel merges; FinalOut, FinalLse and their strides are the cluster
+    variants' (wsc_*), in the argument list they share, unused here.
     """
     acc_layout: gl.constexpr = gl.NVMMADistributedLayout(
         version=[3, 0], warps_per_cta=[4, 2], instr_shape=[16, 256, 16]
@@ -615,13 +267,8 @@ def _ws_decode_kernel(
     s_layout: gl.constexpr = gl.NVMMADistributedLayout(
         version=[3, 0], warps_per_cta=[4, 2], instr_shape=[16, BLOCK_T // 2, 16]
     )
-    if CLUSTER_MERGE:
-        _trap_unless_cluster_of(SPLIT_K)
-        pid_h = gl.program_id(0) // SPLIT_K
-        pid_s = gl.program_id(0) % SPLIT_K
-    else:
-        pid_h = gl.program_id(0)
-        pid_s = gl.program_id(1)
+    pid_h = gl.program_id(0)
+    pid_s = gl.program_id(1)
     pid_b = gl.program_id(2).to(gl.int64)
 
     q_smem = gl.allocate_shared_memory(
@@ -701,7 +348,6 @@ def _ws_decode_kernel(
                     page_size,
                     BLOCK_T,
                     NUM_BUFS,
-                    CLUSTER_MERGE,
                 ),
             ),
         ],
@@ -712,75 +358,36 @@ def _ws_decode_kernel(
     rows: gl.constexpr = gl.SliceLayout(1, acc_layout)
     l_i = gl.convert_layout(l_i, rows)
     m_i = gl.convert_layout(m_i, rows)
-    if CLUSTER_MERGE and SPLIT_K == DSMEM_SPLIT_K:
-        _cluster_merge_dsmem(
-            acc,
-            m_i,
-            l_i,
-            FinalOut,
-            FinalLse,
-            pid_b,
-            pid_h,
-            pid_s,
-            stride_fout_batch,
-            stride_fout_head,
-            stride_flse_batch,
-            num_heads,
-            BLOCK_H,
-            acc_layout,
-        )
+    empty_row = l_i == 0.0
+    o = acc * gl.where(empty_row, 0.0, 1.0 / l_i)[:, None]
+    lse2 = gl.where(empty_row, float("-inf"), m_i + gl.log2(l_i))
+    heads = pid_h * BLOCK_H + gl.arange(0, BLOCK_H, layout=rows)
+    head_ok = heads < num_heads
+    # The output and the split-K partials are bf16 and go out through a
+    # row-major layout (16-byte stores, whole sectors): from the accumulator's
+    # layout each thread would write 4-byte pairs (ws run 7: -9% at B128
+    # topk 512). bf16 partials halve the bytes of fp32 ones (combine run 7).
+    out_layout: gl.constexpr = gl.BlockedLayout([1, 8], [1, 32], [8, 1], [1, 0])
+    o = gl.convert_layout(o.to(gl.bfloat16), out_layout)
+    out_heads = pid_h * BLOCK_H + gl.arange(
+        0, BLOCK_H, layout=gl.SliceLayout(1, out_layout)
+    )
+    out_dims = gl.arange(0, HEAD_DIM, layout=gl.SliceLayout(0, out_layout))
+    o_ptr = (
+        Out
+        + pid_b * stride_out_batch
+        + out_heads[:, None] * stride_out_head
+        + out_dims[None, :]
+    )
+    o_mask = (out_heads < num_heads)[:, None]
+    if SPLIT_K == 1:
+        gl.store(o_ptr, o, mask=o_mask)
+        gl.store(Lse + pid_b * stride_lse_batch + heads, lse2 * LN2, mask=head_ok)
     else:
-        empty_row = l_i == 0.0
-        o = acc * gl.where(empty_row, 0.0, 1.0 / l_i)[:, None]
-        lse2 = gl.where(empty_row, float("-inf"), m_i + gl.log2(l_i))
-        heads = pid_h * BLOCK_H + gl.arange(0, BLOCK_H, layout=rows)
-        head_ok = heads < num_heads
-        # The output and the split-K partials are bf16 and go out through a
-        # row-major layout (16-byte stores, whole sectors): from the accumulator's
-        # layout each thread would write 4-byte pairs (ws run 7: -9% at B128
-        # topk 512). bf16 partials halve the bytes of fp32 ones (combine run 7).
-        out_layout: gl.constexpr = gl.BlockedLayout([1, 8], [1, 32], [8, 1], [1, 0])
-        o = gl.convert_layout(o.to(gl.bfloat16), out_layout)
-        out_heads = pid_h * BLOCK_H + gl.arange(
-            0, BLOCK_H, layout=gl.SliceLayout(1, out_layout)
-        )
-        out_dims = gl.arange(0, HEAD_DIM, layout=gl.SliceLayout(0, out_layout))
-        o_ptr = (
-            Out
-            + pid_b * stride_out_batch
-            + out_heads[:, None] * stride_out_head
-            + out_dims[None, :]
-        )
-        o_mask = (out_heads < num_heads)[:, None]
-        if SPLIT_K == 1:
-            gl.store(o_ptr, o, mask=o_mask)
-            gl.store(Lse + pid_b * stride_lse_batch + heads, lse2 * LN2, mask=head_ok)
-        else:
-            # The lse stays base 2 until the combine kernel merges the partials.
-            gl.store(o_ptr + pid_s * stride_out_split, o, mask=o_mask)
-            lse_ptr = Lse + pid_b * stride_lse_batch + pid_s * stride_lse_split + heads
-            gl.store(lse_ptr, lse2, mask=head_ok)
-            if CLUSTER_MERGE:
-                _cluster_merge(
-                    Out,
-                    Lse,
-                    FinalOut,
-                    FinalLse,
-                    pid_b,
-                    pid_h,
-                    pid_s,
-                    stride_out_batch,
-                    stride_out_split,
-                    stride_out_head,
-                    stride_lse_batch,
-                    stride_lse_split,
-                    stride_fout_batch,
-                    stride_fout_head,
-                    stride_flse_batch,
-                    num_heads,
-                    BLOCK_H,
-                    SPLIT_K,
-                )
+        # The lse stays base 2 until the combine kernel merges the partials.
+        gl.store(o_ptr + pid_s * stride_out_split, o, mask=o_mask)
+        lse_ptr = Lse + pid_b * stride_lse_batch + pid_s * stride_lse_split + heads
+        gl.store(lse_ptr, lse2, mask=head_ok)
 
 
 def supports(q, k_cache, indices):
@@ -853,8 +460,7 @@ def _launch(
         (batch, 1, num_heads, _HEAD_DIM), dtype=torch.bfloat16, device=q.device
     )
     lse = torch.empty((batch, 1, num_heads), dtype=torch.float32, device=q.device)
-    if split_k == 1 or _merges_in_shared_memory(split_k, cluster_merge):
-        # Written in place, or (a cluster of DSMEM_SPLIT_K) no partials at all.
+    if split_k == 1:
         part, part_lse = out, lse
     else:
         # Allocated inside the call: CUDA-graph capture records these too.
@@ -904,30 +510,10 @@ def _launch(
         BLOCK_T=block_t,
         SPLIT_K=split_k,
         NUM_BUFS=num_stages,
-        CLUSTER_MERGE=cluster_merge,
     )
     options = dict(num_warps=num_warps, maxnreg=_WS_MAXNREG)
-    if cluster_merge:
-        # Grid x counts clusters: the launcher multiplies it by split_k.
-        clusters = (grid[0], 1, batch)
-        _launch_in_clusters(
-            _ws_decode_kernel, clusters, split_k, args, constexprs, options
-        )
-    else:
-        _ws_decode_kernel[grid](*args, **constexprs, **options)
+    _ws_decode_kernel[grid](*args, **constexprs, **options)
     return out, lse
-
-
-def _merges_in_shared_memory(split_k, cluster_merge):
-    """Whether a launch's cluster merges through distributed shared memory,
-    as the kernel decides (_cluster_merge_dsmem): no partials to allocate."""
-    return cluster_merge and split_k == DSMEM_SPLIT_K.value
-
-
-def _dsmem_bytes(block_h):
-    """Shared memory the distributed merge writes, from the kernel's first byte:
-    the bf16 rows, their lse and one mbarrier (_cluster_merge_dsmem)."""
-    return block_h * (_HEAD_DIM * 2 + 4) + 8
 
 
 def _q_descriptor(q, block_h):
@@ -946,45 +532,3 @@ def _q_descriptor(q, block_h):
         row = q.stride(2)
     shape = [batch * num_heads, _HEAD_DIM]
     return TensorDescriptor(q, shape, [row, 1], [block_h, 64], _Q_BOX_LAYOUT)
-
-
-def _launch_in_clusters(kernel, grid, cluster, args, constexprs, options):
-    """Launch a Gluon kernel as clusters of `cluster` consecutive programs along x.
-
-    Triton 3.6 has no launch option for clusters of independent programs (its
-    num_ctas spreads one program's tensors over the cluster), so the kernel is
-    compiled as usual and started through its own launcher with num_ctas =
-    cluster, which multiplies grid x by it and sets the cluster dimension.
-    The kernel traps if it finds itself in a cluster of another size.
-    """
-    compiled = kernel.warmup(*args, grid=grid, **constexprs, **options)
-    num_warps, num_ctas, shared = compiled.packed_metadata
-    if num_ctas != 1 or compiled.metadata.global_scratch_size:
-        raise RuntimeError(
-            f"_launch_in_clusters: the kernel compiled with num_ctas={num_ctas} and "
-            f"{compiled.metadata.global_scratch_size} B of global scratch, "
-            "where this launch path assumes 1 and none (as Triton 3.6 compiles it)"
-        )
-    needs = _dsmem_bytes(constexprs["BLOCK_H"])
-    if _merges_in_shared_memory(cluster, True) and shared < needs:
-        raise RuntimeError(
-            f"_launch_in_clusters: the kernel has {shared} B of shared memory, "
-            f"less than the {needs} B its merge "
-            "through distributed shared memory writes"
-        )
-    launch = compiled.run  # loads the module on first use
-    bound = list(args) + [constexprs[n] for n in kernel.arg_names[len(args) :]]
-    driver = triton.runtime.driver.active
-    stream = driver.get_current_stream(driver.get_current_device())
-    launch(
-        grid[0],
-        grid[1],
-        grid[2],
-        stream,
-        compiled.function,
-        (num_warps, cluster, shared),
-        compiled.launch_metadata(grid, stream, *bound),
-        triton.knobs.runtime.launch_enter_hook,
-        triton.knobs.runtime.launch_exit_hook,
-        *bound,
-    )
