@@ -244,115 +244,124 @@ def _cluster_merge_dsmem(
     BLOCK_H: gl.constexpr,
     acc_layout: gl.constexpr,
 ):
-    """The merge of a cluster of two programs, in shared memory (explore 25).
+    """The merge of a cluster of two programs, in shared memory, in the MMA
+    layout (explore 26).
 
-    Once the tile loop is over, nothing in shared memory is live, so each
-    program writes the bf16 rows and lse the other one merges straight into
-    that program's shared memory (st.shared::cluster), and its own into its
-    own, then arrives on both programs' mbarriers; program s merges heads
-    [s * BLOCK_H / 2, ...) from its own shared memory. No partials in global
-    memory, no L2 round trip. Against the merge through global memory (run
-    26's A/B): B64 topk 512 -0.5 to -0.7 µs, topk 2048 -0.8 to -1.2; 1.2 to
-    3.0 µs slower for clusters of 4 and 8 (explore 25), which keep it.
+    Program s merges heads [s * BLOCK_H / 2, ...). In acc_layout (wgmma,
+    warps [4, 2]) each warp holds 16 rows, so all of a thread's rows belong
+    to one program. Once the tile loop is over, nothing in shared memory is
+    live: the threads whose rows the sibling merges send it their
+    normalised partial, as bf16 with 16-byte st.shared::cluster, to a slot
+    that depends only on (warp, lane, register), and their lse; the
+    sibling's threads that hold the same rows read the partial back from the
+    same slot, already in their own layout, and merge it with their own,
+    which stays in registers in fp32. No layout change before the merge and
+    one arrival per sending thread. Against run 26's exchange of row-major
+    rows (64 4-byte stores a thread, half of them remote): B64 topk 512
+    -0.55 to -0.65 µs, topk 2048 -0.3 to -0.6 (explore 26 ax2). The merged
+    rows go out through a row-major layout, 16-byte stores: straight from
+    the MMA layout the call was 2 µs slower (explore 26 ax).
 
     The exchange is addressed from the first byte of the kernel's shared
-    memory (the launcher checks the kernel has _dsmem_bytes of it): rows at
-    0, [2, BLOCK_H / 2, 512] bf16 by sending program, 1 KB a row with its
-    16-byte chunks XOR-swizzled by row % 8 (no bank conflicts); their lse
-    after them; then the mbarrier.
+    memory (the launcher checks the kernel has _dsmem_bytes of it): the
+    partial at 0, [4 warps, 16 register groups, 32 lanes] of 16 bytes; the
+    lse of the BLOCK_H / 2 rows after it; then the mbarrier.
     """
     HEADS: gl.constexpr = BLOCK_H // 2
-    ROW_BYTES: gl.constexpr = HEAD_DIM * 2
-    LSE_AT: gl.constexpr = BLOCK_H * ROW_BYTES
-    BAR_AT: gl.constexpr = LSE_AT + BLOCK_H * 4
-    # Every thread of both programs arrives once on each program's barrier.
-    _xchg_barrier(BAR_AT, 2 * 32 * gl.num_warps(), False)
+    LSE_AT: gl.constexpr = HEADS * HEAD_DIM * 2
+    BAR_AT: gl.constexpr = LSE_AT + HEADS * 4
+    # Half the threads of the sibling send: one arrival each.
+    _xchg_barrier(BAR_AT, 32 * gl.num_warps() // 2, False)
     # This program is done with its shared memory: the sibling may write.
     _cluster_barrier(True, False)
     empty_row = l_i == 0.0
-    o = (acc * gl.where(empty_row, 0.0, 1.0 / l_i)[:, None]).to(gl.bfloat16)
+    o = acc * gl.where(empty_row, 0.0, 1.0 / l_i)[:, None]
     lse2 = gl.where(empty_row, float("-inf"), m_i + gl.log2(l_i))
     rows = gl.arange(0, BLOCK_H, layout=gl.SliceLayout(1, acc_layout))
     cols = gl.arange(0, HEAD_DIM, layout=gl.SliceLayout(0, acc_layout))
-    owner = rows // HEADS
-    slot = pid_s * HEADS + rows % HEADS
-    at = (slot * ROW_BYTES)[:, None] + ((cols[None, :] ^ ((slot % 8) * 8)[:, None]) * 2)
+    mine = (rows // HEADS == pid_s).to(gl.int32)
+    sibling = 1 - pid_s + rows * 0
+    # In acc_layout a thread's 8 consecutive registers hold columns c, c + 1,
+    # c + 8, c + 9 of rows r and r + 8; the first of them (c % 16 == 0,
+    # r % 16 < 8) names the group's slot: warp (row bit 4, column bit 8),
+    # register group (column bits 4-7), lane (row bits 0-2, column bits 1-2).
+    r = rows[:, None]
+    c = cols[None, :]
+    warp = ((r >> 4) & 1) * 2 + (c >> 8)
+    lane = (r & 7) * 4 + ((c >> 1) & 3)
+    at = ((warp * 16 + ((c >> 4) & 15)) * 32 + lane) * 16
     _cluster_barrier(False, True)
-    # Two bf16 values (adjacent columns) a store; mapa turns this program's
-    # address into the owner's.
     gl.inline_asm_elementwise(
-        "{ .reg .u32 a, b; mov.u32 b, global_smem; add.u32 b, b, $2; "
-        "mapa.shared::cluster.u32 a, b, $4; st.shared::cluster.b32 [a], $6; "
-        "mov.b32 $0, 0; mov.b32 $1, 0; }",
-        "=r,=r,r,r,r,r,r",
-        [at, owner[:, None], o],
+        "{ .reg .u32 a, b; .reg .pred p; setp.eq.u32 p, $24, 0; "
+        "mov.u32 b, global_smem; add.u32 b, b, $8; "
+        "mapa.shared::cluster.u32 a, b, $16; "
+        "@p st.shared::cluster.v4.b32 [a], {$32, $33, $34, $35}; "
+        "mov.b32 $0, 0; mov.b32 $1, 0; mov.b32 $2, 0; mov.b32 $3, 0; "
+        "mov.b32 $4, 0; mov.b32 $5, 0; mov.b32 $6, 0; mov.b32 $7, 0; }",
+        "=r," * 8 + "r," * 27 + "r",
+        [at, sibling[:, None] + at * 0, mine[:, None] + at * 0, o.to(gl.bfloat16)],
         dtype=gl.int32,
         is_pure=False,
-        pack=2,
+        pack=8,
     )
     gl.inline_asm_elementwise(
-        "{ .reg .u32 a, b; mov.u32 b, global_smem; add.u32 b, b, $1; "
-        "mapa.shared::cluster.u32 a, b, $2; st.shared::cluster.f32 [a], $3; "
-        "mov.b32 $0, 0; }",
-        "=r,r,r,r",
-        [LSE_AT + slot * 4, owner, lse2],
+        "{ .reg .u32 a, b; .reg .pred p; setp.eq.u32 p, $3, 0; "
+        "mov.u32 b, global_smem; add.u32 b, b, $1; "
+        "mapa.shared::cluster.u32 a, b, $2; "
+        "@p st.shared::cluster.f32 [a], $4; mov.b32 $0, 0; }",
+        "=r,r,r,r,r",
+        [LSE_AT + (rows % HEADS) * 4, sibling, mine, lse2],
         dtype=gl.int32,
         is_pure=False,
         pack=1,
     )
-    for program in gl.static_range(2):
-        # Release: this thread's stores above are visible to whoever
-        # completes the barrier's phase with acquire.
-        gl.inline_asm_elementwise(
-            "{ .reg .u32 a, b; mov.u32 b, global_smem; add.u32 b, b, $2; "
-            "mapa.shared::cluster.u32 a, b, $1; "
-            "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [a]; "
-            "mov.u32 $0, 0; }",
-            "=r,r,r",
-            [_per_thread(program), _per_thread(BAR_AT)],
-            dtype=gl.int32,
-            is_pure=False,
-            pack=1,
-        )
+    # Release: a sending thread's stores above are visible to whoever
+    # completes the sibling's phase with acquire. pack=2: rows r and r + 8,
+    # one arrival a thread.
+    gl.inline_asm_elementwise(
+        "{ .reg .u32 a, b; .reg .pred p; setp.eq.u32 p, $2, 0; "
+        "mov.u32 b, global_smem; add.u32 b, b, $6; "
+        "mapa.shared::cluster.u32 a, b, $4; "
+        "@p mbarrier.arrive.release.cluster.shared::cluster.b64 _, [a]; "
+        "mov.u32 $0, 0; mov.u32 $1, 0; }",
+        "=r,=r,r,r,r,r,r,r",
+        [mine, sibling, BAR_AT + rows * 0],
+        dtype=gl.int32,
+        is_pure=False,
+        pack=2,
+    )
     _xchg_barrier(BAR_AT, 0, True)
 
-    # Merge this program's HEADS rows: each thread owns 16-byte chunks.
-    lay: gl.constexpr = gl.BlockedLayout(
-        [1, 1, 8], [1, 32, 1], [gl.num_warps(), 1, 1], [2, 1, 0]
-    )
-    hl: gl.constexpr = gl.SliceLayout(1, gl.SliceLayout(2, lay))
-    head = gl.arange(0, HEADS, layout=hl)
-    chunk = gl.arange(
-        0, HEAD_DIM // 8, layout=gl.SliceLayout(0, gl.SliceLayout(2, lay))
-    )
-    elem = gl.arange(0, 8, layout=gl.SliceLayout(0, gl.SliceLayout(1, lay)))
-    lse_s0 = _ld_shared_f32(LSE_AT + head * 4)
-    lse_s1 = _ld_shared_f32(LSE_AT + (HEADS + head) * 4)
-    top = gl.maximum(lse_s0, lse_s1)
+    theirs = _ld_shared_group(at, mine[:, None] + at * 0).to(gl.float32)
+    lse_s = _ld_shared_f32(LSE_AT + (rows % HEADS) * 4)
+    top = gl.maximum(lse2, lse_s)
     # Both splits empty: keep the weights at zero rather than exp2(-inf + inf).
     top = gl.where(top == float("-inf"), 0.0, top)
-    w0 = gl.exp2(lse_s0 - top)
-    w1 = gl.exp2(lse_s1 - top)
-    at = (head * ROW_BYTES)[:, None, None] + (
-        (chunk[None, :] ^ (head % 8)[:, None]) * 16
-    )[:, :, None]
-    p0 = _ld_shared_chunks(at, elem[None, None, :]).to(gl.float32)
-    p1 = _ld_shared_chunks(at + HEADS * ROW_BYTES, elem[None, None, :])
+    w0 = gl.exp2(lse2 - top)
+    w1 = gl.exp2(lse_s - top)
     total = w0 + w1
-    merged = p0 * w0[:, None, None] + p1.to(gl.float32) * w1[:, None, None]
-    merged = merged / gl.maximum(total, 1e-30)[:, None, None]
+    inv = 1.0 / gl.maximum(total, 1e-30)
+    merged = o * (w0 * inv)[:, None] + theirs * (w1 * inv)[:, None]
     lse = gl.where(total > 0.0, (top + gl.log2(total)) * LN2, float("-inf"))
-    heads = pid_h * BLOCK_H + pid_s * HEADS + head
-    ok = heads < num_heads
+    heads = pid_h * BLOCK_H + rows
+    ok = (mine != 0) & (heads < num_heads)
+    gl.store(Lse + pid_b * stride_lse_batch + heads, lse, mask=ok)
+    # Every thread has read the exchange before the layout change below
+    # writes its scratch, which may lie over it.
+    gl.thread_barrier()
+    out_layout: gl.constexpr = gl.BlockedLayout([1, 8], [1, 32], [8, 1], [1, 0])
+    merged = gl.convert_layout(merged.to(gl.bfloat16), out_layout)
+    out_rows = gl.arange(0, BLOCK_H, layout=gl.SliceLayout(1, out_layout))
+    out_dims = gl.arange(0, HEAD_DIM, layout=gl.SliceLayout(0, out_layout))
+    out_heads = pid_h * BLOCK_H + out_rows
     o_ptr = (
         Out
         + pid_b * stride_out_batch
-        + heads[:, None, None] * stride_out_head
-        + (chunk * 8)[None, :, None]
-        + elem[None, None, :]
+        + out_heads[:, None] * stride_out_head
+        + out_dims[None, :]
     )
-    gl.store(o_ptr, merged.to(gl.bfloat16), mask=ok[:, None, None])
-    gl.store(Lse + pid_b * stride_lse_batch + heads, lse, mask=ok)
+    out_ok = (out_rows // HEADS == pid_s) & (out_heads < num_heads)
+    gl.store(o_ptr, merged, mask=out_ok[:, None])
 
 
 @gluon.jit
@@ -370,14 +379,17 @@ def _ld_shared_f32(at):
 
 
 @gluon.jit
-def _ld_shared_chunks(at, elem):
-    """8 bf16 values (16 bytes) a load from byte `at` of this program's shared
-    memory; `elem` [1, 1, 8] only gives the result its last dimension."""
+def _ld_shared_group(at, pred):
+    """Where pred: the 8 bf16 values (16 bytes) at byte `at` of this
+    program's shared memory, in the register order of the tensor `at`
+    belongs to; elsewhere zeros."""
     return gl.inline_asm_elementwise(
-        "{ .reg .u32 b; mov.u32 b, global_smem; add.u32 b, b, $4; "
-        "ld.shared.v4.b32 {$0, $1, $2, $3}, [b]; }",
-        "=r,=r,=r,=r,r,r,r,r,r,r,r,r,r,r,r,r,r,r,r,r",
-        [at, elem],
+        "{ .reg .u32 b; .reg .pred p; setp.ne.u32 p, $12, 0; "
+        "mov.b32 $0, 0; mov.b32 $1, 0; mov.b32 $2, 0; mov.b32 $3, 0; "
+        "mov.u32 b, global_smem; add.u32 b, b, $4; "
+        "@p ld.shared.v4.b32 {$0, $1, $2, $3}, [b]; }",
+        "=r,=r,=r,=r," + "r," * 15 + "r",
+        [at, pred],
         dtype=gl.bfloat16,
         is_pure=False,
         pack=8,
@@ -929,8 +941,8 @@ def _merges_in_shared_memory(split_k, cluster_merge):
 
 def _dsmem_bytes(block_h):
     """Shared memory the distributed merge writes, from the kernel's first byte:
-    the bf16 rows, their lse and one mbarrier (_cluster_merge_dsmem)."""
-    return block_h * (_HEAD_DIM * 2 + 4) + 8
+    half the rows' bf16 partial, their lse and one mbarrier (_cluster_merge_dsmem)."""
+    return block_h // 2 * (_HEAD_DIM * 2 + 4) + 8
 
 
 def _q_descriptor(q, block_h):
