@@ -211,9 +211,9 @@ func checkWarpSpec(t Target, b Budget) Budget {
 		{"sync", 16*v.NumStages + 64, "ready/empty mbarrier per buffer, Q's TMA mbarrier and the producer's captured arguments (a bound: alignment varies by a few bytes)"},
 	}
 	if v.ClusterMerge {
-		// A cluster of two merges in shared memory it no longer uses (the
-		// Q and K buffers, dead after the tile loop: BLOCK_H rows of 1 KB,
-		// their lse and an mbarrier, well inside them); larger clusters read
+		// A cluster of two merges in shared memory it no longer uses (the K
+		// buffers, dead after the tile loop: half the rows' bf16 partial,
+		// 32 KB at BLOCK_H 64, their lse and an mbarrier); larger clusters read
 		// the partials from global memory after a cluster barrier. Neither
 		// adds shared memory, and the epilogue's registers are free by then.
 		// The producer's L2 prefetch moves the next tile's indices through

@@ -299,7 +299,7 @@ def _cluster_merge_dsmem(
         "mov.b32 $0, 0; mov.b32 $1, 0; mov.b32 $2, 0; mov.b32 $3, 0; "
         "mov.b32 $4, 0; mov.b32 $5, 0; mov.b32 $6, 0; mov.b32 $7, 0; }",
         "=r," * 8 + "r," * 27 + "r",
-        [at, sibling[:, None] + at * 0, mine[:, None] + at * 0, o.to(gl.bfloat16)],
+        [at, sibling[:, None], mine[:, None], o.to(gl.bfloat16)],
         dtype=gl.int32,
         is_pure=False,
         pack=8,
@@ -332,7 +332,7 @@ def _cluster_merge_dsmem(
     )
     _xchg_barrier(BAR_AT, 0, True)
 
-    theirs = _ld_shared_group(at, mine[:, None] + at * 0).to(gl.float32)
+    theirs = _ld_shared_group(at, mine[:, None]).to(gl.float32)
     lse_s = _ld_shared_f32(LSE_AT + (rows % HEADS) * 4)
     top = gl.maximum(lse2, lse_s)
     # Both splits empty: keep the weights at zero rather than exp2(-inf + inf).
