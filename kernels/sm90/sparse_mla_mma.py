@@ -5,7 +5,7 @@
 
 Holds the head-batched MMA kernel, the split-K combine kernel and the fixed
 configurations that the static selection table below uses (source:
-measured on NVIDIA H200 (torch 2.11.0+cu130, Triton 3.6.0, 2026-11-30), gpu/results/run26-sm90.json). ``supports`` is False for inputs or shapes it does not
+measured on NVIDIA H200 (torch 2.11.0+cu130, Triton 3.6.0, 2026-11-30), gpu/results/run28-sm90.json). ``supports`` is False for inputs or shapes it does not
 handle, and the dispatcher then runs the SIMT kernel. Nothing autotunes at run
 time, so the kernels are safe under CUDA-graph capture.
 """
