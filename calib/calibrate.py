@@ -39,7 +39,7 @@ SMEM_SLACK = 0.05
 
 
 @functools.lru_cache(maxsize=None)
-def load_kernel(path, name):
+def load_kernel(path):
     # Once per worker process: every job of a sweep compiles the same kernel.
     # The module's launcher needs torch; its @triton.jit kernels do not, and
     # compiling them is all this does, so a bare stand-in lets the
@@ -51,12 +51,7 @@ def load_kernel(path, name):
     spec = importlib.util.spec_from_file_location("calib_kernel", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return (
-        getattr(module, name),
-        getattr(module, "_WS_MAXNREG", None),
-        getattr(module, "_Q_BOX_LAYOUT", None),
-        module,
-    )
+    return module
 
 
 def signature(fn, v, q_box_layout):
@@ -101,10 +96,9 @@ def signature(fn, v, q_box_layout):
 def compile_one(job):
     kernel_path, cap, v = job
     ws = v["warp_specialized"]
-    fn, maxnreg, q_box_layout, module = load_kernel(
-        kernel_path, "_ws_decode_kernel" if ws else "_mma_decode_kernel"
-    )
-    sig = signature(fn, v, q_box_layout)
+    module = load_kernel(kernel_path)
+    fn = module._ws_decode_kernel if ws else module._mma_decode_kernel
+    sig = signature(fn, v, getattr(module, "_Q_BOX_LAYOUT", None))
     # What the JIT does at run time: pointers and ints divisible by 16 are
     # marked so (every stride and page size is, for H = 64, topk 512/2048).
     attrs = {
@@ -124,7 +118,7 @@ def compile_one(job):
         # a fixed register count that setmaxnreg divides between partitions.
         constexprs["NUM_BUFS"] = v["num_stages"]
         constexprs["CLUSTER_MERGE"] = v["cluster_merge"]
-        options = {"num_warps": v["num_warps"], "maxnreg": maxnreg}
+        options = {"num_warps": v["num_warps"], "maxnreg": module._WS_MAXNREG}
     source = GluonASTSource if ws else ASTSource
     src = source(fn=fn, signature=sig, constexprs=constexprs, attrs=attrs)
     try:
