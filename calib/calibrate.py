@@ -154,6 +154,26 @@ def compile_one(job):
         # kernel with less): a template change that shrinks the buffers must
         # fail here, not on the GPU.
         row["xchg"] = module._dsmem_bytes(v["block_h"])
+    if ws:
+        # The producer stores the K ring from byte 0 of shared memory, which
+        # the launcher checks in the compiled PTX before every first launch:
+        # check it here too, so a template change that moves the ring fails
+        # CI instead of every call on the GPU.
+        error = module._k_ring_error(
+            ptx, ck.metadata.shared, v["block_h"], v["block_t"], v["num_stages"]
+        )
+        if error:
+            row["k_ring"] = error
+        # And the check must be able to fail: the same PTX read for a ring
+        # twice the size, and an empty PTX, are refused.
+        for args in ((ptx, v["num_stages"] * 2), ("", v["num_stages"])):
+            text, bufs = args
+            if not module._k_ring_error(
+                text, ck.metadata.shared, v["block_h"], v["block_t"], bufs
+            ):
+                row["k_ring"] = f"_k_ring_error accepts a {bufs}-buffer ring" + (
+                    " in an empty PTX" if not text else ""
+                )
     return row
 
 
@@ -199,6 +219,8 @@ def judge(row, limit):
         )
     if not row["fits"] and compiled_fits:
         problems.append("refused but compiles within limits without spills")
+    if "k_ring" in row:
+        problems.append(row["k_ring"])
     if "error" not in row and row.get("xchg", 0) > row["smem"]:
         problems.append(
             f"the merge through distributed shared memory writes {row['xchg']} B, "

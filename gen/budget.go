@@ -200,7 +200,7 @@ func judge(t Target, b Budget) Budget {
 // so the question is whether each partition's need fits its share.
 func checkWarpSpec(t Target, b Budget) Budget {
 	v := b.Variant
-	b.Operands = "wgmma, warp-specialised: a producer warp group gathers and dequantises K into shared memory; two consumer warp groups run the MMAs"
+	b.Operands = "wgmma, warp-specialised: a producer warp group gathers and dequantises K into shared memory and prefetches the next tile's rows into L2; two consumer warp groups run the MMAs"
 	b.Smem = []Item{
 		{"q", v.BlockH * headDim * bf16, "Q tile [BLOCK_H, 512] bf16, the score MMA's A operand"},
 		{"k_ring", v.NumStages * v.BlockT * headDim * bf16, fmt.Sprintf("%d K buffers [BLOCK_T, 512] bf16: the producer fills one while the consumers read another", v.NumStages)},
@@ -216,15 +216,11 @@ func checkWarpSpec(t Target, b Budget) Budget {
 		// 32 KB at BLOCK_H 64, their lse and an mbarrier); larger clusters read
 		// the partials from global memory after a cluster barrier. Neither
 		// adds shared memory, and the epilogue's registers are free by then.
-		// The producer's L2 prefetch moves the next tile's indices through
-		// shared memory (compiled: 256 B more than the other ws_* variants,
-		// 201,004 B).
 		merge := "merge their partials from global memory after a cluster barrier"
 		if v.MergesInSharedMemory() {
 			merge = "merge in each other's shared memory (distributed shared memory), which the tile loop no longer uses"
 		}
-		b.Operands += "; the splits run as one thread-block cluster and " + merge + "; the producer prefetches the next tile's rows into L2"
-		b.Smem = append(b.Smem, Item{"prefetch", 4 * v.BlockT, "producer: the next tile's indices moved to one per thread for the L2 prefetch"})
+		b.Operands += "; the splits run as one thread-block cluster and " + merge
 	}
 	for _, it := range b.Smem {
 		b.SmemBytes += it.Value

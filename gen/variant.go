@@ -23,11 +23,7 @@ type Variant struct {
 	// ClusterMerge (warp-specialised only, 2 <= SplitK <= 8): the SplitK
 	// programs of a (head block, batch row) run as one thread-block cluster
 	// and, after a cluster barrier, merge their partials themselves, so no
-	// combine kernel follows (explore 14 in gpu/NOTES.md). Their producer
-	// also prefetches the next tile's rows into L2 (explore 22), which the
-	// other ws_* variants do without (it cost 1% where ws_*_k1 is chosen).
-	// The prefetch has no flag of its own: one would double the ws sweep
-	// for a gain measured only in the cluster variants' buckets.
+	// combine kernel follows (explore 14 in gpu/NOTES.md).
 	ClusterMerge bool
 }
 

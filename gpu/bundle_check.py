@@ -5,8 +5,8 @@ patch` installs -- against the harness's float64 reference at one shape per
 selection bucket, so every configuration its table names goes through the
 bundle's own launcher, and checks that its `supports` refuses a cache whose
 pages are not 8-byte aligned, and one whose pages are not 16-byte aligned
-where a cluster variant (L2 prefetch) is selected. Exit status 1 when a check
-fails."""
+where a warp-specialised variant (its producer's L2 prefetch) is selected.
+Exit status 1 when a check fails."""
 
 import importlib.util
 import sys
@@ -57,15 +57,15 @@ def main():
         print(
             f"supports, page stride {buf.shape[1]} B: {got} {'ok' if got == want else 'FAIL'}"
         )
-    # The cluster variants (wsc_*) also prefetch whole token rows into L2,
-    # which needs 16-byte aligned pages: an 8-byte aligned stride is refused
-    # in their buckets only.
+    # The warp-specialised variants (ws_*, wsc_*) also prefetch whole token
+    # rows into L2, which needs 16-byte aligned pages: an 8-byte aligned
+    # stride is refused in their buckets only.
     buf = torch.zeros(2, 64 * harness.TOKEN_BYTES + 8, dtype=torch.uint8, device=dev)
     for topk in topks:
         for batch in batches:
             name = bundle.select(batch, topk)
             config = bundle.CONFIGS[name]
-            want = not (len(config) > 6 and config[6])
+            want = not (len(config) > 5 and config[5])
             q = torch.zeros(batch, 1, 64, 512, dtype=torch.bfloat16, device=dev)
             idx = torch.zeros(batch, 1, topk, dtype=torch.int32, device=dev)
             got = bundle.supports(q, harness.as_k_cache(buf, 64), idx)

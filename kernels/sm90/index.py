@@ -6,7 +6,7 @@
 Every variant is a module in this directory with the contract of
 ``_run_triton_sparse_decode``. ``select(batch, topk)`` names the one to run for
 a shape. The table is static: SGLang captures CUDA graphs, so nothing may
-benchmark at run time. Selection source: measured on NVIDIA H200 (torch 2.11.0+cu130, Triton 3.6.0, 2026-11-30), gpu/results/run28-sm90.json.
+benchmark at run time. Selection source: measured on NVIDIA H200 (torch 2.11.0+cu130, Triton 3.6.0, 2026-11-30), gpu/results/run29-sm90.json.
 """
 
 import importlib.util
@@ -57,9 +57,9 @@ VARIANTS = {
     "ws_h64_t64_k8_w8_s2": (64, 64, 8, 8, 2, 200800, 168),
     "ws_h64_t64_k16_w8_s2": (64, 64, 16, 8, 2, 200800, 168),
     "ws_h64_t64_k32_w8_s2": (64, 64, 32, 8, 2, 200800, 168),
-    "wsc_h64_t64_k2_w8_s2": (64, 64, 2, 8, 2, 201056, 168),
-    "wsc_h64_t64_k4_w8_s2": (64, 64, 4, 8, 2, 201056, 168),
-    "wsc_h64_t64_k8_w8_s2": (64, 64, 8, 8, 2, 201056, 168),
+    "wsc_h64_t64_k2_w8_s2": (64, 64, 2, 8, 2, 200800, 168),
+    "wsc_h64_t64_k4_w8_s2": (64, 64, 4, 8, 2, 200800, 168),
+    "wsc_h64_t64_k8_w8_s2": (64, 64, 8, 8, 2, 200800, 168),
 }
 
 # select(): the first batch bound >= batch, then the first topk bound >= topk

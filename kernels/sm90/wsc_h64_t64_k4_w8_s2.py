@@ -7,16 +7,18 @@ Replaces ``_run_triton_sparse_decode(q, k_cache, indices, topk_length,
 softmax_scale) -> (out, lse)`` with the same contract. One program per
 (head block, split, batch row) reads each KV tile once for BLOCK_H heads and
 computes scores and P.V with wgmma (bf16 operands, fp32 accumulation). Written
-in Gluon: a producer warp group gathers and dequantises the next tiles while
-two consumer warp groups run the MMAs on the current one. The SPLIT_K programs
+in Gluon: a producer warp group gathers and dequantises the next tiles, and
+starts the token rows of the one after into L2 (pages must be 16-byte
+aligned), while two consumer warp groups run the MMAs on the current one. The SPLIT_K programs
 of a (head block, batch row) run as one thread-block cluster and merge their
-partial results themselves: no combine kernel. The producer also starts the
-next tile's token rows into L2, so pages must be 16-byte aligned.
+partial results themselves: no combine kernel.
 
-Target sm_90 (H100, H200), shared memory 201,056 of 232,448 bytes, about 168 registers per thread (model calibrated against Triton 3.6.0 (ptxas 12.8 / ptxas-blackwell)).
+Target sm_90 (H100, H200), shared memory 200,800 of 232,448 bytes, about 168 registers per thread (model calibrated against Triton 3.6.0 (ptxas 12.8 / ptxas-blackwell)).
 Tile sizes, warps and stages are fixed: nothing autotunes at run time, so the
 kernel is safe under CUDA-graph capture.
 """
+
+import re
 
 import torch
 import triton
@@ -413,22 +415,71 @@ def _prefetch_rows(KV, idx, page_stride, page_size):
 
     cp.async.bulk.prefetch needs no register or shared memory, so it puts a
     second tile in flight beside the one the producer holds (explore 12, 14,
-    22). It needs 16-byte aligned rows, which the supports() of the
-    variants that call it (wsc_*) checks.
+    22). idx is in the producer's row layout, where the 4 lanes of a quad
+    hold the same token: lane 0 of the quad starts its 576-byte row, lane 1
+    its scale word, each once. It needs 16-byte aligned rows (supports()
+    checks). Issued from that layout, with no layout change (two barriers
+    and a trip through shared memory a tile), and once a token instead of
+    twice: explore 28, -0.3 µs at B64 topk 512 and -2.8 at topk 2048 alone.
     """
-    lay: gl.constexpr = gl.BlockedLayout([1], [32], [WS_PRODUCER_WARPS], [0])
-    idx = gl.convert_layout(idx, lay)
     valid = idx >= 0
     data, scales_at = _token_offsets(gl.where(valid, idx, 0), page_stride, page_size)
     gl.inline_asm_elementwise(
-        "{ .reg .pred p; setp.ne.b32 p, $3, 0; "
-        "@p cp.async.bulk.prefetch.L2.global [$1], 576; "
-        "@p prefetch.global.L2 [$2]; mov.b32 $0, 0; }",
+        "{ .reg .pred p, q; .reg .u32 l; mov.u32 l, %laneid; and.b32 l, l, 3; "
+        "setp.ne.b32 p, $3, 0; "
+        "setp.eq.and.u32 q, l, 0, p; @q cp.async.bulk.prefetch.L2.global [$1], 576; "
+        "setp.eq.and.u32 q, l, 1, p; @q prefetch.global.L2 [$2]; mov.b32 $0, 0; }",
         "=r,l,l,r",
         [KV + data, KV + scales_at, valid.to(gl.int32)],
         dtype=gl.int32,
         is_pure=False,
         pack=1,
+    )
+
+
+@gluon.jit
+def _swizzled(rows, cols):
+    """Byte offsets of (token row, column) in one [BLOCK_T, 64] bf16 column
+    group of a K buffer: 128-byte rows whose 16-byte chunks are XOR-swizzled
+    by row, the 128-byte NVMMA swizzle the wgmma reads."""
+    return (
+        rows[:, None] * 128
+        + (((cols[None, :] // 8) ^ (rows[:, None] % 8)) * 16)
+        + (cols[None, :] % 8) * 2
+    )
+
+
+@gluon.jit
+def _load_rope(KV, data, valid, lay: gl.constexpr):
+    """The tile's 64 bf16 rope values a token, in `lay` (rows as the producer's)."""
+    rows: gl.constexpr = gl.SliceLayout(1, lay)
+    ptr = (KV + data + NOPE_DIM).to(gl.pointer_type(gl.bfloat16))
+    ptr = gl.convert_layout(ptr, rows)
+    ok = gl.convert_layout(valid, rows)
+    cols = gl.arange(0, 64, layout=gl.SliceLayout(0, lay))
+    return gl.load(ptr[:, None] + cols[None, :], mask=ok[:, None], other=0.0)
+
+
+@gluon.jit
+def _st_shared_group(at, values):
+    """Store 8 bf16 values (16 bytes) at byte `at` of shared memory.
+
+    Triton's membar analysis does not see these stores, so it no longer puts
+    a barrier between a tile's 8 column-group stores (they write disjoint
+    slices of one buffer, which it cannot tell apart: 7 barriers a tile);
+    the caller orders them with one thread_barrier. Explore 28: with the
+    prefetch above, -0.4 µs at B64 topk 512 and -1.6 at topk 2048.
+    """
+    gl.inline_asm_elementwise(
+        "{ .reg .u32 b; mov.u32 b, global_smem; add.u32 b, b, $8; "
+        "st.shared.v4.b32 [b], {$16, $17, $18, $19}; "
+        "mov.b32 $0, 0; mov.b32 $1, 0; mov.b32 $2, 0; mov.b32 $3, 0; "
+        "mov.b32 $4, 0; mov.b32 $5, 0; mov.b32 $6, 0; mov.b32 $7, 0; }",
+        "=r," * 8 + "r," * 11 + "r",
+        [at, values],
+        dtype=gl.int32,
+        is_pure=False,
+        pack=8,
     )
 
 
@@ -447,13 +498,36 @@ def _ws_producer(
     NUM_BUFS: gl.constexpr,
     CLUSTER_MERGE: gl.constexpr,
 ):
-    """Gather tiles of BLOCK_T tokens, dequantise them and fill the K ring."""
+    """Gather tiles of BLOCK_T tokens, dequantise them and fill the K ring.
+
+    The stores address the K ring from byte 0 of shared memory
+    (_st_shared_group), which is where Triton places it: the launcher checks
+    each compiled kernel (_k_ring_error).
+    """
     # 16 bytes per load; 4 threads cover a 64-value group of a token row.
     lay: gl.constexpr = gl.BlockedLayout(
         [1, 16], [8, 4], [WS_PRODUCER_WARPS, 1], [1, 0]
     )
     rows = gl.arange(0, BLOCK_T, layout=gl.SliceLayout(1, lay))
     cols = gl.arange(0, 64, layout=gl.SliceLayout(0, lay))
+    # The rope's own layout: 8 columns a thread, so each 16-byte load of a
+    # warp covers 64 contiguous bytes of a row as the nope groups' do (with
+    # 16 columns, each of a thread's two loads takes every other 16 bytes of
+    # the row's 128). Explore 28: -0.75 µs at B128 topk 512 and -3.0 at topk
+    # 2048 (ws_h64_t64_k1); the cluster variants lost 0.6 and 1.3 with it at
+    # B64, and keep 16 columns.
+    ROPE_COLS: gl.constexpr = 16 if CLUSTER_MERGE else 8
+    rope_lay: gl.constexpr = gl.BlockedLayout(
+        [1, ROPE_COLS], [8, 4], [WS_PRODUCER_WARPS, 1], [1, 0]
+    )
+    # Where this thread's pieces of a column group, and of the rope, go in a
+    # K buffer of 8 groups.
+    GROUP: gl.constexpr = BLOCK_T * 128
+    at_group = _swizzled(rows, cols)
+    at_rope = 7 * GROUP + _swizzled(
+        gl.arange(0, BLOCK_T, layout=gl.SliceLayout(1, rope_lay)),
+        gl.arange(0, 64, layout=gl.SliceLayout(0, rope_lay)),
+    )
     n_tiles = gl.cdiv(gl.maximum(end - start, 0), BLOCK_T)
     tok = start + rows
     idx_next = gl.load(idx_row + tok, mask=tok < end, other=-1)
@@ -468,6 +542,9 @@ def _ws_producer(
         valid = idx >= 0
         idx = gl.where(valid, idx, 0)
         data, scales_at = _token_offsets(idx, page_stride, page_size)
+        if CLUSTER_MERGE:
+            # Loaded first here (explore 28: -0.45 µs at B64 topk 2048).
+            rope = _load_rope(KV, data, valid, rope_lay)
         # The 8 scale bytes of a token (7 exponents and a pad) as one word.
         words = gl.load(
             (KV + scales_at).to(gl.pointer_type(gl.int64)), mask=valid, other=0
@@ -483,29 +560,26 @@ def _ws_producer(
         n4 = gl.load(nope + 256, mask=ok, other=0.0)
         n5 = gl.load(nope + 320, mask=ok, other=0.0)
         n6 = gl.load(nope + 384, mask=ok, other=0.0)
-        rope_ptr = (KV + data + NOPE_DIM).to(gl.pointer_type(gl.bfloat16))
-        rope = gl.load(rope_ptr[:, None] + cols[None, :], mask=ok, other=0.0)
-        if CLUSTER_MERGE:
-            # The next tile's rows start into L2 once its indices arrive
-            # (before this tile's rows do), so its gather hits L2. Measured
-            # where the cluster variants are chosen (explore 22): B64 topk
-            # 512 -0.45 to -0.74 µs, B64 topk 2048 -0.6 to -1.1; at B128
-            # topk 2048, where ws_h64_t64_k1 is chosen, it cost 1% (explore
-            # 12), so the other ws_* variants do without.
-            _prefetch_rows(KV, idx_next, page_stride, page_size)
+        if not CLUSTER_MERGE:
+            rope = _load_rope(KV, data, valid, rope_lay)
+        # The next tile's rows start into L2 once its indices arrive (before
+        # this tile's rows do), so its gather hits L2 (explore 22 and 28).
+        _prefetch_rows(KV, idx_next, page_stride, page_size)
 
         mbarrier.wait(empty.index(buf), ((i // NUM_BUFS) & 1) ^ 1)
-        k = k_ring.index(buf)
-        k.slice(0, 64, dim=1).store(_dequant(n0, words, 0))
-        k.slice(64, 64, dim=1).store(_dequant(n1, words, 1))
-        k.slice(128, 64, dim=1).store(_dequant(n2, words, 2))
-        k.slice(192, 64, dim=1).store(_dequant(n3, words, 3))
-        k.slice(256, 64, dim=1).store(_dequant(n4, words, 4))
-        k.slice(320, 64, dim=1).store(_dequant(n5, words, 5))
-        k.slice(384, 64, dim=1).store(_dequant(n6, words, 6))
-        k.slice(NOPE_DIM, 64, dim=1).store(rope)
-        # The wgmma reads through the async proxy: order the stores first.
+        at = at_group + buf * (8 * GROUP)
+        _st_shared_group(at, _dequant(n0, words, 0))
+        _st_shared_group(at + GROUP, _dequant(n1, words, 1))
+        _st_shared_group(at + 2 * GROUP, _dequant(n2, words, 2))
+        _st_shared_group(at + 3 * GROUP, _dequant(n3, words, 3))
+        _st_shared_group(at + 4 * GROUP, _dequant(n4, words, 4))
+        _st_shared_group(at + 5 * GROUP, _dequant(n5, words, 5))
+        _st_shared_group(at + 6 * GROUP, _dequant(n6, words, 6))
+        _st_shared_group(at_rope + buf * (8 * GROUP), rope)
+        # The wgmma reads through the async proxy: order each thread's stores
+        # first, then every producer thread's before the arrive.
         fence_async_shared()
+        gl.thread_barrier()
         mbarrier.arrive(ready.index(buf), count=1)
     if CLUSTER_MERGE:
         # The cluster barrier counts every thread that has not exited, and
@@ -813,8 +887,9 @@ def supports(q, k_cache, indices):
         and k_cache.is_cuda
         and k_cache.stride(0)
         >= k_cache.shape[1] * (_TOKEN_DATA_BYTES + _TOKEN_SCALE_BYTES)
-        # The L2 prefetch moves whole 576-byte token rows: pages 16-byte
-        # aligned (SGLang pads the stride to a multiple of 576).
+        # The warp-specialised producer's L2 prefetch moves whole 576-byte
+        # token rows: pages 16-byte aligned (SGLang pads the stride to a
+        # multiple of 576).
         and k_cache.stride(0) % 16 == 0
         and k_cache.data_ptr() % 16 == 0
         and indices.dtype == torch.int32
@@ -929,7 +1004,7 @@ def _launch(
             _ws_decode_kernel, clusters, split_k, args, constexprs, options
         )
     else:
-        _ws_decode_kernel[grid](*args, **constexprs, **options)
+        _launch_ws(_ws_decode_kernel, grid, args, constexprs, options)
     return out, lse
 
 
@@ -963,6 +1038,68 @@ def _q_descriptor(q, block_h):
     return TensorDescriptor(q, shape, [row, 1], [block_h, 64], _Q_BOX_LAYOUT)
 
 
+def _k_ring_error(ptx, shared, block_h, block_t, num_bufs):
+    """Why the compiled kernel's K ring may not start at byte 0 of shared
+    memory, where the producer's stores address it (_st_shared_group); None
+    when it does.
+
+    Triton places the buffers itself, so this reads where from its PTX: Q's
+    first TMA copy lands right after the ring's bytes, and the ring does not
+    fit after Q's buffer, so it lies before it, from byte 0.
+    """
+    ring = num_bufs * block_t * _HEAD_DIM * 2
+    q_bytes = block_h * _HEAD_DIM * 2
+    bases = set(re.findall(r"mov\.b32\s+(%r\d+), global_smem;", ptx))
+    copy = re.search(
+        r"cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global\S*\s+\[(%r\d+)\]", ptx
+    )
+    add = copy and re.search(
+        rf"add\.s32\s+{re.escape(copy.group(1))}, (%r\d+), (\d+);", ptx
+    )
+    at = int(add.group(2)) if add and add.group(1) in bases else None
+    if at == ring and at + q_bytes + ring > shared:
+        return None
+    if at == ring:
+        why = f"the ring would also fit after Q's buffer in its {shared} B"
+    else:
+        where = "an unknown byte" if at is None else f"byte {at}"
+        why = f"Q's first TMA copy lands at {where} of {shared} B, not at {ring}"
+    return (
+        f"the kernel's K ring may not start at byte 0 of shared memory, where the "
+        f"producer's stores write it: {why}. The module was generated for "
+        "Triton 3.6.0; regenerate it (mlagen emit) for this Triton"
+    )
+
+
+def _compiled(kernel, grid, args, constexprs, options):
+    """The kernel compiled for these arguments (from Triton's cache after the
+    first call), its K ring checked once (_k_ring_error)."""
+    compiled = kernel.warmup(*args, grid=grid, **constexprs, **options)
+    if not getattr(compiled, "_k_ring_checked", False):
+        error = _k_ring_error(
+            compiled.asm["ptx"],
+            compiled.metadata.shared,
+            constexprs["BLOCK_H"],
+            constexprs["BLOCK_T"],
+            constexprs["NUM_BUFS"],
+        )
+        if error:
+            raise RuntimeError(f"{kernel.fn.__name__}: {error}")
+        compiled._k_ring_checked = True
+    return compiled
+
+
+def _bound(kernel, args, constexprs):
+    """args and then the constexprs, in the kernel's parameter order."""
+    return list(args) + [constexprs[n] for n in kernel.arg_names[len(args) :]]
+
+
+def _launch_ws(kernel, grid, args, constexprs, options):
+    """Launch the warp-specialised kernel, one program per grid cell."""
+    compiled = _compiled(kernel, grid, args, constexprs, options)
+    compiled[grid](*_bound(kernel, args, constexprs))
+
+
 def _launch_in_clusters(kernel, grid, cluster, args, constexprs, options):
     """Launch a Gluon kernel as clusters of `cluster` consecutive programs along x.
 
@@ -972,7 +1109,7 @@ def _launch_in_clusters(kernel, grid, cluster, args, constexprs, options):
     cluster, which multiplies grid x by it and sets the cluster dimension.
     The kernel traps if it finds itself in a cluster of another size.
     """
-    compiled = kernel.warmup(*args, grid=grid, **constexprs, **options)
+    compiled = _compiled(kernel, grid, args, constexprs, options)
     num_warps, num_ctas, shared = compiled.packed_metadata
     if num_ctas != 1 or compiled.metadata.global_scratch_size:
         raise RuntimeError(
@@ -988,7 +1125,7 @@ def _launch_in_clusters(kernel, grid, cluster, args, constexprs, options):
             "through distributed shared memory writes"
         )
     launch = compiled.run  # loads the module on first use
-    bound = list(args) + [constexprs[n] for n in kernel.arg_names[len(args) :]]
+    bound = _bound(kernel, args, constexprs)
     driver = triton.runtime.driver.active
     stream = driver.get_current_stream(driver.get_current_device())
     launch(

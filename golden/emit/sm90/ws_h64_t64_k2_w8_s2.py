@@ -7,13 +7,16 @@ Replaces ``_run_triton_sparse_decode(q, k_cache, indices, topk_length,
 softmax_scale) -> (out, lse)`` with the same contract. One program per
 (head block, split, batch row) reads each KV tile once for BLOCK_H heads and
 computes scores and P.V with wgmma (bf16 operands, fp32 accumulation). Written
-in Gluon: a producer warp group gathers and dequantises the next tiles while
-two consumer warp groups run the MMAs on the current one.
+in Gluon: a producer warp group gathers and dequantises the next tiles, and
+starts the token rows of the one after into L2 (pages must be 16-byte
+aligned), while two consumer warp groups run the MMAs on the current one.
 
 Target sm_90 (H100, H200), shared memory 200,800 of 232,448 bytes, about 168 registers per thread (model calibrated against Triton 3.6.0 (ptxas 12.8 / ptxas-blackwell)).
 Tile sizes, warps and stages are fixed: nothing autotunes at run time, so the
 kernel is safe under CUDA-graph capture.
 """
+
+import re
 
 import torch
 import triton
@@ -87,6 +90,80 @@ def _token_offsets(idx, page_stride, page_size):
 
 
 @gluon.jit
+def _prefetch_rows(KV, idx, page_stride, page_size):
+    """Start the token rows of idx on their way into L2; nothing waits for them.
+
+    cp.async.bulk.prefetch needs no register or shared memory, so it puts a
+    second tile in flight beside the one the producer holds (explore 12, 14,
+    22). idx is in the producer's row layout, where the 4 lanes of a quad
+    hold the same token: lane 0 of the quad starts its 576-byte row, lane 1
+    its scale word, each once. It needs 16-byte aligned rows (supports()
+    checks). Issued from that layout, with no layout change (two barriers
+    and a trip through shared memory a tile), and once a token instead of
+    twice: explore 28, -0.3 µs at B64 topk 512 and -2.8 at topk 2048 alone.
+    """
+    valid = idx >= 0
+    data, scales_at = _token_offsets(gl.where(valid, idx, 0), page_stride, page_size)
+    gl.inline_asm_elementwise(
+        "{ .reg .pred p, q; .reg .u32 l; mov.u32 l, %laneid; and.b32 l, l, 3; "
+        "setp.ne.b32 p, $3, 0; "
+        "setp.eq.and.u32 q, l, 0, p; @q cp.async.bulk.prefetch.L2.global [$1], 576; "
+        "setp.eq.and.u32 q, l, 1, p; @q prefetch.global.L2 [$2]; mov.b32 $0, 0; }",
+        "=r,l,l,r",
+        [KV + data, KV + scales_at, valid.to(gl.int32)],
+        dtype=gl.int32,
+        is_pure=False,
+        pack=1,
+    )
+
+
+@gluon.jit
+def _swizzled(rows, cols):
+    """Byte offsets of (token row, column) in one [BLOCK_T, 64] bf16 column
+    group of a K buffer: 128-byte rows whose 16-byte chunks are XOR-swizzled
+    by row, the 128-byte NVMMA swizzle the wgmma reads."""
+    return (
+        rows[:, None] * 128
+        + (((cols[None, :] // 8) ^ (rows[:, None] % 8)) * 16)
+        + (cols[None, :] % 8) * 2
+    )
+
+
+@gluon.jit
+def _load_rope(KV, data, valid, lay: gl.constexpr):
+    """The tile's 64 bf16 rope values a token, in `lay` (rows as the producer's)."""
+    rows: gl.constexpr = gl.SliceLayout(1, lay)
+    ptr = (KV + data + NOPE_DIM).to(gl.pointer_type(gl.bfloat16))
+    ptr = gl.convert_layout(ptr, rows)
+    ok = gl.convert_layout(valid, rows)
+    cols = gl.arange(0, 64, layout=gl.SliceLayout(0, lay))
+    return gl.load(ptr[:, None] + cols[None, :], mask=ok[:, None], other=0.0)
+
+
+@gluon.jit
+def _st_shared_group(at, values):
+    """Store 8 bf16 values (16 bytes) at byte `at` of shared memory.
+
+    Triton's membar analysis does not see these stores, so it no longer puts
+    a barrier between a tile's 8 column-group stores (they write disjoint
+    slices of one buffer, which it cannot tell apart: 7 barriers a tile);
+    the caller orders them with one thread_barrier. Explore 28: with the
+    prefetch above, -0.4 µs at B64 topk 512 and -1.6 at topk 2048.
+    """
+    gl.inline_asm_elementwise(
+        "{ .reg .u32 b; mov.u32 b, global_smem; add.u32 b, b, $8; "
+        "st.shared.v4.b32 [b], {$16, $17, $18, $19}; "
+        "mov.b32 $0, 0; mov.b32 $1, 0; mov.b32 $2, 0; mov.b32 $3, 0; "
+        "mov.b32 $4, 0; mov.b32 $5, 0; mov.b32 $6, 0; mov.b32 $7, 0; }",
+        "=r," * 8 + "r," * 11 + "r",
+        [at, values],
+        dtype=gl.int32,
+        is_pure=False,
+        pack=8,
+    )
+
+
+@gluon.jit
 def _ws_producer(
     k_ring,
     ready,
@@ -100,13 +177,36 @@ def _ws_producer(
     BLOCK_T: gl.constexpr,
     NUM_BUFS: gl.constexpr,
 ):
-    """Gather tiles of BLOCK_T tokens, dequantise them and fill the K ring."""
+    """Gather tiles of BLOCK_T tokens, dequantise them and fill the K ring.
+
+    The stores address the K ring from byte 0 of shared memory
+    (_st_shared_group), which is where Triton places it: the launcher checks
+    each compiled kernel (_k_ring_error).
+    """
     # 16 bytes per load; 4 threads cover a 64-value group of a token row.
     lay: gl.constexpr = gl.BlockedLayout(
         [1, 16], [8, 4], [WS_PRODUCER_WARPS, 1], [1, 0]
     )
     rows = gl.arange(0, BLOCK_T, layout=gl.SliceLayout(1, lay))
     cols = gl.arange(0, 64, layout=gl.SliceLayout(0, lay))
+    # The rope's own layout: 8 columns a thread, so each 16-byte load of a
+    # warp covers 64 contiguous bytes of a row as the nope groups' do (with
+    # 16 columns, each of a thread's two loads takes every other 16 bytes of
+    # the row's 128). Explore 28: -0.75 µs at B128 topk 512 and -3.0 at topk
+    # 2048 (ws_h64_t64_k1); the cluster variants lost 0.6 and 1.3 with it at
+    # B64, and keep 16 columns.
+    ROPE_COLS: gl.constexpr = 8
+    rope_lay: gl.constexpr = gl.BlockedLayout(
+        [1, ROPE_COLS], [8, 4], [WS_PRODUCER_WARPS, 1], [1, 0]
+    )
+    # Where this thread's pieces of a column group, and of the rope, go in a
+    # K buffer of 8 groups.
+    GROUP: gl.constexpr = BLOCK_T * 128
+    at_group = _swizzled(rows, cols)
+    at_rope = 7 * GROUP + _swizzled(
+        gl.arange(0, BLOCK_T, layout=gl.SliceLayout(1, rope_lay)),
+        gl.arange(0, 64, layout=gl.SliceLayout(0, rope_lay)),
+    )
     n_tiles = gl.cdiv(gl.maximum(end - start, 0), BLOCK_T)
     tok = start + rows
     idx_next = gl.load(idx_row + tok, mask=tok < end, other=-1)
@@ -136,21 +236,25 @@ def _ws_producer(
         n4 = gl.load(nope + 256, mask=ok, other=0.0)
         n5 = gl.load(nope + 320, mask=ok, other=0.0)
         n6 = gl.load(nope + 384, mask=ok, other=0.0)
-        rope_ptr = (KV + data + NOPE_DIM).to(gl.pointer_type(gl.bfloat16))
-        rope = gl.load(rope_ptr[:, None] + cols[None, :], mask=ok, other=0.0)
+        rope = _load_rope(KV, data, valid, rope_lay)
+        # The next tile's rows start into L2 once its indices arrive (before
+        # this tile's rows do), so its gather hits L2 (explore 22 and 28).
+        _prefetch_rows(KV, idx_next, page_stride, page_size)
 
         mbarrier.wait(empty.index(buf), ((i // NUM_BUFS) & 1) ^ 1)
-        k = k_ring.index(buf)
-        k.slice(0, 64, dim=1).store(_dequant(n0, words, 0))
-        k.slice(64, 64, dim=1).store(_dequant(n1, words, 1))
-        k.slice(128, 64, dim=1).store(_dequant(n2, words, 2))
-        k.slice(192, 64, dim=1).store(_dequant(n3, words, 3))
-        k.slice(256, 64, dim=1).store(_dequant(n4, words, 4))
-        k.slice(320, 64, dim=1).store(_dequant(n5, words, 5))
-        k.slice(384, 64, dim=1).store(_dequant(n6, words, 6))
-        k.slice(NOPE_DIM, 64, dim=1).store(rope)
-        # The wgmma reads through the async proxy: order the stores first.
+        at = at_group + buf * (8 * GROUP)
+        _st_shared_group(at, _dequant(n0, words, 0))
+        _st_shared_group(at + GROUP, _dequant(n1, words, 1))
+        _st_shared_group(at + 2 * GROUP, _dequant(n2, words, 2))
+        _st_shared_group(at + 3 * GROUP, _dequant(n3, words, 3))
+        _st_shared_group(at + 4 * GROUP, _dequant(n4, words, 4))
+        _st_shared_group(at + 5 * GROUP, _dequant(n5, words, 5))
+        _st_shared_group(at + 6 * GROUP, _dequant(n6, words, 6))
+        _st_shared_group(at_rope + buf * (8 * GROUP), rope)
+        # The wgmma reads through the async proxy: order each thread's stores
+        # first, then every producer thread's before the arrive.
         fence_async_shared()
+        gl.thread_barrier()
         mbarrier.arrive(ready.index(buf), count=1)
 
 
@@ -474,10 +578,11 @@ def supports(q, k_cache, indices):
         and k_cache.is_cuda
         and k_cache.stride(0)
         >= k_cache.shape[1] * (_TOKEN_DATA_BYTES + _TOKEN_SCALE_BYTES)
-        # Each token's scales load as one 8-byte word: pages 8-byte aligned
-        # (SGLang pads the stride to a multiple of 576).
-        and k_cache.stride(0) % _TOKEN_SCALE_BYTES == 0
-        and k_cache.data_ptr() % _TOKEN_SCALE_BYTES == 0
+        # The warp-specialised producer's L2 prefetch moves whole 576-byte
+        # token rows: pages 16-byte aligned (SGLang pads the stride to a
+        # multiple of 576).
+        and k_cache.stride(0) % 16 == 0
+        and k_cache.data_ptr() % 16 == 0
         and indices.dtype == torch.int32
         and indices.shape[0] == q.shape[0]
         # wgmma and setmaxnreg: the warp-specialised kernel is Hopper code.
@@ -581,7 +686,7 @@ def _launch(
         NUM_BUFS=num_stages,
     )
     options = dict(num_warps=num_warps, maxnreg=_WS_MAXNREG)
-    _ws_decode_kernel[grid](*args, **constexprs, **options)
+    _launch_ws(_ws_decode_kernel, grid, args, constexprs, options)
     if split_k > 1 and not cluster_merge:
         pdl = _pdl(q.device)
         _combine_bf16_kernel[(num_heads, batch)](
@@ -623,3 +728,65 @@ def _q_descriptor(q, block_h):
         row = q.stride(2)
     shape = [batch * num_heads, _HEAD_DIM]
     return TensorDescriptor(q, shape, [row, 1], [block_h, 64], _Q_BOX_LAYOUT)
+
+
+def _k_ring_error(ptx, shared, block_h, block_t, num_bufs):
+    """Why the compiled kernel's K ring may not start at byte 0 of shared
+    memory, where the producer's stores address it (_st_shared_group); None
+    when it does.
+
+    Triton places the buffers itself, so this reads where from its PTX: Q's
+    first TMA copy lands right after the ring's bytes, and the ring does not
+    fit after Q's buffer, so it lies before it, from byte 0.
+    """
+    ring = num_bufs * block_t * _HEAD_DIM * 2
+    q_bytes = block_h * _HEAD_DIM * 2
+    bases = set(re.findall(r"mov\.b32\s+(%r\d+), global_smem;", ptx))
+    copy = re.search(
+        r"cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global\S*\s+\[(%r\d+)\]", ptx
+    )
+    add = copy and re.search(
+        rf"add\.s32\s+{re.escape(copy.group(1))}, (%r\d+), (\d+);", ptx
+    )
+    at = int(add.group(2)) if add and add.group(1) in bases else None
+    if at == ring and at + q_bytes + ring > shared:
+        return None
+    if at == ring:
+        why = f"the ring would also fit after Q's buffer in its {shared} B"
+    else:
+        where = "an unknown byte" if at is None else f"byte {at}"
+        why = f"Q's first TMA copy lands at {where} of {shared} B, not at {ring}"
+    return (
+        f"the kernel's K ring may not start at byte 0 of shared memory, where the "
+        f"producer's stores write it: {why}. The module was generated for "
+        "Triton 3.6.0; regenerate it (mlagen emit) for this Triton"
+    )
+
+
+def _compiled(kernel, grid, args, constexprs, options):
+    """The kernel compiled for these arguments (from Triton's cache after the
+    first call), its K ring checked once (_k_ring_error)."""
+    compiled = kernel.warmup(*args, grid=grid, **constexprs, **options)
+    if not getattr(compiled, "_k_ring_checked", False):
+        error = _k_ring_error(
+            compiled.asm["ptx"],
+            compiled.metadata.shared,
+            constexprs["BLOCK_H"],
+            constexprs["BLOCK_T"],
+            constexprs["NUM_BUFS"],
+        )
+        if error:
+            raise RuntimeError(f"{kernel.fn.__name__}: {error}")
+        compiled._k_ring_checked = True
+    return compiled
+
+
+def _bound(kernel, args, constexprs):
+    """args and then the constexprs, in the kernel's parameter order."""
+    return list(args) + [constexprs[n] for n in kernel.arg_names[len(args) :]]
+
+
+def _launch_ws(kernel, grid, args, constexprs, options):
+    """Launch the warp-specialised kernel, one program per grid cell."""
+    compiled = _compiled(kernel, grid, args, constexprs, options)
+    compiled[grid](*_bound(kernel, args, constexprs))
