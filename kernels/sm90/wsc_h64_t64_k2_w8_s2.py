@@ -544,7 +544,9 @@ def _ws_producer(
         idx = gl.where(valid, idx, 0)
         data, scales_at = _token_offsets(idx, page_stride, page_size)
         if CLUSTER_MERGE:
-            # Loaded first here (explore 28: -0.45 µs at B64 topk 2048).
+            # Loaded first here. Explore 28's ro also stored it first: -0.45 µs
+            # at B64 topk 2048; stored last, as below, 0.5 µs slower than ro
+            # (run 29's A/B).
             rope = _load_rope(KV, data, valid, rope_lay)
         # The 8 scale bytes of a token (7 exponents and a pad) as one word.
         words = gl.load(
