@@ -166,8 +166,7 @@ def compile_one(job):
             row["k_ring"] = error
         # And the check must be able to fail: the same PTX read for a ring
         # twice the size, and an empty PTX, are refused.
-        for args in ((ptx, v["num_stages"] * 2), ("", v["num_stages"])):
-            text, bufs = args
+        for text, bufs in ((ptx, v["num_stages"] * 2), ("", v["num_stages"])):
             if not module._k_ring_error(
                 text, ck.metadata.shared, v["block_h"], v["block_t"], bufs
             ):

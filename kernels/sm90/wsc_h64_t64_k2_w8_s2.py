@@ -1076,20 +1076,45 @@ def _k_ring_error(ptx, shared, block_h, block_t, num_bufs):
 
 def _compiled(kernel, grid, args, constexprs, options):
     """The kernel compiled for these arguments (from Triton's cache after the
-    first call), its K ring checked once (_k_ring_error)."""
+    first call), checked the first time (_compile_error): what it depends on
+    is fixed by the compiled code, not by the call."""
     compiled = kernel.warmup(*args, grid=grid, **constexprs, **options)
-    if not getattr(compiled, "_k_ring_checked", False):
-        error = _k_ring_error(
-            compiled.asm["ptx"],
-            compiled.metadata.shared,
-            constexprs["BLOCK_H"],
-            constexprs["BLOCK_T"],
-            constexprs["NUM_BUFS"],
-        )
+    if not getattr(compiled, "_checked", False):
+        error = _compile_error(compiled, constexprs)
         if error:
             raise RuntimeError(f"{kernel.fn.__name__}: {error}")
-        compiled._k_ring_checked = True
+        compiled._checked = True
     return compiled
+
+
+def _compile_error(compiled, constexprs):
+    """Why the compiled kernel cannot be launched as this module does; None
+    when it can."""
+    shared = compiled.metadata.shared
+    error = _k_ring_error(
+        compiled.asm["ptx"],
+        shared,
+        constexprs["BLOCK_H"],
+        constexprs["BLOCK_T"],
+        constexprs["NUM_BUFS"],
+    )
+    if error or not constexprs["CLUSTER_MERGE"]:
+        return error
+    num_ctas = compiled.packed_metadata[1]
+    scratch = compiled.metadata.global_scratch_size
+    if num_ctas != 1 or scratch:
+        return (
+            f"compiled with num_ctas={num_ctas} and {scratch} B of global scratch, "
+            "where the cluster launch (_launch_in_clusters) assumes 1 and none "
+            "(as Triton 3.6 compiles it)"
+        )
+    needs = _dsmem_bytes(constexprs["BLOCK_H"])
+    if _merges_in_shared_memory(constexprs["SPLIT_K"], True) and shared < needs:
+        return (
+            f"the kernel has {shared} B of shared memory, less than the {needs} B "
+            "its merge through distributed shared memory writes"
+        )
+    return error
 
 
 def _bound(kernel, args, constexprs):
@@ -1110,23 +1135,12 @@ def _launch_in_clusters(kernel, grid, cluster, args, constexprs, options):
     num_ctas spreads one program's tensors over the cluster), so the kernel is
     compiled as usual and started through its own launcher with num_ctas =
     cluster, which multiplies grid x by it and sets the cluster dimension.
-    The kernel traps if it finds itself in a cluster of another size.
+    The kernel traps if it finds itself in a cluster of another size; the
+    compiled kernel's shared memory and launch metadata are checked once
+    (_compile_error).
     """
     compiled = _compiled(kernel, grid, args, constexprs, options)
-    num_warps, num_ctas, shared = compiled.packed_metadata
-    if num_ctas != 1 or compiled.metadata.global_scratch_size:
-        raise RuntimeError(
-            f"_launch_in_clusters: the kernel compiled with num_ctas={num_ctas} and "
-            f"{compiled.metadata.global_scratch_size} B of global scratch, "
-            "where this launch path assumes 1 and none (as Triton 3.6 compiles it)"
-        )
-    needs = _dsmem_bytes(constexprs["BLOCK_H"])
-    if _merges_in_shared_memory(cluster, True) and shared < needs:
-        raise RuntimeError(
-            f"_launch_in_clusters: the kernel has {shared} B of shared memory, "
-            f"less than the {needs} B its merge "
-            "through distributed shared memory writes"
-        )
+    num_warps, _, shared = compiled.packed_metadata
     launch = compiled.run  # loads the module on first use
     bound = _bound(kernel, args, constexprs)
     driver = triton.runtime.driver.active

@@ -765,20 +765,29 @@ def _k_ring_error(ptx, shared, block_h, block_t, num_bufs):
 
 def _compiled(kernel, grid, args, constexprs, options):
     """The kernel compiled for these arguments (from Triton's cache after the
-    first call), its K ring checked once (_k_ring_error)."""
+    first call), checked the first time (_compile_error): what it depends on
+    is fixed by the compiled code, not by the call."""
     compiled = kernel.warmup(*args, grid=grid, **constexprs, **options)
-    if not getattr(compiled, "_k_ring_checked", False):
-        error = _k_ring_error(
-            compiled.asm["ptx"],
-            compiled.metadata.shared,
-            constexprs["BLOCK_H"],
-            constexprs["BLOCK_T"],
-            constexprs["NUM_BUFS"],
-        )
+    if not getattr(compiled, "_checked", False):
+        error = _compile_error(compiled, constexprs)
         if error:
             raise RuntimeError(f"{kernel.fn.__name__}: {error}")
-        compiled._k_ring_checked = True
+        compiled._checked = True
     return compiled
+
+
+def _compile_error(compiled, constexprs):
+    """Why the compiled kernel cannot be launched as this module does; None
+    when it can."""
+    shared = compiled.metadata.shared
+    error = _k_ring_error(
+        compiled.asm["ptx"],
+        shared,
+        constexprs["BLOCK_H"],
+        constexprs["BLOCK_T"],
+        constexprs["NUM_BUFS"],
+    )
+    return error
 
 
 def _bound(kernel, args, constexprs):
