@@ -164,17 +164,47 @@ def _st_shared_group(at, values):
 
 
 @gluon.jit
+def _split_range(
+    TopkLength,
+    pid_b,
+    pid_s,
+    topk,
+    HAS_TOPK_LENGTH: gl.constexpr,
+    BLOCK_T: gl.constexpr,
+    SPLIT_K: gl.constexpr,
+):
+    """The tokens [start, end) of this program's split of its batch row.
+
+    Each partition finds them itself after the fork: computed before it, the
+    producer warps would wait at the fork for the row's length to arrive from
+    memory, and only then start loading the first tile's indices.
+    """
+    n_tokens = topk
+    if HAS_TOPK_LENGTH:
+        n_tokens = gl.minimum(gl.load(TopkLength + pid_b), topk)
+    # Whole tiles per split, sized from this row's own length so splits stay balanced.
+    per_split = gl.cdiv(gl.cdiv(n_tokens, SPLIT_K), BLOCK_T) * BLOCK_T
+    start = pid_s * per_split
+    end = gl.minimum(start + per_split, n_tokens)
+    return start, end
+
+
+@gluon.jit
 def _ws_producer(
     k_ring,
     ready,
     empty,
     KV,
     idx_row,
-    start,
-    end,
+    TopkLength,
+    pid_b,
+    pid_s,
+    topk,
     page_stride,
     page_size,
+    HAS_TOPK_LENGTH: gl.constexpr,
     BLOCK_T: gl.constexpr,
+    SPLIT_K: gl.constexpr,
     NUM_BUFS: gl.constexpr,
 ):
     """Gather tiles of BLOCK_T tokens, dequantise them and fill the K ring.
@@ -207,9 +237,21 @@ def _ws_producer(
         gl.arange(0, BLOCK_T, layout=gl.SliceLayout(1, rope_lay)),
         gl.arange(0, 64, layout=gl.SliceLayout(0, rope_lay)),
     )
-    n_tiles = gl.cdiv(gl.maximum(end - start, 0), BLOCK_T)
+    # The first tile's indices are loaded where the split starts if the row
+    # is topk tokens long, in the same round trip as the row's length, not
+    # after it (which would put two DRAM latencies before the first gather).
+    # A shorter row moves only the starts of later splits: those load again.
+    full_split = gl.cdiv(gl.cdiv(topk, SPLIT_K), BLOCK_T) * BLOCK_T
+    tok = pid_s * full_split + rows
+    idx_guess = gl.load(idx_row + tok, mask=tok < topk, other=-1)
+    start, end = _split_range(
+        TopkLength, pid_b, pid_s, topk, HAS_TOPK_LENGTH, BLOCK_T, SPLIT_K
+    )
+    moved = start != pid_s * full_split
     tok = start + rows
-    idx_next = gl.load(idx_row + tok, mask=tok < end, other=-1)
+    idx_moved = gl.load(idx_row + tok, mask=(tok < end) & moved, other=-1)
+    idx_next = gl.where(moved, idx_moved, gl.where(tok < end, idx_guess, -1))
+    n_tiles = gl.cdiv(gl.maximum(end - start, 0), BLOCK_T)
     for i in range(n_tiles):
         buf = i % NUM_BUFS
         idx = idx_next
@@ -260,22 +302,43 @@ def _ws_producer(
 
 @gluon.jit
 def _ws_consumer(
+    QDesc,
+    q_row,
     q_ready,
     q_smem,
     k_ring,
     ready,
     empty,
     idx_row,
-    start,
-    end,
+    TopkLength,
+    pid_b,
+    pid_s,
+    topk,
     qk_scale,
+    HAS_TOPK_LENGTH: gl.constexpr,
     BLOCK_H: gl.constexpr,
     BLOCK_T: gl.constexpr,
+    SPLIT_K: gl.constexpr,
     NUM_BUFS: gl.constexpr,
     acc_layout: gl.constexpr,
     s_layout: gl.constexpr,
 ):
     """Scores and P.V with wgmma over the tiles the producer delivers."""
+    # Q goes to shared memory by TMA, one [BLOCK_H, 64] box at a time, while
+    # the producer starts gathering: no registers and no load slots of the
+    # consumers, whose 64 KB of Q loads were most of their memory-queue
+    # stalls (explore 13: -0.1 to -3.1 µs at every timed shape). Issued here
+    # rather than before the fork, which the producer would wait for (with a
+    # barrier between copies there, as Triton cannot tell the slices apart).
+    mbarrier.expect(q_ready, BLOCK_H * HEAD_DIM * 2)
+    for j in gl.static_range(HEAD_DIM // 64):
+        tma.async_copy_global_to_shared(
+            QDesc, [q_row, j * 64], q_ready, q_smem.slice(j * 64, 64, dim=1)
+        )
+    # Before the wait for Q, so the row's length arrives meanwhile.
+    start, end = _split_range(
+        TopkLength, pid_b, pid_s, topk, HAS_TOPK_LENGTH, BLOCK_T, SPLIT_K
+    )
     mbarrier.wait(q_ready, 0)
     p_layout: gl.constexpr = gl.DotOperandLayout(
         operand_index=0, parent=acc_layout, k_width=2
@@ -397,24 +460,12 @@ def _ws_decode_kernel(
         mbarrier.init(empty.index(b), count=1)
     mbarrier.init(q_ready, count=1)
     fence_async_shared()
-    # Q goes to shared memory by TMA, one [BLOCK_H, 64] box at a time, while
-    # the producer starts gathering: no registers and no load slots of the
-    # consumers, whose 64 KB of Q loads were most of their memory-queue
-    # stalls (explore 13: -0.1 to -3.1 µs at every timed shape).
-    mbarrier.expect(q_ready, BLOCK_H * HEAD_DIM * 2)
+    # Nothing before the fork waits for memory: the partitions issue Q's TMA
+    # (consumers) and the row's length with the first indices (producer)
+    # themselves. Explore 30, against run 29's kernel: B64 topk 512 -0.1 µs,
+    # B16 topk 512 -0.3, B128 topk 2048 -0.75; either half alone was 0.1 to
+    # 0.6 µs slower at B64 topk 512.
     q_row = pid_b.to(gl.int32) * num_heads + pid_h * BLOCK_H
-    for j in gl.static_range(HEAD_DIM // 64):
-        tma.async_copy_global_to_shared(
-            QDesc, [q_row, j * 64], q_ready, q_smem.slice(j * 64, 64, dim=1)
-        )
-
-    n_tokens = topk
-    if HAS_TOPK_LENGTH:
-        n_tokens = gl.minimum(gl.load(TopkLength + pid_b), topk)
-    # Whole tiles per split, sized from this row's own length so splits stay balanced.
-    per_split = gl.cdiv(gl.cdiv(n_tokens, SPLIT_K), BLOCK_T) * BLOCK_T
-    start = pid_s * per_split
-    end = gl.minimum(start + per_split, n_tokens)
     idx_row = Indices + pid_b * stride_idx_batch
 
     acc, m_i, l_i = gl.warp_specialize(
@@ -422,17 +473,23 @@ def _ws_decode_kernel(
             (
                 _ws_consumer,
                 (
+                    QDesc,
+                    q_row,
                     q_ready,
                     q_smem,
                     k_ring,
                     ready,
                     empty,
                     idx_row,
-                    start,
-                    end,
+                    TopkLength,
+                    pid_b,
+                    pid_s,
+                    topk,
                     qk_scale,
+                    HAS_TOPK_LENGTH,
                     BLOCK_H,
                     BLOCK_T,
+                    SPLIT_K,
                     NUM_BUFS,
                     acc_layout,
                     s_layout,
@@ -446,11 +503,15 @@ def _ws_decode_kernel(
                     empty,
                     KV,
                     idx_row,
-                    start,
-                    end,
+                    TopkLength,
+                    pid_b,
+                    pid_s,
+                    topk,
                     page_stride,
                     page_size,
+                    HAS_TOPK_LENGTH,
                     BLOCK_T,
+                    SPLIT_K,
                     NUM_BUFS,
                 ),
             ),
