@@ -38,11 +38,15 @@ func checkGolden(t *testing.T, rel string, got []byte) {
 
 // Three canonical variants per target: a small-batch deep split, a
 // mid-size one and the large-batch workhorse; on sm_90 also the
-// warp-specialised (Gluon) kernel with a split. A reviewer reads these diffs
-// when a template changes.
+// warp-specialised (Gluon) kernel with a split, and its cluster form, whose
+// producer and merge take other template branches. A reviewer reads these
+// diffs when a template changes.
 var canonical = map[string][]string{
 	"sm_120": {"mma_h16_t16_k32_w8_s1", "mma_h16_t32_k4_w8_s1", "mma_h16_t16_k1_w8_s2"},
-	"sm_90":  {"mma_h16_t64_k32_w8_s1", "mma_h64_t16_k4_w8_s2", "mma_h64_t64_k1_w8_s2", "ws_h64_t64_k2_w8_s2"},
+	"sm_90": {
+		"mma_h16_t64_k32_w8_s1", "mma_h64_t16_k4_w8_s2", "mma_h64_t64_k1_w8_s2",
+		"ws_h64_t64_k2_w8_s2", "wsc_h64_t64_k2_w8_s2",
+	},
 }
 
 func TestGoldenEmit(t *testing.T) {

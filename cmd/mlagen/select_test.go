@@ -15,7 +15,7 @@ func TestSelectReproducesCheckedIn(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct{ dir, results string }{
-		{"sm90", "gpu/results/run30-sm90.json"},
+		{"sm90", "gpu/results/run31-sm90.json"},
 		{"sm120", "gpu/results/run24-sm120.json"},
 	} {
 		out := t.TempDir()

@@ -6,7 +6,7 @@
 Every variant is a module in this directory with the contract of
 ``_run_triton_sparse_decode``. ``select(batch, topk)`` names the one to run for
 a shape. The table is static: SGLang captures CUDA graphs, so nothing may
-benchmark at run time. Selection source: measured on NVIDIA H200 (torch 2.11.0+cu130, Triton 3.6.0, 2026-11-30), gpu/results/run30-sm90.json.
+benchmark at run time. Selection source: measured on NVIDIA H200 (torch 2.11.0+cu130, Triton 3.6.0, 2026-11-30), gpu/results/run31-sm90.json.
 """
 
 import importlib.util

@@ -83,6 +83,90 @@ def _dequant(x, scale_words, group: gl.constexpr):
     return (x.to(gl.float32) * scale[:, None]).to(gl.bfloat16)
 
 
+def _dequant_store_ptx(group_bytes):
+    """PTX that dequantises one row's 16 values of each of the 7 nope groups
+    and stores them into a K buffer (_dequant_store), group g at g *
+    group_bytes.
+
+    An e4m3 byte s.EEEE.mmm placed as the bf16 bits s.0000EEEE.mmm0000 is its
+    value times 2^-120, zero and subnormals included (bf16 subnormals scale
+    the same way), so value * 2^(e - 127) is those bits times 2^(e - 7): one
+    mul.bf16x2 by a power of two dequantises two values, exactly, where the
+    fp32 route takes a conversion to f16, two to fp32, two multiplies and a
+    pack (explore 31). 2^(e - 7) is a bf16 only for e < 135, so a warp in
+    which any of the row's exponents reaches 128 takes a second multiply by
+    2^(e - 134) instead. Operands: $0-$3 unused outputs, $4 the row's byte
+    offset (row * 128 plus the buffer's), $20 the row's scale word, $36-$63
+    the 7 groups' 16 fp8 values, 4 to a register.
+    """
+
+    def group(g, large):
+        word = "lo" if g < 4 else "hi"
+        ptx = f"bfe.u32 e, {word}, {8 * (g % 4)}, 8; "
+        if large:
+            ptx += (
+                "min.u32 c, e, 134; sub.u32 d, e, c; add.u32 c, c, 120; "
+                "shl.b32 c, c, 7; prmt.b32 c, c, 0, 0x1010; add.u32 d, d, 127; "
+                "shl.b32 d, d, 7; prmt.b32 d, d, 0, 0x1010; "
+            )
+        else:
+            ptx += "add.u32 c, e, 120; shl.b32 c, c, 7; prmt.b32 c, c, 0, 0x1010; "
+        for i in range(8):
+            # Bytes 2i and 2i + 1 of the group, sign-extended into 16-bit lanes,
+            # then shifted and masked into bf16 bit positions.
+            sel = "0x9180" if i % 2 == 0 else "0xB3A2"
+            ptx += (
+                f"prmt.b32 t, ${36 + 4 * g + i // 2}, 0, {sel}; shl.b32 t, t, 4; "
+                f"and.b32 t, t, 0x87F087F0; mul.rn.bf16x2 v{i % 4}, t, c; "
+            )
+            if large:
+                ptx += f"mul.rn.bf16x2 v{i % 4}, v{i % 4}, d; "
+            if i % 4 == 3:
+                at = f"{'s0' if i < 4 else 's1'}+{g * group_bytes}"
+                ptx += f"st.shared.v4.b32 [{at}], " + "{v0, v1, v2, v3}; "
+        return ptx
+
+    return (
+        "{ .reg .b32 lo, hi, e, c, d, t, s0, s1, v<4>; .reg .pred big, any; "
+        # The thread's 16 columns are the 16-byte chunks 2 * (lane % 4) and
+        # the next of its row, each XOR-swizzled by row % 8 (_swizzled).
+        "mov.u32 e, %laneid; and.b32 e, e, 3; shl.b32 e, e, 1; shr.u32 t, $4, 7; "
+        "and.b32 t, t, 7; xor.b32 c, e, t; shl.b32 c, c, 4; or.b32 e, e, 1; "
+        "xor.b32 d, e, t; shl.b32 d, d, 4; mov.u32 s0, global_smem; "
+        "add.u32 s0, s0, $4; add.u32 s1, s0, d; add.u32 s0, s0, c; "
+        # One test of the exponents' top bits a row, one uniform branch a warp.
+        "mov.b64 {lo, hi}, $20; and.b32 t, lo, 0x80808080; "
+        "and.b32 c, hi, 0x00808080; or.b32 t, t, c; setp.ne.u32 big, t, 0; "
+        "vote.sync.any.pred any, big, 0xffffffff; @any bra.uni DQ_LARGE; "
+        + "".join(group(g, False) for g in range(7))
+        + "bra.uni DQ_DONE; DQ_LARGE: "
+        + "".join(group(g, True) for g in range(7))
+        + "DQ_DONE: mov.b32 $0, 0; mov.b32 $1, 0; mov.b32 $2, 0; mov.b32 $3, 0; }"
+    )
+
+
+# The warp-specialised variants' tiles are 64 tokens: column groups of 8 KB.
+_DEQUANT_STORE_PTX = gl.constexpr(_dequant_store_ptx(64 * 128))
+
+
+@gluon.jit
+def _dequant_store(row_at, words, n0, n1, n2, n3, n4, n5, n6):
+    """Dequantise a tile's 7 nope groups (fp8 in the producer's layout) and
+    store them into the K buffer whose row r starts at byte row_at[r] of
+    shared memory. One inline-asm block a row: branch-free per group, so
+    ptxas interleaves the whole tile (explore 31: a branch a group costs
+    more than the multiplies it saves). words holds each row's 7 UE8M0
+    exponents, value = 2^(e - 127)."""
+    gl.inline_asm_elementwise(
+        _DEQUANT_STORE_PTX,
+        "=r," * 4 + "r," * 16 + "l," * 16 + "r," * 27 + "r",
+        [row_at[:, None], words[:, None], n0, n1, n2, n3, n4, n5, n6],
+        dtype=gl.int8,
+        is_pure=False,
+        pack=16,
+    )
+
+
 @gluon.jit
 def _per_thread(value):
     """`value` once per thread of the calling warps: the operand that makes an
@@ -531,9 +615,10 @@ def _ws_producer(
     """Gather tiles of BLOCK_T tokens, dequantise them and fill the K ring.
 
     The stores address the K ring from byte 0 of shared memory
-    (_st_shared_group), which is where Triton places it: the launcher checks
-    each compiled kernel (_k_ring_error).
+    (_dequant_store, _st_shared_group), which is where Triton places it: the
+    launcher checks each compiled kernel (_k_ring_error).
     """
+    gl.static_assert(BLOCK_T == 64, "_DEQUANT_STORE_PTX is built for 64-token tiles")
     # 16 bytes per load; 4 threads cover a 64-value group of a token row.
     lay: gl.constexpr = gl.BlockedLayout(
         [1, 16], [8, 4], [WS_PRODUCER_WARPS, 1], [1, 0]
@@ -553,7 +638,8 @@ def _ws_producer(
     # Where this thread's pieces of a column group, and of the rope, go in a
     # K buffer of 8 groups.
     GROUP: gl.constexpr = BLOCK_T * 128
-    at_group = _swizzled(rows, cols)
+    if not CLUSTER_MERGE:
+        at_group = _swizzled(rows, cols)
     at_rope = 7 * GROUP + _swizzled(
         gl.arange(0, BLOCK_T, layout=gl.SliceLayout(1, rope_lay)),
         gl.arange(0, 64, layout=gl.SliceLayout(0, rope_lay)),
@@ -585,9 +671,9 @@ def _ws_producer(
         idx = gl.where(valid, idx, 0)
         data, scales_at = _token_offsets(idx, page_stride, page_size)
         if CLUSTER_MERGE:
-            # Loaded first and stored first (explore 28's ro): stored last,
-            # 0.3 to 0.9 µs slower at B64 topk 2048, the same at topk 512
-            # (run 29's A/B, explore 30).
+            # Loaded first (explore 28), stored last: stored first as well,
+            # the rope's registers push the producer past its 120 with
+            # _dequant_store (4 B of spills, explore 32).
             rope = _load_rope(KV, data, valid, rope_lay)
         # The 8 scale bytes of a token (7 exponents and a pad) as one word.
         words = gl.load(
@@ -611,17 +697,23 @@ def _ws_producer(
         _prefetch_rows(KV, idx_next, page_stride, page_size)
 
         mbarrier.wait(empty.index(buf), ((i // NUM_BUFS) & 1) ^ 1)
-        at = at_group + buf * (8 * GROUP)
         if CLUSTER_MERGE:
-            _st_shared_group(at_rope + buf * (8 * GROUP), rope)
-        _st_shared_group(at, _dequant(n0, words, 0))
-        _st_shared_group(at + GROUP, _dequant(n1, words, 1))
-        _st_shared_group(at + 2 * GROUP, _dequant(n2, words, 2))
-        _st_shared_group(at + 3 * GROUP, _dequant(n3, words, 3))
-        _st_shared_group(at + 4 * GROUP, _dequant(n4, words, 4))
-        _st_shared_group(at + 5 * GROUP, _dequant(n5, words, 5))
-        _st_shared_group(at + 6 * GROUP, _dequant(n6, words, 6))
-        if not CLUSTER_MERGE:
+            # Explore 32: B64 topk 512 -0.35 to -0.45 µs, topk 2048 -1.7 to
+            # -1.8 against the fp32 route below, which the variants without
+            # clusters keep (with _dequant_store they were 0.8-0.9 µs slower
+            # at B128 topk 512 and 2.4-2.5 at topk 2048).
+            at = buf * (8 * GROUP)
+            _dequant_store(at + rows * 128, words, n0, n1, n2, n3, n4, n5, n6)
+            _st_shared_group(at + at_rope, rope)
+        else:
+            at = at_group + buf * (8 * GROUP)
+            _st_shared_group(at, _dequant(n0, words, 0))
+            _st_shared_group(at + GROUP, _dequant(n1, words, 1))
+            _st_shared_group(at + 2 * GROUP, _dequant(n2, words, 2))
+            _st_shared_group(at + 3 * GROUP, _dequant(n3, words, 3))
+            _st_shared_group(at + 4 * GROUP, _dequant(n4, words, 4))
+            _st_shared_group(at + 5 * GROUP, _dequant(n5, words, 5))
+            _st_shared_group(at + 6 * GROUP, _dequant(n6, words, 6))
             _st_shared_group(at_rope + buf * (8 * GROUP), rope)
         # The wgmma reads through the async proxy: order each thread's stores
         # first, then every producer thread's before the arrive.
