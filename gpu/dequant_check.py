@@ -3,9 +3,11 @@
 With q = 0 every score is 0, so a batch row whose only valid token is t
 returns, for every head, token t's dequantised vector (softmax weight 1,
 accumulated in fp32, rounded to bf16 once). The cache built here gives its
-tokens' 7 nope groups every pair of (64 of the 256 codes, exponent 0-246),
-and random rope values; out must equal float64 dequantisation rounded to
-bf16 in every bit (either zero for a zero). Exponents from 247 up are left
+tokens' 7 nope groups every pair of (a quarter of the 256 codes, exponent
+0-246), and random rope values; out must equal float64 dequantisation
+rounded to bf16 in every bit (a zero of either sign matching a zero). The
+fp32 route of the variants without clusters reads exponent 0 as a zero
+scale, so they fail there by design. Exponents from 247 up are left
 out: there a group's largest codes overflow bf16, in the reference too, and
 an infinite K makes q . k = 0 * inf a NaN score. The NaN codes (0x7F, 0xFF)
 are stored as 0.

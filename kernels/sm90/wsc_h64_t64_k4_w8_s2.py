@@ -94,8 +94,9 @@ def _dequant_store_ptx(group_bytes):
     mul.bf16x2 by a power of two dequantises two values, exactly, where the
     fp32 route takes a conversion to f16, two to fp32, two multiplies and a
     pack (explore 31). 2^(e - 7) is a bf16 only for e < 135, so a warp in
-    which any of the row's exponents reaches 128 takes a second multiply by
-    2^(e - 134) instead. Operands: $0-$3 unused outputs, $4 the row's byte
+    which any row's exponent reaches 128 takes the path that multiplies by
+    2^(min(e, 134) - 7), then by 2^(e - min(e, 134)), both exact for every
+    e (gpu/dequant_check.py). Operands: $0-$3 unused outputs, $4 the row's byte
     offset (row * 128 plus the buffer's), $20 the row's scale word, $36-$63
     the 7 groups' 16 fp8 values, 4 to a register.
     """
@@ -618,7 +619,10 @@ def _ws_producer(
     (_dequant_store, _st_shared_group), which is where Triton places it: the
     launcher checks each compiled kernel (_k_ring_error).
     """
-    gl.static_assert(BLOCK_T == 64, "_DEQUANT_STORE_PTX is built for 64-token tiles")
+    if CLUSTER_MERGE:
+        gl.static_assert(
+            BLOCK_T == 64, "_DEQUANT_STORE_PTX is built for 64-token tiles"
+        )
     # 16 bytes per load; 4 threads cover a 64-value group of a token row.
     lay: gl.constexpr = gl.BlockedLayout(
         [1, 16], [8, 4], [WS_PRODUCER_WARPS, 1], [1, 0]
