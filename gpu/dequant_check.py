@@ -67,8 +67,10 @@ def build_cache(harness, device):
     return buf.to(device), tokens
 
 
-def check(module, harness, buf, tokens, device):
-    heads, topk = 64, 64
+def check(module, harness, buf, want, device):
+    """Run module over the cache, one token a row; compare with want, the
+    tokens' bf16 vectors [tokens, 1, 512]."""
+    tokens, heads, topk = want.shape[0], 64, 64
     q = torch.zeros(
         tokens, 1, heads, harness.HEAD_DIM, dtype=torch.bfloat16, device=device
     )
@@ -78,7 +80,6 @@ def check(module, harness, buf, tokens, device):
     out, _ = module.sparse_decode(
         q, harness.as_k_cache(buf, PAGE_SIZE), idx, length, harness.HEAD_DIM**-0.5
     )
-    want = harness.dequantize(buf, PAGE_SIZE)[:tokens].to(torch.bfloat16)[:, None]
     got = out[:, 0]
     same = (got.view(torch.int16) == want.view(torch.int16)) | (
         (got == 0) & (want == 0)
@@ -103,12 +104,13 @@ def main(argv=None):
     device = torch.device("cuda")
     harness = load(os.path.join(ROOT, "kernels", "sm90", "harness.py"), "dq_harness")
     buf, tokens = build_cache(harness, device)
+    # The reference, once for every module.
+    want = harness.dequantize(buf, PAGE_SIZE)[:tokens].to(torch.bfloat16)[:, None]
     rows = []
-    for i, path in enumerate(args.modules):
-        module = load(path, f"dq_module_{i}")
+    for path in args.modules:
         row = dict(
             module=os.path.relpath(path, ROOT),
-            **check(module, harness, buf, tokens, device),
+            **check(harness.load_module(path), harness, buf, want, device),
         )
         rows.append(row)
         print(

@@ -130,7 +130,9 @@ def _dequant_store_ptx(group_bytes):
     return (
         "{ .reg .b32 lo, hi, e, c, d, t, s0, s1, v<4>; .reg .pred big, any; "
         # The thread's 16 columns are the 16-byte chunks 2 * (lane % 4) and
-        # the next of its row, each XOR-swizzled by row % 8 (_swizzled).
+        # the next of its row, each XOR-swizzled by row % 8: _swizzled's
+        # offsets, computed here from one operand a row so the loop does not
+        # carry 32 per-element offsets a thread across tiles.
         "mov.u32 e, %laneid; and.b32 e, e, 3; shl.b32 e, e, 1; shr.u32 t, $4, 7; "
         "and.b32 t, t, 7; xor.b32 c, e, t; shl.b32 c, c, 4; or.b32 e, e, 1; "
         "xor.b32 d, e, t; shl.b32 d, d, 4; mov.u32 s0, global_smem; "
