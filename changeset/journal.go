@@ -1,0 +1,191 @@
+package changeset
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"syscall"
+)
+
+// JournalName is the file, in the root, that records a run made with
+// Options.Journal while it is under way.
+const JournalName = ".mlagen-journal"
+
+// journal is what a run records before its first change: every path's
+// content and mode before the run, and the directories it will create, so
+// that a later run can put the tree back as it was.
+type journal struct {
+	Version int            `json:"version"`
+	Pid     int            `json:"pid"`
+	Files   []journalEntry `json:"files"`
+	Dirs    []string       `json:"dirs,omitempty"` // relative to the root, outermost first
+}
+
+type journalEntry struct {
+	Path   string      `json:"path"`
+	Exists bool        `json:"exists"`
+	Before []byte      `json:"before,omitempty"`
+	Mode   fs.FileMode `json:"mode"`
+	UID    int         `json:"uid"`
+	GID    int         `json:"gid"`
+}
+
+// Pending reports whether a killed run left a journal under root, which the
+// next Apply or Recover will undo.
+func Pending(root string) (bool, error) {
+	abs, err := resolveRoot(root)
+	if err != nil {
+		return false, err
+	}
+	_, err = os.Lstat(filepath.Join(abs, JournalName))
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// Recover undoes the run a journal under root records, if any: every file
+// it names gets its content and mode from before that run, the directories
+// it created are removed when empty, and its temporary files are deleted.
+// It is safe to call any number of times; call it before planning, so that
+// the plan reads a whole tree.
+func Recover(root string, opt Options) (Result, error) {
+	abs, err := resolveRoot(root)
+	if err != nil {
+		return Result{}, err
+	}
+	if _, err := os.Stat(abs); errors.Is(err, fs.ErrNotExist) {
+		return Result{}, nil
+	}
+	unlock, err := lockDir(abs)
+	if err != nil {
+		return Result{}, err
+	}
+	defer unlock()
+	a := &applier{root: abs, opt: opt, modes: map[string]fs.FileMode{}, made: map[string]bool{}, dirs: map[string]bool{}}
+	if err := a.recoverFirst(); err != nil {
+		return a.res, err
+	}
+	// A run killed while writing its journal left only that temporary file.
+	if err := a.removeStrays([]string{abs}); err != nil {
+		return a.res, err
+	}
+	return a.res, nil
+}
+
+// recoverFirst undoes a killed run's journal before this run starts.
+func (a *applier) recoverFirst() error {
+	data, err := os.ReadFile(filepath.Join(a.root, JournalName))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read the journal of an interrupted run: %w", err)
+	}
+	var j journal
+	if err := json.Unmarshal(data, &j); err != nil || j.Version != 1 {
+		return fmt.Errorf("%s: the journal of an interrupted run is unreadable (%v); look at the files it names, then delete it", filepath.Join(a.root, JournalName), err)
+	}
+	for i := len(j.Files) - 1; i >= 0; i-- {
+		if err := a.restore(j.Files[i]); err != nil {
+			return fmt.Errorf("undo the interrupted run: %w", err)
+		}
+	}
+	var paths []string
+	for _, e := range j.Files {
+		paths = append(paths, e.Path)
+	}
+	if err := a.removeStrays(a.strayDirs(paths)); err != nil {
+		return fmt.Errorf("undo the interrupted run: %w", err)
+	}
+	for i := len(j.Dirs) - 1; i >= 0; i-- {
+		d := a.full(j.Dirs[i])
+		err := a.step(OpRmdir, d, true, func() error { return os.Remove(d) })
+		if err != nil && !errors.Is(err, fs.ErrNotExist) && !isNotEmpty(err) {
+			return fmt.Errorf("undo the interrupted run: %w", err)
+		}
+		a.dirs[filepath.Dir(d)] = true
+	}
+	err = a.syncDirs(true)
+	if err == nil {
+		err = a.removeJournal(true)
+	}
+	a.res.Recovered = err == nil
+	return err
+}
+
+// restore puts one journalled path back as it was before the killed run.
+func (a *applier) restore(e journalEntry) error {
+	p, err := cleanPath(e.Path)
+	if err != nil {
+		return err
+	}
+	st, err := inspect(a.root, p)
+	if err != nil {
+		return err
+	}
+	full := a.full(p)
+	a.dirs[filepath.Dir(full)] = true
+	switch {
+	case !e.Exists && !st.exists:
+		return nil
+	case !e.Exists:
+		return a.step(OpRemove, full, true, func() error { return os.Remove(full) })
+	case st.exists && string(st.data) == string(e.Before) && st.mode == e.Mode:
+		return nil
+	}
+	return a.writeFile(full, nonNil(e.Before), e.Mode, e.UID, e.GID, true)
+}
+
+// writeJournal records the run before its first change.
+func (a *applier) writeJournal() error {
+	j := journal{Version: 1, Pid: os.Getpid()}
+	seen := map[string]bool{}
+	dirs := map[string]bool{}
+	for i, c := range a.changes {
+		p, _ := cleanPath(c.Path)
+		st := a.states[i]
+		for _, d := range st.missing {
+			if r, err := filepath.Rel(a.root, d); err == nil && !dirs[r] && r != "." {
+				dirs[r] = true
+				j.Dirs = append(j.Dirs, filepath.ToSlash(r))
+			}
+		}
+		if seen[p] {
+			continue
+		}
+		seen[p] = true
+		j.Files = append(j.Files, journalEntry{Path: p, Exists: st.exists, Before: st.data, Mode: st.mode, UID: st.uid, GID: st.gid})
+	}
+	sort.SliceStable(j.Dirs, func(x, y int) bool { return len(j.Dirs[x]) < len(j.Dirs[y]) })
+	data, err := json.Marshal(j)
+	if err != nil {
+		return err
+	}
+	full := filepath.Join(a.root, JournalName)
+	o, err := nearestDirOwner(a.root)
+	if err != nil {
+		return err
+	}
+	if err := a.writeFile(full, data, 0o600, o.uid, o.gid, false); err != nil {
+		return fmt.Errorf("write the journal: %w", err)
+	}
+	a.journaled = true
+	return a.syncDir(a.root, false)
+}
+
+// removeJournal ends a run: once the journal is gone, the run is final.
+func (a *applier) removeJournal(undo bool) error {
+	full := filepath.Join(a.root, JournalName)
+	err := a.step(OpRemove, full, undo, func() error { return os.Remove(full) })
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return a.syncDir(a.root, undo)
+}
+
+func isNotEmpty(err error) bool { return errors.Is(err, syscall.ENOTEMPTY) }
