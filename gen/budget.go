@@ -2,6 +2,7 @@ package gen
 
 import (
 	"fmt"
+	"math"
 	"math/bits"
 	"strings"
 )
@@ -76,6 +77,12 @@ const (
 // not fit gets Fits=false and the reasons; Nearest is filled by CheckSweep.
 func Check(t Target, v Variant) Budget {
 	b := Budget{Variant: v, Name: v.Name(), Target: t.Name, SmemLimit: t.SmemLimit, RegsLimit: MaxRegsPerThread}
+	if err := v.Validate(); err != nil {
+		// Only bounded parameters reach the arithmetic below; an invalid
+		// variant (built in code, past Sweep.Validate) is refused as such.
+		b.Reasons = []string{"not a valid variant: " + strings.ReplaceAll(err.Error(), "\n", "; ")}
+		return b
+	}
 	if v.WarpSpec {
 		return checkWarpSpec(t, b)
 	}
@@ -83,7 +90,7 @@ func Check(t Target, v Variant) Budget {
 
 	// Shared memory: what Triton 3.6 allocates for this kernel, buffer by
 	// buffer. Conversion scratch for the epilogue reuses these buffers.
-	b.Smem = append(b.Smem, Item{"q", v.BlockH * headDim * bf16, "Q tile [BLOCK_H, 512] bf16, staged once for the score MMA"})
+	b.Smem = append(b.Smem, Item{"q", prod(v.BlockH, headDim, bf16), "Q tile [BLOCK_H, 512] bf16, staged once for the score MMA"})
 	kCopies := 2
 	kWhy := "K tile [BLOCK_T, 512] bf16, one copy per dot-operand layout (K^T for scores, K for P.V)"
 	if wg {
@@ -93,23 +100,21 @@ func Check(t Target, v Variant) Budget {
 	} else {
 		b.Operands = "mma.sync: Q and K converted through shared memory into registers"
 	}
-	b.Smem = append(b.Smem, Item{"k", kCopies * v.BlockT * headDim * bf16, kWhy})
+	b.Smem = append(b.Smem, Item{"k", prod(kCopies, v.BlockT, headDim, bf16), kWhy})
 	if v.NumStages >= 2 {
 		// The pipeliner prefetches the next tile's gathered bytes with
 		// cp.async: 512 fp8 bytes (7 groups of 64, padded to 8), 128 rope
 		// bytes and the 8-byte scale word per token, one tile ahead whatever
 		// num_stages is; the index loads run ahead num_stages-1 tiles (2 when
 		// num_stages is 2).
-		b.Smem = append(b.Smem, Item{"prefetch", v.BlockT * (8*64*fp8 + 64*bf16 + scaleWord), "next tile's fp8 nope, bf16 rope and scale words (cp.async)"})
+		b.Smem = append(b.Smem, Item{"prefetch", prod(v.BlockT, 8*64*fp8+64*bf16+scaleWord), "next tile's fp8 nope, bf16 rope and scale words (cp.async)"})
 		idxBufs := 1
 		if v.NumStages >= 3 {
 			idxBufs = v.NumStages
 		}
-		b.Smem = append(b.Smem, Item{"indices", idxBufs * v.BlockT * 4, fmt.Sprintf("%d buffered index tile(s) [BLOCK_T] int32", idxBufs)})
+		b.Smem = append(b.Smem, Item{"indices", prod(idxBufs, v.BlockT, 4), fmt.Sprintf("%d buffered index tile(s) [BLOCK_T] int32", idxBufs)})
 	}
-	for _, it := range b.Smem {
-		b.SmemBytes += it.Value
-	}
+	b.SmemBytes = total(b.Smem)
 	// The epilogue converts the [BLOCK_H, 512] result to a store layout
 	// through scratch that reuses the buffers above; when the scratch is
 	// larger (fp32 partials of split-K), it sets the total.
@@ -117,7 +122,7 @@ func Check(t Target, v Variant) Budget {
 	if v.SplitK > 1 {
 		elt = 4
 	}
-	if scratch := v.BlockH * headDim * elt; scratch > b.SmemBytes {
+	if scratch := prod(v.BlockH, headDim, elt); scratch > b.SmemBytes {
 		b.Smem = append(b.Smem, Item{"epilogue", scratch - b.SmemBytes, fmt.Sprintf("store-layout scratch for [BLOCK_H, 512] %s output needs %d B in all, more than the buffers it reuses", map[int]string{2: "bf16", 4: "fp32 partial"}[elt], scratch)})
 		b.SmemBytes = scratch
 	}
@@ -126,10 +131,10 @@ func Check(t Target, v Variant) Budget {
 	// overhead terms are fitted to ptxas -v over the calibration grid
 	// (calib/REPORT.md) and rounded up.
 	threads := v.Threads()
-	acc := v.BlockH * headDim / threads
+	acc := prod(v.BlockH, headDim) / threads
 	b.Regs = append(b.Regs, Item{"acc", acc, "fp32 accumulator [BLOCK_H, 512] spread over the threads"})
 	if wg {
-		b.Regs = append(b.Regs, Item{"p_k", 2 * v.BlockH * v.BlockT / threads, "scores/probabilities [BLOCK_H, BLOCK_T] fp32 and their bf16 copy"})
+		b.Regs = append(b.Regs, Item{"p_k", prod(2, v.BlockH, v.BlockT) / threads, "scores/probabilities [BLOCK_H, BLOCK_T] fp32 and their bf16 copy"})
 		b.Regs = append(b.Regs, Item{"overhead", 90, "addresses, masks, softmax state, dequantization temporaries (fitted)"})
 	} else {
 		// mma.sync needs the whole A operand in each warp: 16 rows of Q
@@ -137,19 +142,17 @@ func Check(t Target, v Variant) Budget {
 		// rows a warp covers adds that again.
 		warpsM := min(v.NumWarps, max(1, v.BlockH/16))
 		rowsPerWarp := v.BlockH / warpsM
-		b.Regs = append(b.Regs, Item{"q_operand", rowsPerWarp * headDim * bf16 / (32 * 4), "Q as the MMA A operand, kept in registers across the token loop"})
+		b.Regs = append(b.Regs, Item{"q_operand", prod(rowsPerWarp, headDim, bf16) / (32 * 4), "Q as the MMA A operand, kept in registers across the token loop"})
 		extra := 0
 		if warpsM > 1 {
 			// Several warps along M replicate the K^T operand: measured
 			// about 120 more registers at BLOCK_H 32 than at 16.
-			extra = 60 * (warpsM - 1) * 2
+			extra = prod(60, warpsM-1, 2)
 		}
 		b.Regs = append(b.Regs, Item{"k_operand", 32 + extra, "K^T operand fragments and the dequantized tile in flight (fitted)"})
 		b.Regs = append(b.Regs, Item{"overhead", 28, "addresses, masks, softmax state (fitted)"})
 	}
-	for _, it := range b.Regs {
-		b.RegsEst += it.Value
-	}
+	b.RegsEst = total(b.Regs)
 	for _, q := range compilerQuirks {
 		if q.target == t.Name && q.match(v) {
 			b.Reasons = append(b.Reasons, fmt.Sprintf("ptxas spills %d B at this shape although the estimate (%d) is under the limit: %s", q.spill, b.RegsEst, q.why))
@@ -187,7 +190,7 @@ func judge(t Target, b Budget) Budget {
 	if b.RegsEst > MaxRegsPerThread {
 		b.Reasons = append(b.Reasons, fmt.Sprintf("about %d registers per thread > %d: ptxas would spill to local memory", b.RegsEst, MaxRegsPerThread))
 	}
-	if used := min(b.RegsEst, MaxRegsPerThread) * threads; used > RegsPerSM {
+	if used := prod(min(b.RegsEst, MaxRegsPerThread), threads); used > RegsPerSM {
 		b.Reasons = append(b.Reasons, fmt.Sprintf("%d threads x %d registers = %d > %d per multiprocessor", threads, min(b.RegsEst, MaxRegsPerThread), used, RegsPerSM))
 	}
 	b.Fits = len(b.Reasons) == 0
@@ -202,8 +205,8 @@ func checkWarpSpec(t Target, b Budget) Budget {
 	v := b.Variant
 	b.Operands = "wgmma, warp-specialised: a producer warp group gathers and dequantises K into shared memory and prefetches the next tile's rows into L2; two consumer warp groups run the MMAs"
 	b.Smem = []Item{
-		{"q", v.BlockH * headDim * bf16, "Q tile [BLOCK_H, 512] bf16, the score MMA's A operand"},
-		{"k_ring", v.NumStages * v.BlockT * headDim * bf16, fmt.Sprintf("%d K buffers [BLOCK_T, 512] bf16: the producer fills one while the consumers read another", v.NumStages)},
+		{"q", prod(v.BlockH, headDim, bf16), "Q tile [BLOCK_H, 512] bf16, the score MMA's A operand"},
+		{"k_ring", prod(v.NumStages, v.BlockT, headDim, bf16), fmt.Sprintf("%d K buffers [BLOCK_T, 512] bf16: the producer fills one while the consumers read another", v.NumStages)},
 		{"reduce", 4096, "consumers' scratch for the row max/sum across the two warp groups and the probabilities' layout change"},
 		// Measured for reduce + sync: 4,140 B with 2 buffers (4,132 before
 		// Q's TMA barrier, and 4,124 with 1 buffer then): the barriers and
@@ -222,19 +225,17 @@ func checkWarpSpec(t Target, b Budget) Budget {
 		}
 		b.Operands += "; the splits run as one thread-block cluster and " + merge
 	}
-	for _, it := range b.Smem {
-		b.SmemBytes += it.Value
-	}
+	b.SmemBytes = total(b.Smem)
 	consumers := 32 * v.NumWarps
-	consumerRegs := (WSMaxRegs*v.Threads() - WSProducerRegs*32*WSProducerWarps) / consumers / 8 * 8
-	acc := v.BlockH * headDim / consumers
-	pk := 2 * v.BlockH * v.BlockT / consumers
+	consumerRegs := (prod(WSMaxRegs, v.Threads()) - WSProducerRegs*32*WSProducerWarps) / consumers / 8 * 8
+	acc := prod(v.BlockH, headDim) / consumers
+	pk := prod(2, v.BlockH, v.BlockT) / consumers
 	// Addresses, masks and loop state on either side (fitted).
 	const overhead = 30
 	consumerNeed := acc + pk + overhead
 	// The producer holds one gathered tile in flight: tokenBytes per token
 	// over its threads, 4 bytes a register.
-	raw := (v.BlockT*tokenBytes + 32*WSProducerWarps*4 - 1) / (32 * WSProducerWarps * 4)
+	raw := (prod(v.BlockT, tokenBytes) + 32*WSProducerWarps*4 - 1) / (32 * WSProducerWarps * 4)
 	producerNeed := raw + overhead
 	b.Regs = []Item{
 		{"acc", acc, "consumers: fp32 accumulator [BLOCK_H, 512] over the consumer threads"},
@@ -311,6 +312,50 @@ func abs(n int) int {
 		return -n
 	}
 	return n
+}
+
+// The budget's arithmetic saturates at math.MaxInt instead of wrapping:
+// with Validate's bounds no product comes near it, and were one ever to,
+// the budget would only grow and refuse, never wrap to a small number that
+// fits (issue 30: BLOCK_H 2^54 once gave 32,768 B and "fits").
+
+// prod multiplies non-negative factors, saturating.
+func prod(xs ...int) int {
+	p := 1
+	for _, x := range xs {
+		p = satMul(p, x)
+	}
+	return p
+}
+
+// total sums the items of a breakdown, saturating.
+func total(items []Item) int {
+	n := 0
+	for _, it := range items {
+		n = satAdd(n, it.Value)
+	}
+	return n
+}
+
+// satMul and satAdd are a*b and a+b for non-negative a and b, or
+// math.MaxInt where the result would not fit; a negative operand (never
+// produced by a valid variant) also gives math.MaxInt.
+func satMul(a, b int) int {
+	if a < 0 || b < 0 {
+		return math.MaxInt
+	}
+	hi, lo := bits.Mul64(uint64(a), uint64(b))
+	if hi != 0 || lo > math.MaxInt {
+		return math.MaxInt
+	}
+	return int(lo)
+}
+
+func satAdd(a, b int) int {
+	if a < 0 || b < 0 || a > math.MaxInt-b {
+		return math.MaxInt
+	}
+	return a + b
 }
 
 // commas formats 101376 as "101,376".

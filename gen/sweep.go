@@ -1,6 +1,10 @@
 package gen
 
-import "fmt"
+import (
+	"fmt"
+	"iter"
+	"strings"
+)
 
 // Sweep is the cross product of tile parameter lists for one target.
 type Sweep struct {
@@ -57,60 +61,150 @@ func DefaultSweep(t Target) Sweep {
 	return s
 }
 
+// MaxVariants caps a sweep: emit renders one module a variant, and a
+// sweep of tens of thousands (issue 30: 20,000 --split-k values) ran out of
+// memory. The curated sweeps hold a few tens.
+const MaxVariants = 4096
+
+// MaxHeads bounds --heads: query heads per rank, 64 for DeepSeek-V4-Flash.
+const MaxHeads = 1024
+
 // Variants expands the sweep in a fixed order (the order of the flags'
-// values), with duplicates removed.
+// values), with duplicates removed. Call Validate first: it refuses a
+// sweep larger than MaxVariants before anything is expanded.
 func (s Sweep) Variants() []Variant {
 	var out []Variant
-	seen := map[Variant]bool{}
-	for _, h := range s.BlockH {
-		for _, t := range s.BlockT {
-			for _, k := range s.SplitK {
-				for _, w := range s.NumWarps {
-					for _, st := range s.NumStages {
-						v := Variant{BlockH: h, BlockT: t, SplitK: k, NumWarps: w, NumStages: st}
-						if !seen[v] {
-							seen[v] = true
-							out = append(out, v)
+	for v := range s.All() {
+		out = append(out, v)
+	}
+	return out
+}
+
+// All yields the sweep's variants one at a time, in the order of Variants.
+func (s Sweep) All() iter.Seq[Variant] {
+	return func(yield func(Variant) bool) {
+		seen := map[Variant]bool{}
+		emit := func(v Variant) bool {
+			if seen[v] {
+				return true
+			}
+			seen[v] = true
+			return yield(v)
+		}
+		for _, h := range s.BlockH {
+			for _, t := range s.BlockT {
+				for _, k := range s.SplitK {
+					for _, w := range s.NumWarps {
+						for _, st := range s.NumStages {
+							if !emit(Variant{BlockH: h, BlockT: t, SplitK: k, NumWarps: w, NumStages: st}) {
+								return
+							}
 						}
 					}
 				}
 			}
 		}
-	}
-	for _, k := range s.WSSplitK {
-		v := Variant{BlockH: 64, BlockT: 64, SplitK: k, NumWarps: 8, NumStages: 2, WarpSpec: true}
-		if !seen[v] {
-			seen[v] = true
-			out = append(out, v)
+		for _, k := range s.WSSplitK {
+			if !emit(Variant{BlockH: 64, BlockT: 64, SplitK: k, NumWarps: 8, NumStages: 2, WarpSpec: true}) {
+				return
+			}
+		}
+		for _, k := range s.WSClusterSplitK {
+			if !emit(Variant{BlockH: 64, BlockT: 64, SplitK: k, NumWarps: 8, NumStages: 2, WarpSpec: true, ClusterMerge: true}) {
+				return
+			}
 		}
 	}
-	for _, k := range s.WSClusterSplitK {
-		v := Variant{BlockH: 64, BlockT: 64, SplitK: k, NumWarps: 8, NumStages: 2, WarpSpec: true, ClusterMerge: true}
-		if !seen[v] {
-			seen[v] = true
-			out = append(out, v)
-		}
-	}
-	return out
 }
 
-// Validate checks every list is non-empty and every variant is well formed.
-func (s Sweep) Validate() error {
-	for _, l := range []struct {
-		flag string
-		vals []int
-	}{{"--block-h", s.BlockH}, {"--block-t", s.BlockT}, {"--split-k", s.SplitK}, {"--num-warps", s.NumWarps}, {"--num-stages", s.NumStages}} {
-		if len(l.vals) == 0 {
-			return fmt.Errorf("%s: empty list", l.flag)
+// Size is the number of distinct variants the sweep expands to, computed
+// from the lists without expanding them (saturating: it never wraps).
+func (s Sweep) Size() int {
+	n := 1
+	for _, l := range [][]int{s.BlockH, s.BlockT, s.SplitK, s.NumWarps, s.NumStages} {
+		n = satMul(n, distinct(l))
+	}
+	return satAdd(n, satAdd(distinct(s.WSSplitK), distinct(s.WSClusterSplitK)))
+}
+
+func distinct(l []int) int {
+	seen := map[int]bool{}
+	for _, x := range l {
+		seen[x] = true
+	}
+	return len(seen)
+}
+
+// sweepParam is one list of the sweep with the rule for its values.
+type sweepParam struct {
+	flag  string
+	vals  []int
+	check func(int) error
+}
+
+func (s Sweep) params() []sweepParam {
+	probe := func(set func(*Variant, int)) func(int) error {
+		return func(x int) error {
+			v := Variant{BlockH: 16, BlockT: 16, SplitK: 1, NumWarps: 4, NumStages: 1}
+			set(&v, x)
+			return v.Validate()
 		}
 	}
-	if s.Heads < 1 {
-		return fmt.Errorf("--heads=%d: must be at least 1", s.Heads)
+	return []sweepParam{
+		{"--block-h", s.BlockH, probe(func(v *Variant, x int) { v.BlockH = x })},
+		{"--block-t", s.BlockT, probe(func(v *Variant, x int) { v.BlockT = x })},
+		{"--split-k", s.SplitK, probe(func(v *Variant, x int) { v.SplitK = x })},
+		{"--num-warps", s.NumWarps, probe(func(v *Variant, x int) { v.NumWarps = x })},
+		{"--num-stages", s.NumStages, probe(func(v *Variant, x int) { v.NumStages = x })},
+		{"--ws-split-k", s.WSSplitK, probe(func(v *Variant, x int) { v.SplitK = x })},
+		{"--ws-cluster-split-k", s.WSClusterSplitK, func(x int) error {
+			if x < 2 || x > MaxCluster {
+				return fmt.Errorf("SPLIT_K=%d: a cluster merge needs 2 to %d splits (one program each in a portable cluster)", x, MaxCluster)
+			}
+			return nil
+		}},
 	}
-	for _, v := range s.Variants() {
+}
+
+// Validate checks, in this order and before expanding anything, that every
+// list is non-empty and each of its values within its bounds, and that the
+// sweep is at most MaxVariants; then that every variant is well formed.
+func (s Sweep) Validate() error {
+	if s.Heads < 1 || s.Heads > MaxHeads {
+		return fmt.Errorf("--heads=%d: must be at least 1 and at most %d", s.Heads, MaxHeads)
+	}
+	for i, p := range s.params() {
+		if i < 5 && len(p.vals) == 0 {
+			return fmt.Errorf("%s: empty list", p.flag)
+		}
+		for _, x := range p.vals {
+			if err := p.check(x); err != nil {
+				return fmt.Errorf("%s %d: %w", p.flag, x, err)
+			}
+		}
+	}
+	if n := s.Size(); n > MaxVariants {
+		return fmt.Errorf("the sweep asks for %s variants (%s), more than the %s mlagen budgets and emits at once: narrow a list, or split the sweep into several runs",
+			commas(n), s.sizeTerms(), commas(MaxVariants))
+	}
+	for v := range s.All() {
 		if err := v.Validate(); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// sizeTerms explains Size: "3 --block-h x 2 --block-t x ... + 6 --ws-split-k".
+func (s Sweep) sizeTerms() string {
+	var prod, sum []string
+	for i, p := range s.params() {
+		term := fmt.Sprintf("%d %s", distinct(p.vals), p.flag)
+		if i < 5 {
+			prod = append(prod, term)
+		} else if len(p.vals) > 0 {
+			sum = append(sum, term)
+		}
+	}
+	return strings.Join(append([]string{strings.Join(prod, " x ")}, sum...), " + ")
 }

@@ -93,26 +93,45 @@ func (v Variant) Threads() int {
 	return 32 * v.NumWarps
 }
 
+// Bounds of the tile parameters. A value outside them is refused before
+// anything is computed, so the budget's products stay small (the largest,
+// an fp32 [256, 512] epilogue, is 512 KiB) and can never wrap around.
+// Each bound is past what a target could run: the budget model, not the
+// bound, is what refuses the largest accepted tiles.
+const (
+	// MaxBlockH: a 256-row Q tile alone (256 KiB of bf16) exceeds the
+	// shared memory of every target; DeepSeek-V4-Flash has 64 heads a rank.
+	MaxBlockH = 256
+	// MaxBlockT: a 256-token K tile alone (256 KiB) exceeds every target.
+	MaxBlockT = 256
+	// MaxSplitK: topk 2048 in 16-token tiles is 128 tiles; more splits than
+	// tiles leave programs with nothing to do.
+	MaxSplitK = 256
+	// MaxNumStages: Triton's software pipeline gains nothing past a few
+	// stages, and each one costs a K tile of shared memory.
+	MaxNumStages = 8
+)
+
 // Validate reports what makes a variant impossible to compile at all (as
 // opposed to not fitting a target, which Check decides).
 func (v Variant) Validate() error {
 	var errs []error
-	if v.BlockH < 16 || !isPow2(v.BlockH) {
-		errs = append(errs, fmt.Errorf("BLOCK_H=%d: must be a power of two of at least 16 (tl.dot's smallest M)", v.BlockH))
+	if v.BlockH < 16 || v.BlockH > MaxBlockH || !isPow2(v.BlockH) {
+		errs = append(errs, fmt.Errorf("BLOCK_H=%d: must be a power of two of at least 16 (tl.dot's smallest M) and at most %d (a Q tile that large exceeds every target's shared memory)", v.BlockH, MaxBlockH))
 	}
-	if v.BlockT < 16 || !isPow2(v.BlockT) {
-		errs = append(errs, fmt.Errorf("BLOCK_T=%d: must be a power of two of at least 16 (tl.dot's smallest N and K)", v.BlockT))
+	if v.BlockT < 16 || v.BlockT > MaxBlockT || !isPow2(v.BlockT) {
+		errs = append(errs, fmt.Errorf("BLOCK_T=%d: must be a power of two of at least 16 (tl.dot's smallest N and K) and at most %d (a K tile that large exceeds every target's shared memory)", v.BlockT, MaxBlockT))
 	}
-	if v.SplitK < 1 {
-		errs = append(errs, fmt.Errorf("SPLIT_K=%d: must be at least 1", v.SplitK))
+	if v.SplitK < 1 || v.SplitK > MaxSplitK {
+		errs = append(errs, fmt.Errorf("SPLIT_K=%d: must be at least 1 and at most %d (topk 2048 is 128 tiles of 16 tokens; more splits than tiles leave programs idle)", v.SplitK, MaxSplitK))
 	}
 	switch v.NumWarps {
 	case 1, 2, 4, 8, 16:
 	default:
 		errs = append(errs, fmt.Errorf("num_warps=%d: must be one of 1, 2, 4, 8, 16", v.NumWarps))
 	}
-	if v.NumStages < 1 {
-		errs = append(errs, fmt.Errorf("num_stages=%d: must be at least 1", v.NumStages))
+	if v.NumStages < 1 || v.NumStages > MaxNumStages {
+		errs = append(errs, fmt.Errorf("num_stages=%d: must be at least 1 and at most %d", v.NumStages, MaxNumStages))
 	}
 	if v.ClusterMerge && !v.WarpSpec {
 		errs = append(errs, fmt.Errorf("%s: the cluster merge is written for the warp-specialised kernel only", v.Name()))
