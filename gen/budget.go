@@ -8,9 +8,42 @@ import (
 )
 
 // CalibratedWith names the compiler the budget model was fitted to. The
-// calibration test (calib/) recompiles every default variant with it and
-// fails when a prediction drifts.
+// calibration (calib/calibrate.py, run by CI) recompiles every default
+// variant of each calibrated target with it and fails when a prediction
+// drifts.
 const CalibratedWith = "Triton 3.6.0 (ptxas 12.8 / ptxas-blackwell)"
+
+// calibrations are the targets a committed calibration covers
+// (calib/<dir>.budget.json, compiled by calib/calibrate.py), with the
+// compiler it ran; a test checks this table against those files. For any
+// other target the model is the same arithmetic, never compared with a
+// compiler: an estimate.
+var calibrations = map[string]string{
+	"sm_90":  CalibratedWith,
+	"sm_120": CalibratedWith,
+}
+
+// Calibration says whether a target's budget model was checked against
+// the compiler, and against which.
+type Calibration struct {
+	Target string
+	// Compiler is empty when no calibration covers the target.
+	Compiler string
+}
+
+// CalibrationOf is t's calibration.
+func CalibrationOf(t Target) Calibration { return Calibration{t.Name, calibrations[t.Name]} }
+
+// Calibrated reports whether a committed calibration covers the target.
+func (c Calibration) Calibrated() bool { return c.Compiler != "" }
+
+// String is "calibrated against <compiler>" or "estimate, never compiled".
+func (c Calibration) String() string {
+	if c.Calibrated() {
+		return "calibrated against " + c.Compiler
+	}
+	return "estimate, never compiled"
+}
 
 // Item is one line of a budget breakdown.
 type Item struct {
@@ -52,8 +85,13 @@ func (b Budget) Verdict() string {
 
 // Summary is the one-line budget written into each emitted module.
 func (b Budget) Summary() string {
-	return fmt.Sprintf("shared memory %s of %s bytes, about %d registers per thread (model calibrated against %s)",
-		commas(b.SmemBytes), commas(b.SmemLimit), b.RegsEst, CalibratedWith)
+	c := Calibration{b.Target, calibrations[b.Target]}
+	model := "model " + c.String()
+	if !c.Calibrated() {
+		model = "model: " + c.String()
+	}
+	return fmt.Sprintf("shared memory %s of %s bytes, about %d registers per thread (%s)",
+		commas(b.SmemBytes), commas(b.SmemLimit), b.RegsEst, model)
 }
 
 // usesWGMMA mirrors Triton 3.6's choice: warp-group MMA needs sm_90, an M of

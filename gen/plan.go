@@ -107,6 +107,17 @@ func PlanDir(dir string, files []File) (DirPlan, error) {
 	return p, nil
 }
 
+// Manifest is the manifest PlanDir writes beside files: a directory that
+// holds exactly files and this has nothing to change. Golden tests that
+// write an emission themselves add it.
+func Manifest(files []File) File {
+	m := manifest{}
+	for _, f := range files {
+		m[f.Name] = []string{hash(f.Data)}
+	}
+	return File{ManifestName, m.bytes()}
+}
+
 // planner is one PlanDir run.
 type planner struct {
 	dir      string

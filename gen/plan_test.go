@@ -54,13 +54,10 @@ func dirFiles(t *testing.T, dir string) map[string]string {
 }
 
 func want(files []File) map[string]string {
-	m := manifest{}
 	out := map[string]string{}
-	for _, f := range files {
+	for _, f := range append(files, Manifest(files)) {
 		out[f.Name] = string(f.Data)
-		m[f.Name] = []string{hash(f.Data)}
 	}
-	out[ManifestName] = string(m.bytes())
 	return out
 }
 

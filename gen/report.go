@@ -11,7 +11,7 @@ import (
 func WriteBudgetReport(w io.Writer, s Sweep, bs []Budget) {
 	fmt.Fprintf(w, "%s (%s, %s): shared memory limit %d B per block, %d registers per thread\n",
 		s.Target.Name, s.Target.GPUs, s.Target.Path, s.Target.SmemLimit, MaxRegsPerThread)
-	fmt.Fprintf(w, "budget model calibrated against %s\n", CalibratedWith)
+	fmt.Fprintf(w, "budget %s\n", modelLine(s.Target))
 	fits := 0
 	for _, b := range bs {
 		if b.Fits {
@@ -46,8 +46,8 @@ func WriteBudgetReport(w io.Writer, s Sweep, bs []Budget) {
 // WriteBudgetTable is the compact form: one line per variant. golden/budget
 // holds it for the default sweeps, so a model change shows as a short diff.
 func WriteBudgetTable(w io.Writer, s Sweep, bs []Budget) {
-	fmt.Fprintf(w, "# %s (%s): shared memory limit %d B, %d registers per thread; model: %s\n",
-		s.Target.Name, s.Target.Path, s.Target.SmemLimit, MaxRegsPerThread, CalibratedWith)
+	fmt.Fprintf(w, "# %s (%s): shared memory limit %d B, %d registers per thread; %s\n",
+		s.Target.Name, s.Target.Path, s.Target.SmemLimit, MaxRegsPerThread, modelLine(s.Target))
 	fmt.Fprintf(w, "%-24s %8s %5s  %s\n", "variant", "smem B", "regs", "verdict")
 	fits := 0
 	for _, b := range bs {
@@ -63,4 +63,15 @@ func WriteBudgetTable(w io.Writer, s Sweep, bs []Budget) {
 		fmt.Fprintf(w, "%-24s %8d %5d  %s\n", b.Name, b.SmemBytes, b.RegsEst, v)
 	}
 	fmt.Fprintf(w, "%d of %d variants fit\n", fits, len(bs))
+}
+
+// modelLine says how far to trust the numbers: "model calibrated against
+// ..." or, for a target no calibration covers, "model: estimate, never
+// compiled (...)".
+func modelLine(t Target) string {
+	c := CalibrationOf(t)
+	if c.Calibrated() {
+		return "model " + c.String()
+	}
+	return fmt.Sprintf("model: %s (no committed calibration covers %s; calib/REPORT.md says how to add one)", c, t.Name)
 }
