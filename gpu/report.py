@@ -1,6 +1,6 @@
 """Render the tables of a kernels/<target>/REPORT.md from committed GPU results.
 
-    python3 gpu/report.py gpu/results/run10-sm90.json gpu/results/run10-sm90.calib.json
+    python3 gpu/report.py gpu/results/run31-sm90.json gpu/results/run31-sm90.calib.json
     python3 gpu/report.py RESULTS.json CALIB.json "make calibrate, no GPU"   # where the calibration ran
 
 Prints Markdown: run facts, correctness (every variant, every case),
