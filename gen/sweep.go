@@ -49,13 +49,13 @@ func DefaultSweep(t Target) Sweep {
 		s.NumWarps = []int{4, 8}
 	}
 	if t.Path == PathWGMMA {
-		// Measured on the H200 (gpu/NOTES.md): 1 and 2 serve large
+		// Measured on the H200 (NOTES.md): 1 and 2 serve large
 		// batches, 4 and 8 batch 16, 32 batch 1.
 		s.WSSplitK = []int{1, 2, 4, 8, 16, 32}
 		// The cluster merge saves the combine kernel: 1.2-1.5 µs at B64
 		// topk 512 with 2 splits. Clusters of 4 and 8 lose wherever the
 		// grid has 128 or more programs, which must find whole groups of
-		// free SMs in one GPC, and win below that (explore 14, run 19).
+		// free SMs in one GPC, and win below that (NOTES.md: explore 14, run 19).
 		s.WSClusterSplitK = []int{2, 4, 8}
 	}
 	return s

@@ -23,7 +23,7 @@ type Variant struct {
 	// ClusterMerge (warp-specialised only, 2 <= SplitK <= 8): the SplitK
 	// programs of a (head block, batch row) run as one thread-block cluster
 	// and, after a cluster barrier, merge their partials themselves, so no
-	// combine kernel follows (explore 14 in gpu/NOTES.md).
+	// combine kernel follows (explore 14 in NOTES.md).
 	ClusterMerge bool
 }
 
@@ -33,7 +33,7 @@ const MaxCluster = 8
 
 // DSMEMSplitK is the cluster size that merges through distributed shared
 // memory instead of global memory (DSMEM_SPLIT_K in the template; explore
-// 25 in gpu/NOTES.md: faster for clusters of two, slower for 4 and 8).
+// 25 in NOTES.md: faster for clusters of two, slower for 4 and 8).
 const DSMEMSplitK = 2
 
 // MergesInSharedMemory reports whether v's cluster merges through
@@ -48,7 +48,7 @@ func (v Variant) MergesInSharedMemory() bool {
 // may hold (65,536 / 384, rounded down to a multiple of 8). 120 is the most
 // the producer can take while the consumers keep 192; with the same code
 // and no spills at either, it measured up to 3% faster than 112 (run 14
-// against run 13 in gpu/NOTES.md).
+// against run 13 in NOTES.md).
 const (
 	WSProducerWarps = 4
 	WSProducerRegs  = 120
