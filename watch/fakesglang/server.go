@@ -19,6 +19,13 @@ type Server struct {
 	Answer string
 	// Model is the id /v1/models lists (default deepseek-ai/DeepSeek-V4-Flash).
 	Model string
+	// Hang makes /generate and /v1/completions never answer: they wait
+	// until the client gives up, as a server stuck in its first decode does.
+	Hang bool
+	// OnGenerate, when set, runs before a completion is answered: a test
+	// writes the log lines a first decode produces (the kernel module's
+	// line) from here.
+	OnGenerate func()
 
 	mu       sync.Mutex
 	requests []Request
@@ -56,6 +63,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	model := s.Model
 	if model == "" {
 		model = "deepseek-ai/DeepSeek-V4-Flash"
+	}
+	if r.URL.Path == "/generate" || r.URL.Path == "/v1/completions" {
+		if s.Hang {
+			<-r.Context().Done()
+			return
+		}
+		if s.OnGenerate != nil {
+			s.OnGenerate()
+		}
 	}
 	switch r.URL.Path {
 	case "/health":

@@ -18,18 +18,47 @@ type Signature struct {
 // matches several (an OOM inside graph capture, a CUDA error inside a
 // traceback), the first in this list names it. A plain traceback is last
 // because every Python failure has one.
+//
+// Each one matches the form in which a failure is reported, never a word
+// alone: an exception line ("RuntimeError: CUDA error: ..."), Python's fatal
+// error line, a shell's report of a killed job, a signal being received.
+// SGLang's own prose mentions the same words ("This may lead to incorrect
+// model outputs or CUDA errors.", logged when a user overrides the context
+// length), and a healthy server must not be reported, let alone stopped,
+// for saying them.
 var signatures = []Signature{
-	{"cuda-graph-capture", "CUDA graph capture failed", regexp.MustCompile(`(?i)capture (?:piecewise )?cuda graph failed`)},
-	{"oom", "out of memory", regexp.MustCompile(`torch\.(?:cuda\.)?OutOfMemoryError|CUDA out of memory`)},
-	{"compilation", "kernel compilation error", regexp.MustCompile(`CompilationError`)},
-	{"nccl", "NCCL error", regexp.MustCompile(`NCCL error|nccl(?:InternalError|SystemError|UnhandledCudaError|InvalidUsage|InvalidArgument|RemoteError)|Watchdog caught collective operation timeout`)},
-	{"cuda", "CUDA error", regexp.MustCompile(`CUDA error|CUDA_ERROR_[A-Z_]+`)},
-	{"segfault", "segmentation fault", regexp.MustCompile(`Segmentation fault|SIGSEGV`)},
-	{"abort", "aborted", regexp.MustCompile(`\bAborted\b|SIGABRT`)},
-	{"killed", "killed", regexp.MustCompile(`\bKilled\b|SIGKILL`)},
+	{"cuda-graph-capture", "CUDA graph capture failed", regexp.MustCompile(`(?i)\bcapture (?:piecewise )?cuda graph failed(?::|\.|$)`)},
+	{"oom", "out of memory", regexp.MustCompile(`\bOutOfMemoryError: |\bCUDA out of memory\. Tried to allocate\b`)},
+	{"compilation", "kernel compilation error", regexp.MustCompile(`\bCompilationError: |\bOutOfResources: out of resource\b`)},
+	{"nccl", "NCCL error", regexp.MustCompile(`\bNCCL error(?: in)?: |\bnccl(?:InternalError|SystemError|UnhandledCudaError|InvalidUsage|InvalidArgument|RemoteError)\b|Watchdog caught collective operation timeout`)},
+	{"cuda", "CUDA error", regexp.MustCompile(`\bCUDA error: |\bCUDA_ERROR_[A-Z_]{3,}|Triton Error \[CUDA\]: `)},
+	{"segfault", "segmentation fault", regexp.MustCompile(`Fatal Python error: Segmentation fault|` + shellReport("Segmentation fault") + `|` + signalReport("SIGSEGV"))},
+	{"abort", "aborted", regexp.MustCompile(`Fatal Python error: Aborted|^terminate called (?:after throwing|without an active exception|recursively)|` + shellReport("Aborted") + `|` + signalReport("SIGABRT"))},
+	{"killed", "killed", regexp.MustCompile(shellReport("Killed") + `|` + signalReport("SIGKILL"))},
 	{"sigquit", "SIGQUIT: a child process failed", regexp.MustCompile(`SIGQUIT received|Received sigquit`)},
 	{"traceback", "Python traceback", regexp.MustCompile(`Traceback \(most recent call last\)`)},
 }
+
+// shellReport matches a shell's report of a job that died: bash's
+// "script.sh: line 12: 31337 Killed  python3 ...", the interactive
+// "[1]+  Killed  python3 ...", and a bare "Killed" or "Segmentation fault
+// (core dumped)" that is the whole line (a sentence that starts with the
+// word is not a report).
+func shellReport(what string) string {
+	return `(?:: line \d+: +\d+ +|^\[\d+\][+-]? +)` + what + `(?:\s|$)|^` + what + `(?: \(core dumped\))?\s*$`
+}
+
+// signalReport matches the ways programs say a signal arrived: Python's
+// "<Signals.SIGKILL: 9>", torch's "Signal 9 (SIGKILL) received by PID",
+// glog's "*** SIGSEGV (@0x0) received", "received signal SIGSEGV",
+// "SIGSEGV received". The bare name, as in advice about signals, is not.
+func signalReport(sig string) string {
+	return `Signals\.` + sig + `\b|\(` + sig + `\)|\*\*\* ` + sig + `\b|(?i:signal:? )` + sig + `\b|\b` + sig + ` (?i:received)|(?i:received) ` + sig + `\b`
+}
+
+// requestLogRE matches the records SGLang writes with --log-requests: they
+// quote the prompt and the answer, which may say anything.
+var requestLogRE = regexp.MustCompile(`^(?:Receive|Finish): (?:obj|meta_info|rid)=`)
 
 // Signatures lists every known failure signature, most telling first.
 func Signatures() []Signature { return append([]Signature(nil), signatures...) }
@@ -43,6 +72,19 @@ func MatchSignature(text string) (Signature, int, bool) {
 		}
 	}
 	return Signature{}, -1, false
+}
+
+// matchFailure is MatchSignature for a record of the log: the lines of
+// mlagen's kernel module and SGLang's request log are reports, not
+// failures, whatever words they quote (a fallback's reason, a prompt).
+func matchFailure(text string) (Signature, int, bool) {
+	if requestLogRE.MatchString(text) {
+		return Signature{}, -1, false
+	}
+	if _, ok := MatchKernel(text); ok {
+		return Signature{}, -1, false
+	}
+	return MatchSignature(text)
 }
 
 var (
@@ -122,10 +164,21 @@ func (d *Detector) OpenLine() int {
 // closed, if any; a line can close one incident and start the next.
 func (d *Detector) Feed(raw string) *Failure {
 	d.n++
-	rec := Parse(raw)
+	return d.feed(raw, Parse(raw), false)
+}
+
+// FeedContinued takes the next piece of a line too long to be read whole
+// (see source.Event.Continued): it is not a line of its own, so it neither
+// counts as one nor starts a new record, and it belongs to the incident the
+// line's earlier pieces are part of.
+func (d *Detector) FeedContinued(raw string) *Failure {
+	return d.feed(raw, ParsePiece(raw), true)
+}
+
+func (d *Detector) feed(raw string, rec Record, piece bool) *Failure {
 	var closed *Failure
 	if d.open != nil {
-		if d.continues(rec) {
+		if piece || d.continues(rec) {
 			d.absorb(raw, rec)
 			if len(d.open.Lines) >= d.maxLines() {
 				closed = d.Flush()
@@ -135,7 +188,7 @@ func (d *Detector) Feed(raw string) *Failure {
 		}
 		closed = d.Flush()
 	}
-	if sig, rank, ok := MatchSignature(rec.Text); ok {
+	if sig, rank, ok := matchFailure(rec.Text); ok {
 		d.open = &Failure{
 			Kind:    sig.Kind,
 			Title:   sig.Title,
@@ -177,7 +230,7 @@ func (d *Detector) absorb(raw string, rec Record) {
 	if strings.TrimSpace(text) != "" {
 		d.afterChain = chainRE.MatchString(text)
 	}
-	if sig, rank, ok := MatchSignature(text); ok && rank < d.openRank {
+	if sig, rank, ok := matchFailure(text); ok && rank < d.openRank {
 		f.Kind, f.Title, f.Match = sig.Kind, sig.Title, raw
 		d.openRank = rank
 	}

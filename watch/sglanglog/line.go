@@ -35,8 +35,11 @@ var prefixRE = regexp.MustCompile(`^\[(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})((?: 
 const stampLayout = "2006-01-02 15:04:05"
 
 // Parse splits a raw line (without its newline) into prefix and message.
+// Terminal escape sequences are removed first: a coloured log ("\x1b[32m[2026-06-17
+// 22:07:05 TP0]\x1b[0m ...") must give the same stamps, phases and
+// failures as a plain one.
 func Parse(line string) Record {
-	line = lastCarriageSegment(line)
+	line = lastCarriageSegment(StripEscapes(line))
 	m := prefixRE.FindStringSubmatch(line)
 	if m == nil {
 		return Record{Text: line}
@@ -48,6 +51,13 @@ func Parse(line string) Record {
 	return r
 }
 
+// ParsePiece is Parse for a piece of a line too long to be read whole,
+// after its first: it starts in the middle of the line, so whatever it
+// starts with is not a prefix.
+func ParsePiece(piece string) Record {
+	return Record{Text: lastCarriageSegment(StripEscapes(piece))}
+}
+
 // lastCarriageSegment keeps what a terminal would show of a line that a
 // progress bar (tqdm, used by SGLang during graph capture) rewrote with
 // carriage returns.
@@ -57,4 +67,20 @@ func lastCarriageSegment(line string) string {
 		return line[i+1:]
 	}
 	return line
+}
+
+// escapeRE matches the terminal escape sequences a log can carry: CSI
+// sequences (colours, cursor moves, "erase line"), OSC sequences (window
+// titles, hyperlinks) ended by BEL or ST, character set designations, and
+// the other two-byte escapes (save and restore cursor, ...).
+var escapeRE = regexp.MustCompile(`\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[()*+][0-~]|[0-Z\\-~])`)
+
+// StripEscapes removes terminal escape sequences from a line. The watch
+// applies it to every line before it keeps or prints one, so that a
+// server's colours reach neither the parsers nor the reader's terminal.
+func StripEscapes(line string) string {
+	if strings.IndexByte(line, 0x1b) < 0 {
+		return line
+	}
+	return escapeRE.ReplaceAllString(line, "")
 }

@@ -172,3 +172,163 @@ func TestMaxLinesClosesRunawayIncident(t *testing.T) {
 		t.Fatalf("got %d failures (first %d lines), want 1 of 5 lines", len(got), len(got[0].Lines))
 	}
 }
+
+// Lines that SGLang logs on healthy starts and that mention failure words
+// in prose. The first two are SGLang's context-length override warning, as
+// it logs it (a user's --context-length, a draft model's); the request log
+// quotes a prompt; the kernel module's fallback quotes the reason it
+// declined. None of them is a failure.
+var proseLines = []string{
+	"[2026-06-17 22:06:31] Warning: User-specified context_length (1048576) is greater than the derived context_length (163840). This may lead to incorrect model outputs or CUDA errors. Note that the derived context_length may differ from max_position_embeddings in the model's config.",
+	"[2026-06-17 22:06:31] Warning: Target model's context_length (8192) is greater than the derived context_length (2048). This may lead to incorrect model outputs or CUDA errors. Note that the derived context_length may differ from max_position_embeddings in the model's config.",
+	`[2026-06-17 22:07:40] Receive: obj=GenerateReqInput(text='Why does my job print "RuntimeError: CUDA error: an illegal memory access was encountered" and then Killed?', sampling_params={'max_new_tokens': 64})`,
+	"[2026-06-17 22:07:40] Finish: obj=GenerateReqInput(text='Traceback (most recent call last):', rid='a1'), out={'text': ' Segmentation fault'}",
+	"[2026-06-17 22:07:08 TP0] mlagen: sparse-MLA decode not on the MMA kernel (whole call): supports_full() refused: the kernel failed to build for this shape (triton.compiler.errors.CompilationError: at 12:8); SGLang's kernel runs",
+	// Advice of the kind servers and their libraries log, each naming a
+	// failure it is not.
+	"[2026-06-17 22:06:31] Lower --mem-fraction-static to avoid CUDA out of memory errors during graph capture.",
+	"[2026-06-17 22:06:31 TP0] NCCL errors are retried 3 times before the group is torn down.",
+	"[2026-06-17 22:06:31] Aborted requests are not counted in the throughput.",
+	"[2026-06-17 22:06:31] A scheduler that ignores SIGTERM is stopped with SIGKILL after 10 s.",
+	"[2026-06-17 22:06:31] Killed processes leave their shared memory behind; see --enable-cleanup.",
+	"[2026-06-17 22:06:31] faulthandler is enabled: a segmentation fault prints every thread's stack.",
+	"[2026-06-17 22:06:31] Set CUDA_LAUNCH_BLOCKING=1 when debugging a CUDA error.",
+}
+
+func TestProseIsNotAFailure(t *testing.T) {
+	for _, l := range proseLines {
+		if got := feedAll(&Detector{}, []string{l}); len(got) != 0 {
+			t.Errorf("prose reported as %q: %s", got[0].Title, l)
+		}
+	}
+	// The whole clean start with the warning in it: still no failure.
+	lines := fakesglang.Lines(fakesglang.CleanStart())
+	lines = append(append([]string{lines[0]}, proseLines...), lines[1:]...)
+	if got := feedAll(&Detector{}, lines); len(got) != 0 {
+		t.Errorf("clean start with prose gave %d failures, first %q at line %d", len(got), got[0].Title, got[0].Line)
+	}
+}
+
+// Real failures in the forms programs report them, beyond the excerpts of
+// TestEachSignatureIsOneFailure: each is one failure of its kind.
+func TestFailureForms(t *testing.T) {
+	tests := []struct{ kind, line string }{
+		{"cuda", "RuntimeError: CUDA error: device-side assert triggered"},
+		{"cuda", "torch.AcceleratorError: CUDA error: an illegal memory access was encountered"},
+		{"cuda", "RuntimeError: Triton Error [CUDA]: an illegal memory access was encountered"},
+		{"cuda", "cuLaunchKernel failed: CUDA_ERROR_ILLEGAL_ADDRESS"},
+		{"oom", "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB."},
+		{"oom", "RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 79.35 GiB total capacity)"},
+		{"compilation", "triton.compiler.errors.CompilationError: at 41:15:"},
+		{"compilation", "triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 135168, Hardware limit: 101376. Reducing block sizes or `num_stages` may help."},
+		{"nccl", "RuntimeError: NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details)"},
+		{"nccl", "[rank0]:[E617 22:07:09.123 ProcessGroupNCCL.cpp:616] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE) ran for 600000 milliseconds before timing out."},
+		{"segfault", "Fatal Python error: Segmentation fault"},
+		{"segfault", "Segmentation fault (core dumped)"},
+		{"segfault", "/root/launch.sh: line 12: 31337 Segmentation fault      (core dumped) python3 -m sglang.launch_server"},
+		{"segfault", "*** SIGSEGV (@0x0) received by PID 31337 (TID 0x7f3a2c7fe640) from PID 0; stack trace: ***"},
+		{"abort", "terminate called after throwing an instance of 'c10::Error'"},
+		{"abort", "Aborted (core dumped)"},
+		{"abort", "/root/launch.sh: line 12: 31337 Aborted                 (core dumped) python3 -m sglang.launch_server"},
+		{"killed", "Killed"},
+		{"killed", "[1]+  Killed                  python3 -m sglang.launch_server --tp 4"},
+		{"killed", "torch.distributed.elastic.multiprocessing.api.SignalException: Process 31337 got signal: 9 (SIGKILL)"},
+		{"killed", "Signal 9 (SIGKILL) received by PID 31337"},
+		{"killed", "RuntimeError: DataLoader worker (pid 4242) exited unexpectedly: <Signals.SIGKILL: 9>"},
+		{"sigquit", "[2026-06-17 22:07:09] Received sigquit from a child process. It usually means the child failed."},
+		{"cuda-graph-capture", "Exception: Capture cuda graph failed: CUDA out of memory."},
+		{"traceback", "Traceback (most recent call last):"},
+	}
+	for _, tt := range tests {
+		got := feedAll(&Detector{}, []string{tt.line})
+		if len(got) != 1 || got[0].Kind != tt.kind {
+			var kinds []string
+			for _, f := range got {
+				kinds = append(kinds, f.Kind)
+			}
+			t.Errorf("%q gave failures %q, want one %q", tt.line, kinds, tt.kind)
+		}
+	}
+}
+
+// A coloured log (a formatter that colours the prefix and the level, a log
+// captured through a terminal) reads exactly like a plain one.
+func TestParseStripsEscapes(t *testing.T) {
+	for _, l := range fakesglang.Lines(fakesglang.CleanStart()) {
+		plain := Parse(l)
+		if got := Parse(fakesglang.Colour(l)); got != plain {
+			t.Errorf("Parse(coloured %q) = %+v, want %+v", l, got, plain)
+		}
+	}
+	for raw, want := range map[string]string{
+		"\x1b[1;32mINFO\x1b[0m:     ready":               "INFO:     ready",
+		"\x1b]0;sglang\x07[2026-06-17 22:07:39] x":       "[2026-06-17 22:07:39] x",
+		"\x1b]8;;http://h/\x1b\\link\x1b]8;;\x1b\\ done": "link done",
+		"progress 10%\x1b[K\rprogress 100%\x1b[K":        "progress 10%\rprogress 100%",
+		"no escapes [here]":                              "no escapes [here]",
+		"\x1b(Bcharset and \x1b7saved cursor\x1b8":       "charset and saved cursor",
+	} {
+		if got := StripEscapes(raw); got != want {
+			t.Errorf("StripEscapes(%q) = %q, want %q", raw, got, want)
+		}
+	}
+}
+
+func TestMatchKernel(t *testing.T) {
+	tests := []struct {
+		text string
+		want KernelLine
+		ok   bool
+	}{
+		{"mlagen: sparse-MLA decode on the MMA kernel (whole call, target sm_90, config ws_h64_t64_k2_w8_s2)",
+			KernelLine{Ran: true, Entry: "whole call", Target: "sm_90", Config: "ws_h64_t64_k2_w8_s2"}, true},
+		{"mlagen: sparse-MLA decode on the MMA kernel (per cache, target sm_120, config h16_t32_k1_w4_s2)",
+			KernelLine{Ran: true, Entry: "per cache", Target: "sm_120", Config: "h16_t32_k1_w4_s2"}, true},
+		{"mlagen: sparse-MLA decode not on the MMA kernel (whole call): supports_full() refused: 20 heads is not a multiple of 16; SGLang's kernel runs",
+			KernelLine{Entry: "whole call", Reason: "supports_full() refused: 20 heads is not a multiple of 16"}, true},
+		{"mlagen: sparse-MLA decode not on the MMA kernel (per cache): supports() refused: page size 128; not 64 or 256; SGLang's kernel runs",
+			KernelLine{Entry: "per cache", Reason: "supports() refused: page size 128; not 64 or 256"}, true},
+		// A logging format of its own before the message.
+		{"INFO:sglang.srt.layers.attention.flash_mla_sm120_mma:mlagen: sparse-MLA decode on the MMA kernel (whole call, target sm_120, config x)",
+			KernelLine{Ran: true, Entry: "whole call", Target: "sm_120", Config: "x"}, true},
+		{"mlagen: sparse-MLA decode on the MMA kernel", KernelLine{}, false},
+		{"Load weight begin. avail mem=93.71 GB", KernelLine{}, false},
+	}
+	for _, tt := range tests {
+		got, ok := MatchKernel(tt.text)
+		if ok != tt.ok || got != tt.want {
+			t.Errorf("MatchKernel(%q) = %+v, %v; want %+v, %v", tt.text, got, ok, tt.want, tt.ok)
+		}
+	}
+	// With SGLang's prefix, through Parse.
+	l := fakesglang.KernelRanLine("TP0", "whole call", "sm_120", "ws_h64_t64_k2_w8_s2")
+	if k, ok := MatchKernel(Parse(l).Text); !ok || !k.Ran || k.Config != "ws_h64_t64_k2_w8_s2" {
+		t.Errorf("MatchKernel(Parse(%q)) = %+v, %v", l, k, ok)
+	}
+}
+
+// A line too long to be read whole arrives in pieces; the pieces belong to
+// the line's incident and are not lines of their own.
+func TestContinuedPiecesJoinTheIncident(t *testing.T) {
+	d := &Detector{}
+	d.Feed("Traceback (most recent call last):")
+	d.FeedContinued("... Traceback (most recent call last): repeated in the overlap")
+	d.Feed(`  File "x.py", line 1, in <module>`)
+	got := feedAll(d, []string{"ValueError: boom"})
+	if len(got) != 1 || len(got[0].Lines) != 4 || got[0].Summary != "ValueError: boom" {
+		t.Fatalf("got %+v, want one traceback of 4 pieces", got)
+	}
+	if d.Lines() != 3 {
+		t.Errorf("Lines() = %d, want 3 (a piece is not a line)", d.Lines())
+	}
+	// A piece that names a failure, after a line that did not, starts one.
+	d = &Detector{}
+	d.Feed("[2026-06-17 22:07:09 TP0] " + strings.Repeat("x", 100))
+	if got := feedAll(d, nil); len(got) != 0 {
+		t.Fatalf("got %d failures before the piece", len(got))
+	}
+	d.FeedContinued("xxxx RuntimeError: CUDA error: an illegal memory access was encountered")
+	if f := d.Flush(); f == nil || f.Kind != "cuda" || f.Line != 1 {
+		t.Errorf("got %+v, want a CUDA error on line 1", f)
+	}
+}

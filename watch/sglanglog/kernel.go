@@ -1,0 +1,61 @@
+package sglanglog
+
+import (
+	"regexp"
+	"strings"
+)
+
+// KernelLine is what the kernel module mlagen installs says about which
+// sparse-MLA decode path served. The module logs each distinct message
+// once per process, through SGLang's logging (so with SGLang's prefix):
+//
+//	mlagen: sparse-MLA decode on the MMA kernel (<entry>, target <t>, config <name>)
+//	mlagen: sparse-MLA decode not on the MMA kernel (<entry>): <reason>; SGLang's kernel runs
+//
+// <entry> is "whole call" or "per cache".
+type KernelLine struct {
+	// Ran is true for "on the MMA kernel", false for a fallback.
+	Ran    bool   `json:"ran"`
+	Entry  string `json:"entry"`
+	Target string `json:"target,omitempty"`
+	Config string `json:"config,omitempty"`
+	// Reason is why the module declined (fallback lines only).
+	Reason string `json:"reason,omitempty"`
+}
+
+// The expressions are not anchored at the start: SGLang's prefix comes
+// first, and a deployment with its own logging format may put a level or a
+// logger name before the message.
+var (
+	kernelRanRE      = regexp.MustCompile(`mlagen: sparse-MLA decode on the MMA kernel \(([^,()]+), target ([^,()]+), config ([^,()]+)\)`)
+	kernelFallbackRE = regexp.MustCompile(`mlagen: sparse-MLA decode not on the MMA kernel \(([^()]+)\): (.*); SGLang's kernel runs`)
+)
+
+// KernelPatterns are the regular expressions MatchKernel uses, for help
+// texts and reports.
+func KernelPatterns() (ran, fallback string) {
+	return kernelRanRE.String(), kernelFallbackRE.String()
+}
+
+// MatchKernel recognises a kernel module line in the message text of a
+// record.
+func MatchKernel(text string) (KernelLine, bool) {
+	if !strings.Contains(text, "mlagen: sparse-MLA decode ") {
+		return KernelLine{}, false // the common case, without a regexp
+	}
+	if m := kernelRanRE.FindStringSubmatch(text); m != nil {
+		return KernelLine{Ran: true, Entry: strings.TrimSpace(m[1]), Target: strings.TrimSpace(m[2]), Config: strings.TrimSpace(m[3])}, true
+	}
+	if m := kernelFallbackRE.FindStringSubmatch(text); m != nil {
+		return KernelLine{Entry: strings.TrimSpace(m[1]), Reason: strings.TrimSpace(m[2])}, true
+	}
+	return KernelLine{}, false
+}
+
+// String is the line's content for people, without the fixed words.
+func (k KernelLine) String() string {
+	if k.Ran {
+		return k.Entry + ", target " + k.Target + ", config " + k.Config
+	}
+	return k.Entry + ": " + k.Reason
+}
