@@ -12,8 +12,10 @@ const budgetUsage = `Usage: mlagen budget [flags]
 Print, for every variant of a sweep, the shared memory it needs buffer by
 buffer against the target's limit, the registers per thread it is estimated to
 need term by term, and the verdict. A refusal names its reason and the nearest
-variant that fits. The model is calibrated against the Triton compiler
-(calib/REPORT.md says how well). Writes nothing.
+variant that fits. For the targets a committed calibration covers the
+model is checked against the Triton compiler (the output says "calibrated
+against" and which Triton; calib/REPORT.md says how well); for the others it
+says "estimate, never compiled". Writes nothing.
 
 Examples:
   mlagen budget                                # the curated sm_120 sweep
@@ -55,7 +57,14 @@ func runBudget(e *env, args []string) int {
 	if *asJSON {
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
-		enc.Encode(map[string]any{"target": s.Target.Name, "calibrated_with": gen.CalibratedWith, "variants": bs, "fitting": fits, "refused": len(bs) - fits})
+		out := map[string]any{"target": s.Target.Name, "variants": bs, "fitting": fits, "refused": len(bs) - fits}
+		// calibrated_with only where a calibration covers the target.
+		if c := gen.CalibrationOf(s.Target); c.Calibrated() {
+			out["calibrated_with"] = c.Compiler
+		} else {
+			out["model"] = c.String()
+		}
+		enc.Encode(out)
 		return code
 	}
 	if *table {
