@@ -1,7 +1,6 @@
 package source
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -57,15 +56,16 @@ func (c *Command) Run(ctx context.Context, out chan<- Event) error {
 		}
 	}()
 
-	r := bufio.NewReaderSize(stdout, 64<<10)
+	emit := func(ev Event) bool { return send(ctx, out, ev) }
+	var lines lineSplitter
+	buf := make([]byte, 64<<10)
 	for {
-		line, err := r.ReadString('\n')
-		if line != "" {
-			if !send(ctx, out, Event{Line: strings.TrimRight(line, "\r\n")}) {
-				break
-			}
+		n, err := stdout.Read(buf)
+		if n > 0 && !lines.feed(buf[:n], emit) {
+			break
 		}
 		if err != nil {
+			lines.flush(emit)
 			break
 		}
 	}
@@ -81,21 +81,6 @@ func (c *Command) Run(ctx context.Context, out chan<- Event) error {
 		werr = errors.New("no more log lines can come")
 	}
 	return &LostError{What: what, Err: werr, Stderr: stderr.lines()}
-}
-
-// stopGroup sends SIGTERM to a process group and, if it has not ended
-// (done) within grace, SIGKILL; it reports whether SIGKILL was needed.
-func stopGroup(pid int, grace time.Duration, done <-chan struct{}) bool {
-	_ = syscall.Kill(-pid, syscall.SIGTERM)
-	t := time.NewTimer(grace)
-	defer t.Stop()
-	select {
-	case <-done:
-		return false
-	case <-t.C:
-		_ = syscall.Kill(-pid, syscall.SIGKILL)
-		return true
-	}
 }
 
 // tailBuffer keeps the last max lines written to it.

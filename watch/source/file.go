@@ -30,9 +30,10 @@ type File struct {
 
 func (f *File) Describe() string { return "log file " + f.Path }
 
-// maxLine bounds a line without a newline, so a binary blob or a runaway
-// progress bar cannot grow memory without end.
-const maxLine = 1 << 20
+// fingerprintLen is how much of the start of a file is kept to recognise
+// it: a log emptied and written again past its old size within one poll
+// has the same identity and no smaller size, only other first bytes.
+const fingerprintLen = 4 << 10
 
 type follower struct {
 	*File
@@ -40,10 +41,11 @@ type follower struct {
 	fh      *os.File
 	info    fs.FileInfo // of fh when opened
 	offset  int64
-	partial []byte
-	looked  bool // the path was looked at once
-	missing bool // the path did not exist at the last look
-	gone    bool // the followed file was renamed or removed
+	lines   lineSplitter
+	start   []byte // the first bytes of fh, up to fingerprintLen, as read
+	looked  bool   // the path was looked at once
+	missing bool   // the path did not exist at the last look
+	gone    bool   // the followed file was renamed or removed
 }
 
 func (f *File) Run(ctx context.Context, out chan<- Event) error {
@@ -84,13 +86,17 @@ func (fl *follower) notice(ctx context.Context, msg string, restarted bool) {
 	send(ctx, fl.out, Event{Notice: msg, Restarted: restarted})
 }
 
-// step opens the file if needed, reads what is new, and checks whether the
-// path still names the file being read.
+// step opens the file if needed, checks that the file being read is still
+// the one read so far, reads what is new, and checks whether the path still
+// names the file being read.
 func (fl *follower) step(ctx context.Context) error {
 	if fl.fh == nil {
 		if err := fl.open(ctx); err != nil || fl.fh == nil {
 			return err
 		}
+	}
+	if err := fl.checkRewritten(ctx); err != nil {
+		return err
 	}
 	if err := fl.read(ctx); err != nil {
 		return err
@@ -117,15 +123,44 @@ func (fl *follower) step(ctx context.Context) error {
 		if fl.fh != nil {
 			return fl.read(ctx)
 		}
-	case st.Size() < fl.offset:
-		if _, err := fl.fh.Seek(0, io.SeekStart); err != nil {
-			return &LostError{What: "cannot rewind truncated " + fl.Path, Err: err}
-		}
-		fl.offset = 0
-		fl.partial = nil
-		fl.notice(ctx, fmt.Sprintf("%s was truncated; reading it again from the start", fl.Path), true)
-		return fl.read(ctx)
 	}
+	return nil
+}
+
+// checkRewritten notices that the file being read was emptied (a restart
+// with "> log", logrotate's copytruncate), by its size or, when it has been
+// written again past the old size since the last look, by its first bytes;
+// it then reads it again from the start. Its identity needs no check here:
+// the file stays the same while it is held open.
+func (fl *follower) checkRewritten(ctx context.Context) error {
+	info, err := fl.fh.Stat()
+	if err != nil {
+		return &LostError{What: "cannot stat " + fl.Path, Err: err}
+	}
+	what := ""
+	switch {
+	case info.Size() < fl.offset:
+		what = "was truncated"
+	case len(fl.start) > 0:
+		now := make([]byte, len(fl.start))
+		n, err := fl.fh.ReadAt(now, 0)
+		if err != nil && err != io.EOF {
+			return &LostError{What: "cannot read " + fl.Path, Err: err}
+		}
+		if !bytes.Equal(now[:n], fl.start) {
+			what = "was truncated and written again (its first bytes changed)"
+		}
+	}
+	if what == "" {
+		return nil
+	}
+	if _, err := fl.fh.Seek(0, io.SeekStart); err != nil {
+		return &LostError{What: "cannot rewind truncated " + fl.Path, Err: err}
+	}
+	fl.offset = 0
+	fl.start = nil
+	fl.lines = lineSplitter{}
+	fl.notice(ctx, fmt.Sprintf("%s %s; reading it again from the start", fl.Path, what), true)
 	return nil
 }
 
@@ -147,7 +182,7 @@ func (fl *follower) open(ctx context.Context) error {
 		fh.Close()
 		return &LostError{What: "cannot stat " + fl.Path, Err: err}
 	}
-	fl.fh, fl.info, fl.offset = fh, info, 0
+	fl.fh, fl.info, fl.offset, fl.start = fh, info, 0, nil
 	if fl.missing {
 		fl.missing = false
 		fl.notice(ctx, fl.Path+" appeared", false)
@@ -168,6 +203,13 @@ func (fl *follower) open(ctx context.Context) error {
 			return &LostError{What: "cannot seek in " + fl.Path, Err: err}
 		}
 		fl.offset = where
+		// The skipped start is what recognises the file later.
+		fl.start = make([]byte, min(where, fingerprintLen))
+		n, err := fh.ReadAt(fl.start, 0)
+		if err != nil && err != io.EOF {
+			return &LostError{What: "cannot read " + fl.Path, Err: err}
+		}
+		fl.start = fl.start[:n]
 	}
 	fl.looked = true
 	return nil
@@ -178,8 +220,11 @@ func (fl *follower) read(ctx context.Context) error {
 	for {
 		n, err := fl.fh.Read(buf)
 		if n > 0 {
+			if fl.offset == int64(len(fl.start)) && len(fl.start) < fingerprintLen {
+				fl.start = append(fl.start, buf[:min(n, fingerprintLen-len(fl.start))]...)
+			}
 			fl.offset += int64(n)
-			fl.split(ctx, buf[:n])
+			fl.lines.feed(buf[:n], func(ev Event) bool { return send(ctx, fl.out, ev) })
 		}
 		if err == io.EOF || (n == 0 && err == nil) {
 			return nil
@@ -190,28 +235,8 @@ func (fl *follower) read(ctx context.Context) error {
 	}
 }
 
-func (fl *follower) split(ctx context.Context, data []byte) {
-	for len(data) > 0 {
-		i := bytes.IndexByte(data, '\n')
-		if i < 0 {
-			fl.partial = append(fl.partial, data...)
-			if len(fl.partial) > maxLine {
-				fl.flushPartial(ctx)
-			}
-			return
-		}
-		line := append(fl.partial, data[:i]...)
-		fl.partial = nil
-		send(ctx, fl.out, Event{Line: string(bytes.TrimSuffix(line, []byte("\r")))})
-		data = data[i+1:]
-	}
-}
-
 // flushPartial delivers a last line that has no newline yet; used when the
 // file is left behind (rotation, end of a server) so no line is lost.
 func (fl *follower) flushPartial(ctx context.Context) {
-	if len(fl.partial) > 0 {
-		send(ctx, fl.out, Event{Line: string(fl.partial)})
-		fl.partial = nil
-	}
+	fl.lines.flush(func(ev Event) bool { return send(ctx, fl.out, ev) })
 }

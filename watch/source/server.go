@@ -117,7 +117,10 @@ func (s *Server) Run(ctx context.Context, out chan<- Event) error {
 	}
 }
 
-// Stop ends the server's process group: SIGTERM, then SIGKILL after Grace.
+// Stop ends the server's process group: SIGTERM, then SIGKILL to the group
+// after Grace whenever any member still runs (SGLang's scheduler and
+// detokenizer processes are members, and the leader's exit does not end
+// them), and says what exited on which signal.
 func (s *Server) Stop() string {
 	s.mu.Lock()
 	cmd, exited := s.cmd, s.exited
@@ -135,14 +138,8 @@ func (s *Server) Stop() string {
 	if grace <= 0 {
 		grace = 10 * time.Second
 	}
-	t0 := time.Now()
-	killed := stopGroup(pid, grace, exited)
-	<-exited
-	how := "on SIGTERM"
-	if killed {
-		how = fmt.Sprintf("on SIGKILL, %s after a SIGTERM it ignored", grace)
-	}
-	return fmt.Sprintf("stopped the server (pid %d): it exited %s after %.1fs", pid, how, time.Since(t0).Seconds())
+	res := stopGroup(pid, grace, exited)
+	return fmt.Sprintf("stopped the server (pid %d): %s", pid, res.describe("it", pid, grace))
 }
 
 // Detach leaves a ready server running and says where it is.

@@ -23,6 +23,11 @@ type Event struct {
 	// is gone, and the lines that follow are a new log (a restarted server
 	// writing with "> log").
 	Restarted bool
+	// Continued marks a piece of a line too long to be held whole (over
+	// the 1 MiB cap): it continues the line of the event before it, and
+	// starts with the last bytes of that piece again, so that a phrase cut
+	// by the cap is whole in one of the two.
+	Continued bool
 }
 
 // Source is a log that can be read until it is lost or ctx ends.

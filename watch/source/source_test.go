@@ -5,7 +5,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -296,39 +295,199 @@ func TestServerStop(t *testing.T) {
 			}
 			// Nothing of the group is left running. (Killed children may
 			// linger as zombies until init reaps them; they run nothing.)
-			var live []string
-			for i := 0; i < 50; i++ {
-				if live = liveMembers(pid); len(live) == 0 {
-					break
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
-			if len(live) > 0 {
-				t.Errorf("process group %d still runs after Stop: %q", pid, live)
+			if live := liveMembers(pid); len(live) > 0 {
+				t.Errorf("process group %d still runs after Stop: %v", pid, live)
 			}
 		})
 	}
 }
 
-// liveMembers lists the processes of group pgid that are not zombies, from
-// /proc (Linux only, like the Setpgid the sources rely on).
-func liveMembers(pgid int) []string {
-	ents, _ := os.ReadDir("/proc")
-	var out []string
-	for _, e := range ents {
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		st := string(b)
-		i := strings.LastIndexByte(st, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(st[i+1:]) // state, ppid, pgrp, ...
-		if len(f) > 2 && f[2] == strconv.Itoa(pgid) && f[0] != "Z" {
-			out = append(out, st[:i+1])
+// A server whose leader exits on SIGTERM but whose child ignores it: the
+// child is not left behind, and Stop says what exited on which signal.
+func TestServerStopKillsWhatIgnoresSIGTERM(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "server.log")
+	// The subshell ignores SIGTERM, and so does everything it runs; it says
+	// so once the trap is set, and the leader waits for it.
+	script := `(trap "" TERM; echo child up; while :; do sleep 0.01; done) & wait`
+	srv := &Server{Argv: []string{"sh", "-c", script}, LogPath: path, Poll: 2 * time.Millisecond, Grace: 100 * time.Millisecond}
+	ctx, cancel := context.WithCancel(context.Background())
+	events, result := run(t, ctx, srv)
+	collect(t, events, lineCount(1))
+	cancel()
+	if err := <-result; err != nil {
+		t.Fatalf("Run after cancel = %v, want nil (the server runs on)", err)
+	}
+	pid := srv.Pid()
+	msg := srv.Stop()
+	for _, want := range []string{"it exited on SIGTERM, but ", " other process", "ignored SIGTERM for the 100ms grace period and w", "sent SIGKILL"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("Stop = %q, want it to say %q", msg, want)
 		}
 	}
-	return out
+	if live := liveMembers(pid); len(live) > 0 {
+		t.Errorf("process group %d still runs after Stop: %v", pid, live)
+	}
+}
+
+// The follower is stepped by hand here, so that "within one poll" is exact:
+// the log is emptied and written again, longer than before, between two
+// looks. The new start (a CUDA error) is read from its first line.
+func TestFileRewrittenPastItsOldSizeWithinOnePoll(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "server.log")
+	old := fakesglang.Lines(fakesglang.Head())[:3]
+	appendFile(t, path, strings.Join(old, "\n")+"\n")
+	out := make(chan Event, 1024)
+	fl := &follower{File: &File{Path: path}, out: out}
+	defer fl.close()
+	ctx := context.Background()
+	if err := fl.step(ctx); err != nil {
+		t.Fatal(err)
+	}
+	drain := func() []Event {
+		var evs []Event
+		for {
+			select {
+			case ev := <-out:
+				evs = append(evs, ev)
+			default:
+				return evs
+			}
+		}
+	}
+	if got := linesOf(drain()); len(got) != 3 {
+		t.Fatalf("first look read %q, want the 3 old lines", got)
+	}
+
+	fresh := fakesglang.FailureText("cuda")
+	if err := os.WriteFile(path, []byte(strings.Join(fresh, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := os.Stat(path); st.Size() <= int64(len(strings.Join(old, "\n"))+1) {
+		t.Fatalf("the rewritten log (%d bytes) must be longer than the old one", st.Size())
+	}
+	if err := fl.step(ctx); err != nil {
+		t.Fatal(err)
+	}
+	evs := drain()
+	if diff := cmp.Diff(fresh, linesOf(evs)); diff != "" {
+		t.Errorf("lines after the rewrite (-want +got):\n%s", diff)
+	}
+	if len(evs) == 0 || !evs[0].Restarted || !strings.Contains(evs[0].Notice, "written again") {
+		t.Errorf("first event after the rewrite = %+v, want a restart notice", evs)
+	}
+
+	// Appending is not a rewrite.
+	appendFile(t, path, "[2026-06-17 22:07:10 TP0] more\n")
+	if err := fl.step(ctx); err != nil {
+		t.Fatal(err)
+	}
+	evs = drain()
+	if diff := cmp.Diff([]string{"[2026-06-17 22:07:10 TP0] more"}, linesOf(evs)); diff != "" || len(noticesOf(evs)) != 0 {
+		t.Errorf("after an append: events %+v", evs)
+	}
+}
+
+// The same with a log followed from its end (--from-end): the skipped
+// start is what tells the rewrite apart.
+func TestFileFromEndNoticesARewrite(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "server.log")
+	appendFile(t, path, "an earlier run's line\n")
+	out := make(chan Event, 64)
+	fl := &follower{File: &File{Path: path, Offset: -1}, out: out}
+	defer fl.close()
+	ctx := context.Background()
+	if err := fl.step(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte("a new run, longer than the old one\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := fl.step(ctx); err != nil {
+		t.Fatal(err)
+	}
+	close(out)
+	var evs []Event
+	for ev := range out {
+		evs = append(evs, ev)
+	}
+	if diff := cmp.Diff([]string{"a new run, longer than the old one"}, linesOf(evs)); diff != "" {
+		t.Errorf("lines (-want +got):\n%s", diff)
+	}
+}
+
+// A phrase that straddles the line cap is whole in the continuation piece,
+// which repeats the end of the piece before it.
+func TestLineCapKeepsAPhraseWhole(t *testing.T) {
+	ready := "[2026-06-17 22:07:39] The server is fired up and ready to roll!"
+	for _, cut := range []int{1, 10, len(ready) / 2, len(ready) - 1} {
+		// The line goes on past the phrase: a reader sees no newline
+		// before the cap.
+		line := strings.Repeat("#", maxLine-cut) + ready + strings.Repeat("=", 100<<10)
+		var got []Event
+		var s lineSplitter
+		emit := func(ev Event) bool { got = append(got, ev); return true }
+		data := []byte(line + "\nnext\n")
+		// In small reads, as a pipe delivers them.
+		for len(data) > 0 {
+			n := min(len(data), 4096)
+			s.feed(data[:n], emit)
+			data = data[n:]
+		}
+		s.flush(emit)
+		if len(got) != 3 {
+			t.Fatalf("cut %d: %d events, want 3 (two pieces, then the next line)", cut, len(got))
+		}
+		if got[0].Continued || !got[1].Continued || got[2].Continued {
+			t.Errorf("cut %d: Continued = %v %v %v, want false true false", cut, got[0].Continued, got[1].Continued, got[2].Continued)
+		}
+		if strings.Contains(got[0].Line, ready) || !strings.Contains(got[1].Line, ready) {
+			t.Errorf("cut %d: the phrase is not whole in the second piece", cut)
+		}
+		if len(got[0].Line) != maxLine || len(got[1].Line) != len(line)-maxLine+lineOverlap {
+			t.Errorf("cut %d: pieces of %d and %d bytes", cut, len(got[0].Line), len(got[1].Line))
+		}
+		if got[2].Line != "next" {
+			t.Errorf("cut %d: then %q, want \"next\"", cut, got[2].Line)
+		}
+	}
+	// A line cut exactly at the cap with nothing after it yields no
+	// empty piece that repeats the overlap.
+	var got []Event
+	var s lineSplitter
+	s.feed([]byte(strings.Repeat("#", maxLine+1)), func(ev Event) bool { got = append(got, ev); return true })
+	s.feed([]byte("\n\n"), func(ev Event) bool { got = append(got, ev); return true })
+	if len(got) != 3 || got[1].Line != strings.Repeat("#", lineOverlap+1) || got[2].Line != "" || got[2].Continued {
+		t.Errorf("got %d events, want the cut line's two pieces and the empty line after it", len(got))
+	}
+}
+
+// A command's output is held to the same cap. (How many pieces depends on
+// how the pipe delivers the bytes; what they hold does not.)
+func TestCommandLongLineInPieces(t *testing.T) {
+	ctx := context.Background()
+	events, result := run(t, ctx, &Command{Line: `head -c 2100000 /dev/zero | tr '\0' x; echo; echo end`})
+	<-result
+	var got []Event
+	for len(got) == 0 || got[len(got)-1].Line != "end" {
+		select {
+		case ev := <-events:
+			got = append(got, ev)
+		case <-time.After(5 * time.Second):
+			t.Fatalf("no \"end\" line after %d events", len(got))
+		}
+	}
+	pieces := got[:len(got)-1]
+	total := 0
+	for i, p := range pieces {
+		if p.Continued != (i > 0) || len(p.Line) > maxLine+64<<10 || strings.Trim(p.Line, "x") != "" {
+			t.Errorf("piece %d: continued %v, %d bytes", i, p.Continued, len(p.Line))
+		}
+		total += len(p.Line)
+		if i > 0 {
+			total -= lineOverlap
+		}
+	}
+	if len(pieces) < 2 || total != 2100000 {
+		t.Errorf("%d pieces holding %d bytes of the line, want at least 2 holding 2100000", len(pieces), total)
+	}
 }

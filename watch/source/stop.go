@@ -1,0 +1,170 @@
+package source
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// stopped is what became of a process group that was asked to stop.
+type stopped struct {
+	// leaderExited: the process the group is named after exited within the
+	// grace period, on SIGTERM.
+	leaderExited bool
+	took         time.Duration // until the group was gone, or the grace ended
+	// killed lists the members that outlived the grace period and were sent
+	// SIGKILL (the leader included, when it had not exited).
+	killed []int
+	// remain lists the members still alive after SIGKILL (a process stuck
+	// in the kernel cannot be killed until it leaves it).
+	remain []int
+}
+
+// pollMembers is how often a stopping group is looked at.
+const pollMembers = 10 * time.Millisecond
+
+// stopGroup ends the process group pgid: SIGTERM to every member, then,
+// when any member is still alive after grace (the leader or a child that
+// ignores SIGTERM, which the leader's exit does not take along), SIGKILL to
+// the group. leaderDone is closed when the leader has exited and been
+// reaped.
+func stopGroup(pgid int, grace time.Duration, leaderDone <-chan struct{}) stopped {
+	t0 := time.Now()
+	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	var res stopped
+	deadline := time.Now().Add(grace)
+	for {
+		exited := isClosed(leaderDone)
+		if exited && len(liveMembers(pgid)) == 0 {
+			res.leaderExited, res.took = true, time.Since(t0)
+			return res
+		}
+		if !time.Now().Before(deadline) {
+			res.leaderExited = exited
+			break
+		}
+		select {
+		case <-leaderDone:
+		case <-time.After(pollMembers):
+		}
+	}
+	res.took = time.Since(t0)
+	res.killed = liveMembers(pgid)
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	// SIGKILL takes effect as soon as a process returns from the kernel;
+	// give that a moment, and say so when it does not happen.
+	settle := time.Now().Add(2 * time.Second)
+	for time.Now().Before(settle) {
+		if isClosed(leaderDone) && len(liveMembers(pgid)) == 0 {
+			return res
+		}
+		time.Sleep(pollMembers)
+	}
+	res.remain = liveMembers(pgid)
+	return res
+}
+
+func isClosed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
+// liveMembers lists the processes of group pgid that still run (zombies,
+// which only wait to be reaped, are not counted). It reads /proc; where
+// there is none it can only say whether the group exists at all.
+func liveMembers(pgid int) []int {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		if errors.Is(syscall.Kill(-pgid, 0), syscall.ESRCH) {
+			return nil
+		}
+		return []int{pgid}
+	}
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue // it exited while the list was read
+		}
+		// pid (comm) state ppid pgrp ...; comm may hold spaces and ')'.
+		st := string(b)
+		i := strings.LastIndexByte(st, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(st[i+1:])
+		if len(f) > 2 && f[2] == strconv.Itoa(pgid) && f[0] != "Z" && f[0] != "X" {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// describe says, for people, what stopping did. who names the leader.
+func (r stopped) describe(who string, pgid int, grace time.Duration) string {
+	var b strings.Builder
+	others := without(r.killed, pgid)
+	switch {
+	case r.leaderExited && len(r.killed) == 0:
+		fmt.Fprintf(&b, "%s exited on SIGTERM after %.1fs, with every process of its group", who, r.took.Seconds())
+	case r.leaderExited:
+		fmt.Fprintf(&b, "%s exited on SIGTERM, but %s of its group ignored SIGTERM for the %s grace period and %s sent SIGKILL",
+			who, countPids(others, "other process", "other processes"), grace, wasWere(len(others)))
+	default:
+		fmt.Fprintf(&b, "%s ignored SIGTERM for the %s grace period; its process group (%s) was sent SIGKILL, and it exited on SIGKILL",
+			who, grace, countPids(r.killed, "process", "processes"))
+	}
+	if len(r.remain) > 0 {
+		fmt.Fprintf(&b, "; %s still %s after SIGKILL (stuck in the kernel?): see pgrep -a -g %d",
+			countPids(r.remain, "process", "processes"), runOrRuns(len(r.remain)), pgid)
+	}
+	return b.String()
+}
+
+func without(pids []int, pid int) []int {
+	var out []int
+	for _, p := range pids {
+		if p != pid {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func countPids(pids []int, one, many string) string {
+	s := make([]string, len(pids))
+	for i, p := range pids {
+		s[i] = strconv.Itoa(p)
+	}
+	noun := many
+	if len(pids) == 1 {
+		noun = one
+	}
+	return fmt.Sprintf("%d %s (pid %s)", len(pids), noun, strings.Join(s, ", "))
+}
+
+func wasWere(n int) string {
+	if n == 1 {
+		return "was"
+	}
+	return "were"
+}
+
+func runOrRuns(n int) string {
+	if n == 1 {
+		return "runs"
+	}
+	return "run"
+}
