@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -30,35 +31,53 @@ type Request struct {
 	Contains string
 	// Exact, when not nil, must equal the answer (a saved good answer).
 	Exact *string
-	// Client is used for every request (default: 60s time-out).
+	// MaxResponseBytes bounds what is read of each response (default
+	// DefaultMaxResponseBytes). A longer response is an error, never cut
+	// short silently: a cut JSON body cannot be judged.
+	MaxResponseBytes int64
+	// Client is used for every request (default: one with no time-out of
+	// its own). Time is bounded by Run's context: the watch gives it what
+	// is left of its --timeout.
 	Client *http.Client
 }
 
+// DefaultMaxResponseBytes is ample for the one short completion asked for
+// (its JSON is a few hundred bytes) and small enough that a server sending
+// something else entirely cannot fill memory.
+const DefaultMaxResponseBytes = 1 << 20
+
 // Result is what was asked and answered, and whether that is good.
 type Result struct {
-	HealthStatus int     `json:"health_status"`
-	Endpoint     string  `json:"endpoint,omitempty"`
-	Model        string  `json:"model,omitempty"`
-	Prompt       string  `json:"prompt"`
-	Answer       string  `json:"answer"`
-	Check        string  `json:"check"`
-	OK           bool    `json:"ok"`
-	Problem      string  `json:"problem,omitempty"`
-	Seconds      float64 `json:"seconds"`
+	HealthStatus int    `json:"health_status"`
+	Endpoint     string `json:"endpoint,omitempty"`
+	Model        string `json:"model,omitempty"`
+	Prompt       string `json:"prompt"`
+	Answer       string `json:"answer"`
+	Check        string `json:"check"`
+	OK           bool   `json:"ok"`
+	Problem      string `json:"problem,omitempty"`
+	// TimedOut is set when a request got no answer before Run's deadline.
+	TimedOut bool    `json:"timed_out,omitempty"`
+	Seconds  float64 `json:"seconds"`
 }
 
 // Run checks /health, then sends one greedy completion and judges it.
-func Run(ctx context.Context, req Request) Result {
+func Run(ctx context.Context, req Request) (res Result) {
 	t0 := time.Now()
-	res := Result{Prompt: req.Prompt, Check: describeCheck(req)}
-	defer func() { res.Seconds = time.Since(t0).Seconds() }()
-	c := req.Client
-	if c == nil {
-		c = &http.Client{Timeout: 60 * time.Second}
+	res = Result{Prompt: req.Prompt, Check: describeCheck(req)}
+	defer func() {
+		res.Seconds = time.Since(t0).Seconds()
+		res.TimedOut = !res.OK && ctx.Err() == context.DeadlineExceeded
+	}()
+	if req.Client == nil {
+		req.Client = &http.Client{}
+	}
+	if req.MaxResponseBytes <= 0 {
+		req.MaxResponseBytes = DefaultMaxResponseBytes
 	}
 	base := strings.TrimRight(req.URL, "/")
 
-	status, body, err := do(ctx, c, http.MethodGet, base+"/health", nil)
+	status, body, err := do(ctx, req, http.MethodGet, base+"/health", nil)
 	res.HealthStatus = status
 	if err != nil {
 		res.Problem = fmt.Sprintf("GET /health failed: %v", err)
@@ -71,48 +90,14 @@ func Run(ctx context.Context, req Request) Result {
 
 	var answer string
 	if req.OpenAI {
-		model := req.Model
-		if model == "" {
-			if model, err = askModel(ctx, c, base); err != nil {
-				res.Problem = err.Error()
-				return res
-			}
-		}
-		res.Model = model
-		res.Endpoint = "/v1/completions"
-		answer, err = complete(ctx, c, base+res.Endpoint, map[string]any{
-			"model": model, "prompt": req.Prompt, "temperature": 0, "max_tokens": req.MaxTokens,
-		}, func(b []byte) (string, error) {
-			var r struct {
-				Choices []struct {
-					Text string `json:"text"`
-				} `json:"choices"`
-			}
-			if err := json.Unmarshal(b, &r); err != nil {
-				return "", err
-			}
-			if len(r.Choices) == 0 {
-				return "", fmt.Errorf("no choices in the response")
-			}
-			return r.Choices[0].Text, nil
-		})
+		answer, err = askOpenAI(ctx, req, base, &res)
 	} else {
 		res.Endpoint = "/generate"
-		answer, err = complete(ctx, c, base+res.Endpoint, map[string]any{
-			"text":            req.Prompt,
-			"sampling_params": map[string]any{"temperature": 0, "max_new_tokens": req.MaxTokens},
-		}, func(b []byte) (string, error) {
-			var r struct {
-				Text *string `json:"text"`
-			}
-			if err := json.Unmarshal(b, &r); err != nil {
-				return "", err
-			}
-			if r.Text == nil {
-				return "", fmt.Errorf("no \"text\" in the response")
-			}
-			return *r.Text, nil
-		})
+		answer, err = askNative(ctx, req, base+res.Endpoint)
+	}
+	if err != nil && res.Endpoint == "" {
+		res.Problem = err.Error() // before any completion was asked
+		return res
 	}
 	res.Answer = answer
 	if err != nil {
@@ -122,6 +107,55 @@ func Run(ctx context.Context, req Request) Result {
 	res.Problem = judge(req, answer)
 	res.OK = res.Problem == ""
 	return res
+}
+
+// askNative asks SGLang's own /generate.
+func askNative(ctx context.Context, req Request, url string) (string, error) {
+	return complete(ctx, req, url, map[string]any{
+		"text":            req.Prompt,
+		"sampling_params": map[string]any{"temperature": 0, "max_new_tokens": req.MaxTokens},
+	}, func(b []byte) (string, error) {
+		var r struct {
+			Text *string `json:"text"`
+		}
+		if err := json.Unmarshal(b, &r); err != nil {
+			return "", err
+		}
+		if r.Text == nil {
+			return "", fmt.Errorf("no \"text\" in the response")
+		}
+		return *r.Text, nil
+	})
+}
+
+// askOpenAI asks /v1/completions, for the model given or the first one the
+// server lists; it fills in res's model and endpoint as it goes.
+func askOpenAI(ctx context.Context, req Request, base string, res *Result) (string, error) {
+	model := req.Model
+	if model == "" {
+		var err error
+		if model, err = askModel(ctx, req, base); err != nil {
+			return "", err
+		}
+	}
+	res.Model = model
+	res.Endpoint = "/v1/completions"
+	return complete(ctx, req, base+res.Endpoint, map[string]any{
+		"model": model, "prompt": req.Prompt, "temperature": 0, "max_tokens": req.MaxTokens,
+	}, func(b []byte) (string, error) {
+		var r struct {
+			Choices []struct {
+				Text string `json:"text"`
+			} `json:"choices"`
+		}
+		if err := json.Unmarshal(b, &r); err != nil {
+			return "", err
+		}
+		if len(r.Choices) == 0 {
+			return "", fmt.Errorf("no choices in the response")
+		}
+		return r.Choices[0].Text, nil
+	})
 }
 
 func describeCheck(req Request) string {
@@ -154,8 +188,8 @@ func judge(req Request, answer string) string {
 	return ""
 }
 
-func askModel(ctx context.Context, c *http.Client, base string) (string, error) {
-	status, body, err := do(ctx, c, http.MethodGet, base+"/v1/models", nil)
+func askModel(ctx context.Context, req Request, base string) (string, error) {
+	status, body, err := do(ctx, req, http.MethodGet, base+"/v1/models", nil)
 	if err != nil {
 		return "", fmt.Errorf("GET /v1/models failed: %v", err)
 	}
@@ -173,12 +207,12 @@ func askModel(ctx context.Context, c *http.Client, base string) (string, error) 
 	return r.Data[0].ID, nil
 }
 
-func complete(ctx context.Context, c *http.Client, url string, payload any, parse func([]byte) (string, error)) (string, error) {
+func complete(ctx context.Context, req Request, url string, payload any, parse func([]byte) (string, error)) (string, error) {
 	b, err := json.Marshal(payload)
 	if err != nil {
 		return "", err
 	}
-	status, body, err := do(ctx, c, http.MethodPost, url, b)
+	status, body, err := do(ctx, req, http.MethodPost, url, b)
 	if err != nil {
 		return "", err
 	}
@@ -192,7 +226,7 @@ func complete(ctx context.Context, c *http.Client, url string, payload any, pars
 	return text, nil
 }
 
-func do(ctx context.Context, c *http.Client, method, url string, body []byte) (int, []byte, error) {
+func do(ctx context.Context, r Request, method, url string, body []byte) (int, []byte, error) {
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
@@ -204,16 +238,28 @@ func do(ctx context.Context, c *http.Client, method, url string, body []byte) (i
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	resp, err := c.Do(req)
+	resp, err := r.Client.Do(req)
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, noAnswer(ctx, err)
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	data, err := io.ReadAll(io.LimitReader(resp.Body, r.MaxResponseBytes+1))
 	if err != nil {
-		return resp.StatusCode, nil, fmt.Errorf("reading the response: %w", err)
+		return resp.StatusCode, nil, fmt.Errorf("reading the response: %w", noAnswer(ctx, err))
+	}
+	if int64(len(data)) > r.MaxResponseBytes {
+		return resp.StatusCode, nil, fmt.Errorf("the response is longer than %d bytes (--max-response-bytes), so it was not read whole and cannot be judged", r.MaxResponseBytes)
 	}
 	return resp.StatusCode, data, nil
+}
+
+// noAnswer says plainly that time ran out, instead of Go's "context
+// deadline exceeded" inside a URL error.
+func noAnswer(ctx context.Context, err error) error {
+	if ctx.Err() == context.DeadlineExceeded {
+		return errors.New("no answer before the time-out")
+	}
+	return err
 }
 
 func quoteBody(b []byte) string {

@@ -5,6 +5,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/mlagen/mlagen/watch/fakesglang"
@@ -83,5 +84,41 @@ func TestSmokeUnreachable(t *testing.T) {
 	got := Run(context.Background(), Request{URL: url, Prompt: "p", MaxTokens: 1})
 	if got.OK || !strings.Contains(got.Problem, "GET /health failed") {
 		t.Errorf("Run on a closed port = ok %v, problem %q", got.OK, got.Problem)
+	}
+}
+
+// The request is bounded by its context, not by a fixed time of its own: a
+// server that never answers is given up on when the context says so.
+func TestSmokeHonoursTheDeadline(t *testing.T) {
+	url := serve(t, &fakesglang.Server{Hang: true})
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	got := Run(ctx, Request{URL: url, Prompt: "p", MaxTokens: 1})
+	if got.OK || !got.TimedOut || !strings.Contains(got.Problem, "POST /generate failed: no answer before the time-out") {
+		t.Errorf("Run = ok %v, timed out %v, problem %q", got.OK, got.TimedOut, got.Problem)
+	}
+	if got.Seconds <= 0 {
+		t.Errorf("Seconds = %v, want the time the request took", got.Seconds)
+	}
+}
+
+// A response longer than the limit is an error that says so, never an
+// answer cut short.
+func TestSmokeResponseLimitIsExplicit(t *testing.T) {
+	big := strings.Repeat(" Paris", 400) // about 2.4 KB of JSON
+	url := serve(t, &fakesglang.Server{Answer: big})
+	got := Run(context.Background(), Request{URL: url, Prompt: "p", MaxTokens: 1, Contains: "Paris", MaxResponseBytes: 1000})
+	if got.OK || !strings.Contains(got.Problem, "longer than 1000 bytes (--max-response-bytes)") {
+		t.Errorf("Run = ok %v, problem %q", got.OK, got.Problem)
+	}
+	got = Run(context.Background(), Request{URL: url, Prompt: "p", MaxTokens: 1, Contains: "Paris", MaxResponseBytes: 4000})
+	if !got.OK || got.Answer != big {
+		t.Errorf("within the limit: ok %v, problem %q", got.OK, got.Problem)
+	}
+	// The default limit is the documented one.
+	huge := serve(t, &fakesglang.Server{Answer: strings.Repeat("x", DefaultMaxResponseBytes)})
+	got = Run(context.Background(), Request{URL: huge, Prompt: "p", MaxTokens: 1})
+	if got.OK || !strings.Contains(got.Problem, "longer than 1048576 bytes") {
+		t.Errorf("default limit: ok %v, problem %q", got.OK, got.Problem)
 	}
 }
