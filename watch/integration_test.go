@@ -155,3 +155,34 @@ func TestWatchServerCommand(t *testing.T) {
 		}
 	})
 }
+
+// The kernel module logs at first use; here that is the smoke request: the
+// fake server writes the line to the log while it answers, and the watch,
+// following the real file, waits for it and calls the start good.
+func TestWatchKernelLineLoggedByTheSmokeRequest(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "dsv4_mma.log")
+	os.WriteFile(path, []byte(fakesglang.Text(fakesglang.CleanStart())), 0o644)
+	srv := fakesglang.NewServer()
+	srv.OnGenerate = func() {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer f.Close()
+		f.WriteString(fakesglang.KernelRanLine("TP0", "whole call", fakesglang.Target, fakesglang.Config) + "\n")
+	}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	var out bytes.Buffer
+	rep := Run(context.Background(), Config{
+		Source:       &source.File{Path: path, Poll: 2 * time.Millisecond},
+		Out:          &out,
+		Timeout:      5 * time.Second,
+		Smoke:        smoke.Request{URL: ts.URL, Prompt: "The capital of France is", MaxTokens: 16, Contains: "Paris"},
+		ExpectKernel: true, ExpectKernelWhy: "--expect-kernel",
+	})
+	if rep.Outcome != Ready || rep.Kernel.Served != "mma" {
+		t.Fatalf("outcome %s, kernel %+v; output:\n%s", rep.Outcome, rep.Kernel, out.String())
+	}
+}

@@ -66,6 +66,9 @@ type Report struct {
 	Lost string `json:"lost,omitempty"`
 	// Server says what became of a server the watch started.
 	Server string `json:"server,omitempty"`
+	// Kernel says which sparse-MLA decode path served, by the kernel
+	// module's lines.
+	Kernel *KernelReport `json:"kernel"`
 }
 
 // Mark is one phase line as it was seen.

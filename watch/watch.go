@@ -50,6 +50,16 @@ type Config struct {
 	Baseline *baseline.File
 	// BaselinePath names the baseline in messages.
 	BaselinePath string
+	// ExpectKernel makes READY also require, after the smoke answer, a line
+	// of mlagen's kernel module saying that decode ran on the MMA kernel.
+	ExpectKernel bool
+	// ExpectKernelWhy says why, for people ("the server was started with
+	// SGLANG_SM120_MMA_FLASHMLA=1", "--expect-kernel").
+	ExpectKernelWhy string
+	// KernelWait is how long, after the smoke answer, the log may take to
+	// show that line (default 10s; never past Timeout). The module logs it
+	// at first use, so it is usually there before the answer.
+	KernelWait time.Duration
 }
 
 // ContextLines is how many lines before a failure are shown with it.
@@ -66,12 +76,19 @@ type item struct {
 }
 
 type watcher struct {
-	cfg   Config
-	clk   Clock
-	p     *printer
-	start time.Time
-	det   sglanglog.Detector
-	rep   *Report
+	cfg      Config
+	ctx      context.Context
+	clk      Clock
+	p        *printer
+	start    time.Time
+	deadline time.Time
+	det      sglanglog.Detector
+	rep      *Report
+
+	// answered is set once the smoke request succeeded while a kernel line
+	// is still awaited, until kernelBy.
+	answered bool
+	kernelBy time.Time
 
 	seen     map[sglanglog.Kind]*seenPhase
 	order    []sglanglog.Kind
@@ -95,60 +112,30 @@ type seenPhase struct {
 // the time-out passes, the log is lost, or ctx ends (Ctrl-C). A server the
 // source started is stopped unless the watch succeeded.
 func Run(ctx context.Context, cfg Config) *Report {
-	if cfg.Clock == nil {
-		cfg.Clock = RealClock{}
-	}
-	if cfg.Out == nil {
-		cfg.Out = io.Discard
-	}
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = 10 * time.Minute
-	}
-	if cfg.Interval <= 0 {
-		cfg.Interval = 10 * time.Second
-	}
-	if cfg.Quiet <= 0 {
-		cfg.Quiet = 2 * time.Second
-	}
+	cfg = withDefaults(cfg)
 	w := &watcher{
 		cfg:  cfg,
+		ctx:  ctx,
 		clk:  cfg.Clock,
 		p:    &printer{w: cfg.Out, tty: cfg.TTY, width: cfg.Width},
 		det:  sglanglog.Detector{ContextLines: ContextLines},
 		seen: map[sglanglog.Kind]*seenPhase{},
-		rep:  &Report{Source: cfg.Source.Describe(), Timeline: []Mark{}, Failures: []sglanglog.Failure{}, Notices: []Notice{}, Phases: []baseline.Phase{}},
+		rep: &Report{Source: cfg.Source.Describe(), Timeline: []Mark{}, Failures: []sglanglog.Failure{}, Notices: []Notice{}, Phases: []baseline.Phase{},
+			Kernel: newKernelReport(cfg)},
 	}
 	w.start = w.clk.Now()
+	w.deadline = w.start.Add(cfg.Timeout)
 
 	srcCtx, stopSource := context.WithCancel(ctx)
 	items := make(chan item, 256)
 	quit := make(chan struct{})
 	srcDone := make(chan struct{})
-	go func() {
-		defer close(srcDone)
-		ch := make(chan source.Event)
-		errc := make(chan error, 1)
-		go func() { errc <- cfg.Source.Run(srcCtx, ch) }()
-		for {
-			select {
-			case ev := <-ch:
-				select {
-				case items <- item{ev: ev}:
-				case <-quit:
-					// The watch is over; keep draining so the source
-					// sees its context end and returns.
-				}
-			case err := <-errc:
-				select {
-				case items <- item{end: true, err: err}:
-				case <-quit:
-				}
-				return
-			}
-		}
-	}()
+	go forward(srcCtx, cfg.Source, items, quit, srcDone)
 
 	w.p.line("mlagen watch: %s; ready within %s; status every %s", w.rep.Source, short(cfg.Timeout), short(cfg.Interval))
+	if cfg.ExpectKernel {
+		w.p.line("mlagen watch: the MMA kernel must serve decode (%s): READY needs the kernel module's line saying so", cfg.ExpectKernelWhy)
+	}
 	outcome, verdict := w.loop(ctx, items)
 
 	// Stop reading, then wait (boundedly) for the source to let go, so no
@@ -182,10 +169,57 @@ func Run(ctx context.Context, cfg Config) *Report {
 	return w.rep
 }
 
+func withDefaults(cfg Config) Config {
+	if cfg.Clock == nil {
+		cfg.Clock = RealClock{}
+	}
+	if cfg.Out == nil {
+		cfg.Out = io.Discard
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 10 * time.Minute
+	}
+	if cfg.Interval <= 0 {
+		cfg.Interval = 10 * time.Second
+	}
+	if cfg.Quiet <= 0 {
+		cfg.Quiet = 2 * time.Second
+	}
+	if cfg.KernelWait <= 0 {
+		cfg.KernelWait = 10 * time.Second
+	}
+	return cfg
+}
+
+// forward runs the source and hands its events, then its end, to the watch
+// loop; once quit is closed it drains the source without passing anything
+// on, so that the source sees its context end and returns.
+func forward(ctx context.Context, src source.Source, items chan<- item, quit <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	ch := make(chan source.Event)
+	errc := make(chan error, 1)
+	go func() { errc <- src.Run(ctx, ch) }()
+	for {
+		select {
+		case ev := <-ch:
+			select {
+			case items <- item{ev: ev}:
+			case <-quit:
+			}
+		case err := <-errc:
+			select {
+			case items <- item{end: true, err: err}:
+			case <-quit:
+			}
+			return
+		}
+	}
+}
+
 func (w *watcher) since() time.Duration { return w.clk.Now().Sub(w.start) }
 
 func (w *watcher) loop(ctx context.Context, items <-chan item) (Outcome, string) {
-	deadline := w.start.Add(w.cfg.Timeout)
+	deadline := w.deadline
 	nextStatus := w.start.Add(w.cfg.Interval)
 	for {
 		now := w.clk.Now()
@@ -193,6 +227,9 @@ func (w *watcher) loop(ctx context.Context, items <-chan item) (Outcome, string)
 			if stop := w.failure(w.det.Flush()); stop {
 				return w.failed()
 			}
+		}
+		if w.answered && !now.Before(w.kernelBy) {
+			return w.kernelNeverRan()
 		}
 		if !now.Before(deadline) {
 			return w.timedOut()
@@ -214,6 +251,9 @@ func (w *watcher) loop(ctx context.Context, items <-chan item) (Outcome, string)
 		if w.det.Open() && w.quietAt.Before(wake) {
 			wake = w.quietAt
 		}
+		if w.answered && w.kernelBy.Before(wake) {
+			wake = w.kernelBy
+		}
 		timer, stopTimer := w.clk.After(wake.Sub(now))
 		select {
 		case it := <-items:
@@ -228,7 +268,7 @@ func (w *watcher) loop(ctx context.Context, items <-chan item) (Outcome, string)
 				w.notice(it.ev)
 				continue
 			}
-			if o, v, done := w.line(ctx, it.ev.Line); done {
+			if o, v, done := w.line(ctx, it.ev); done {
 				return o, v
 			}
 		case <-timer:
@@ -254,15 +294,23 @@ func (w *watcher) notice(ev source.Event) {
 	}
 }
 
-// line handles one log line; done reports that the watch is over.
-func (w *watcher) line(ctx context.Context, raw string) (Outcome, string, bool) {
+// line handles one log line (or a piece of a long one); done reports that
+// the watch is over.
+func (w *watcher) line(ctx context.Context, ev source.Event) (Outcome, string, bool) {
 	now := w.clk.Now()
+	// Escape sequences (a coloured log) are dropped before anything reads,
+	// keeps or prints the line.
+	raw := sglanglog.StripEscapes(ev.Line)
 	w.lastLine, w.lastAt = raw, now
-	if f := w.det.Feed(raw); f != nil {
-		if w.failure(f) {
-			o, v := w.failed()
-			return o, v, true
-		}
+	var f *sglanglog.Failure
+	if ev.Continued {
+		f = w.det.FeedContinued(raw)
+	} else {
+		f = w.det.Feed(raw)
+	}
+	if f != nil && w.failure(f) {
+		o, v := w.failed()
+		return o, v, true
 	}
 	if w.det.Open() {
 		w.quietAt = now.Add(w.cfg.Quiet)
@@ -271,8 +319,19 @@ func (w *watcher) line(ctx context.Context, raw string) (Outcome, string, bool) 
 		}
 	}
 	rec := sglanglog.Parse(raw)
+	if ev.Continued {
+		rec = sglanglog.ParsePiece(raw)
+	}
 	if w.firstLog.IsZero() && !rec.Stamp.IsZero() {
 		w.firstLog = rec.Stamp
+	}
+	if k, ok := sglanglog.MatchKernel(rec.Text); ok {
+		w.kernelLine(k, rec)
+		if w.answered && w.kernelSettled() {
+			o, v := w.readyVerdict()
+			return o, v, true
+		}
+		return "", "", false
 	}
 	ph, ok := sglanglog.MatchPhase(rec.Text)
 	if !ok || w.seen[ph.Kind] != nil {
@@ -303,8 +362,7 @@ func (w *watcher) line(ctx context.Context, raw string) (Outcome, string, bool) 
 	w.rep.Timeline = append(w.rep.Timeline, sp.mark)
 	w.p.line("%s %-34s %s", stamp(now.Sub(w.start)), ph.Kind.String(), phaseDetail(ph, rec))
 	if ph.Kind == sglanglog.Ready {
-		o, v := w.ready(ctx)
-		return o, v, true
+		return w.ready(ctx)
 	}
 	return "", "", false
 }
@@ -341,6 +399,9 @@ func (w *watcher) status() {
 	d := w.since()
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s waiting: ", stamp(d))
+	if w.answered {
+		fmt.Fprintf(&b, "for the kernel module's line, %s more; ", short(w.kernelBy.Sub(w.clk.Now())))
+	}
 	if w.last != nil {
 		fmt.Fprintf(&b, "%s %s ago", w.last.phase.Kind, short(w.clk.Now().Sub(w.last.at)))
 	} else {
@@ -458,7 +519,11 @@ func (w *watcher) interrupted() (Outcome, string) {
 	if f := w.det.Flush(); f != nil {
 		w.failure(f)
 	}
-	return Interrupted, fmt.Sprintf("INTERRUPTED after %s: %s; %d failures seen.", short(w.since()), w.lastPhaseText(), len(w.rep.Failures))
+	why := ""
+	if c := context.Cause(w.ctx); c != nil && c != context.Canceled {
+		why = " (" + c.Error() + ")"
+	}
+	return Interrupted, fmt.Sprintf("INTERRUPTED%s after %s: %s; %d failures seen.", why, short(w.since()), w.lastPhaseText(), len(w.rep.Failures))
 }
 
 // sourceEnded handles the end of the log: a server that exited before
@@ -469,6 +534,10 @@ func (w *watcher) sourceEnded(err error) (Outcome, string) {
 		if w.failure(f) {
 			return w.failed()
 		}
+	}
+	if w.answered {
+		// No more lines can come; what the log said is all there is.
+		return w.kernelNeverRan()
 	}
 	var exit *source.ExitError
 	if errors.As(err, &exit) {
@@ -500,25 +569,69 @@ func (w *watcher) sourceEnded(err error) (Outcome, string) {
 }
 
 // ready runs once the server says it is ready: close what is open, derive
-// the phase durations, ask the server, compare with the baseline.
-func (w *watcher) ready(ctx context.Context) (Outcome, string) {
+// the phase durations, ask the server, compare with the baseline, and see
+// whether the MMA kernel served (waiting for its line when it must).
+func (w *watcher) ready(ctx context.Context) (Outcome, string, bool) {
 	if f := w.det.Flush(); f != nil {
 		if w.failure(f) {
-			return w.failed()
+			o, v := w.failed()
+			return o, v, true
 		}
 	}
 	w.rep.Phases = w.durations()
 
+	res, left := w.smoke(ctx)
+	if ctx.Err() != nil {
+		o, v := w.interrupted()
+		return o, v, true
+	}
+	regressed := w.compareBaseline()
+
+	switch {
+	case len(w.rep.Failures) > 0:
+		o, v := w.failed()
+		if !res.OK {
+			v += " The smoke request failed too: " + res.Problem + "."
+		}
+		return o, v, true
+	case res.TimedOut:
+		w.rep.Timeout = &TimeoutInfo{AfterS: w.cfg.Timeout.Seconds(), LastPhase: sglanglog.Ready.ID()}
+		return TimedOut, fmt.Sprintf("TIMEOUT after %s: the server logged ready, but the smoke request got no answer within the %s left of --timeout %s: %s.", short(w.since()), short(left), short(w.cfg.Timeout), res.Problem), true
+	case !res.OK:
+		return Failed, fmt.Sprintf("FAILED after %s: the server logged ready but the smoke request failed: %s.", short(w.since()), res.Problem), true
+	case len(regressed) > 0:
+		return Failed, fmt.Sprintf("FAILED after %s: the server answered correctly, but %s regressed more than %d%% against %s.", short(w.since()), strings.Join(regressed, ", "), int(baseline.Limit*100), w.cfg.BaselinePath), true
+	}
+	if w.kernelSettled() {
+		o, v := w.readyVerdict()
+		return o, v, true
+	}
+	// The kernel module logs at first use; the line may still be on its way.
+	w.answered = true
+	w.kernelBy = w.clk.Now().Add(w.cfg.KernelWait)
+	if w.kernelBy.After(w.deadline) {
+		w.kernelBy = w.deadline
+	}
+	w.p.line("%s waiting up to %s for the kernel module's line (no \"on the MMA kernel\" line yet)", stamp(w.since()), short(w.kernelBy.Sub(w.clk.Now())))
+	return "", "", false
+}
+
+// smoke asks the server, within what is left of the time-out, and prints
+// what it answered; left is the time it was given.
+func (w *watcher) smoke(ctx context.Context) (smoke.Result, time.Duration) {
 	req := w.cfg.Smoke
-	res := smoke.Run(ctx, req)
+	left := w.deadline.Sub(w.clk.Now())
+	sctx, cancel := context.WithTimeout(ctx, left)
+	res := smoke.Run(sctx, req)
+	cancel()
 	w.rep.Smoke = &res
 	if ctx.Err() != nil {
-		return w.interrupted()
+		return res, left
 	}
 	now := stamp(w.since())
 	if res.HealthStatus == 200 {
 		w.p.line("%s smoke: GET /health -> 200 OK", now)
-		if res.Endpoint != "" {
+		if res.Endpoint != "" && !res.TimedOut {
 			verdict := "ok"
 			if !res.OK {
 				verdict = "WRONG"
@@ -529,22 +642,12 @@ func (w *watcher) ready(ctx context.Context) (Outcome, string) {
 	if !res.OK {
 		w.p.line("%s smoke: FAILED: %s", now, res.Problem)
 	}
+	return res, left
+}
 
-	regressed := w.compareBaseline()
-
-	switch {
-	case len(w.rep.Failures) > 0:
-		o, v := w.failed()
-		if !res.OK {
-			v += " The smoke request failed too: " + res.Problem + "."
-		}
-		return o, v
-	case !res.OK:
-		return Failed, fmt.Sprintf("FAILED after %s: the server logged ready but the smoke request failed: %s.", short(w.since()), res.Problem)
-	case len(regressed) > 0:
-		return Failed, fmt.Sprintf("FAILED after %s: the server answered correctly, but %s regressed more than %d%% against %s.", short(w.since()), strings.Join(regressed, ", "), int(baseline.Limit*100), w.cfg.BaselinePath)
-	}
-	return Ready, fmt.Sprintf("READY after %s: the server is up (startup %s) and answered correctly.", short(w.since()), w.startupText())
+func (w *watcher) readyVerdict() (Outcome, string) {
+	v := fmt.Sprintf("READY after %s: the server is up (startup %s) and answered correctly", short(w.since()), w.startupText())
+	return Ready, v + w.kernelVerdict() + "."
 }
 
 func (w *watcher) startupText() string {
