@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"regexp"
+	"strings"
 	"syscall"
 	"time"
 
@@ -30,30 +31,50 @@ Each startup phase is printed as it happens (load weights, CUDA graph capture,
 ready) with the time since the watch began; every known failure signature
 (out of memory, SIGQUIT, CompilationError, Python traceback, CUDA error,
 segmentation fault, abort, kill, CUDA graph capture failure, NCCL error) stops
-the watch with the failure and the 20 log lines before it. Once the server
-says it is ready, GET /health and one greedy request prove it computes: a
-server that starts with a broken kernel answers garbage, and that fails too.
+the watch with the failure and the 20 log lines before it. Signatures match
+failures as they are reported (an exception line, a fatal error, a killed
+job), not words in a warning. Once the server says it is ready, GET /health
+and one greedy request prove it computes: a server that starts with a broken
+kernel answers garbage, and that fails too. The request has what is left of
+--timeout, and a response longer than --max-response-bytes is an error.
 
 The log comes from exactly one of:
   --log FILE          a file, followed like "tail -F" (it may not exist yet;
-                      truncation and rotation are noticed and reported)
+                      truncation, rewriting and rotation are noticed and
+                      reported)
   --cmd "COMMAND"     the output of a shell command, e.g. ssh HOST tail -F FILE;
                       a command that ends or fails is "log source lost" (exit 4)
   -- SERVER COMMAND   a server started here, with --env pairs added; its output
                       goes to --log FILE (default mlagen-server-TIME.log, always
                       appended to). It is left running when the watch succeeds
-                      and stopped (SIGTERM, then SIGKILL) when it does not or
-                      on Ctrl-C.
+                      and stopped when it does not, on Ctrl-C, SIGTERM or SIGHUP
+                      (the terminal or ssh session closed): SIGTERM to its
+                      process group, then SIGKILL to whatever of the group
+                      still runs after --stop-grace.
+
+Which kernel served: mlagen's kernel module logs, once per process, either
+  mlagen: sparse-MLA decode on the MMA kernel (ENTRY, target T, config NAME)
+  mlagen: sparse-MLA decode not on the MMA kernel (ENTRY): REASON; SGLang's kernel runs
+and the watch reports what it saw. When it starts the server with
+SGLANG_SM120_MMA_FLASHMLA set true (1, true, yes or y; by --env or inherited),
+or with --expect-kernel, READY also needs an "on the MMA kernel" line after
+the smoke answer (the watch waits up to 10s for it, within --timeout);
+otherwise it fails, exit 1: "the server answered, but the MMA kernel never
+ran: " and the fallback reasons, or "no mlagen line in the log".
 
 Examples:
   # Follow a server started by hand:
   mlagen watch --log /root/dsv4_mma.log
 
+  # The same server was started with the gate set: require the MMA kernel.
+  mlagen watch --log /root/dsv4_mma.log --expect-kernel
+
   # Follow a remote log over ssh from its first line (plain tail -F shows
   # only the last 10); the server answers on its own address:
   mlagen watch --cmd "ssh root@gpu1 tail -n +1 -F /root/dsv4_mma.log" --url http://gpu1:30000
 
-  # Start the server with the MMA kernel switched on and watch it:
+  # Start the server with the MMA kernel switched on (for the server only)
+  # and watch it; READY means the MMA kernel served the smoke request:
   mlagen watch --env SGLANG_SM120_MMA_FLASHMLA=1 --log /root/dsv4_mma.log -- \
       python3 -m sglang.launch_server --model-path deepseek-ai/DeepSeek-V4-Flash --tp 4
 
@@ -61,7 +82,8 @@ Examples:
   mlagen watch --log server.log --save-baseline start.json --save-answer answer.txt
   mlagen watch --log server.log --baseline start.json --expect-file answer.txt
 
-  # CI: the report as JSON on stdout, progress on stderr:
+  # CI: the report as JSON on stdout (its "kernel" says which kernel
+  # served), progress on stderr:
   mlagen watch --log server.log --json > watch.json
 
 Flags:
@@ -69,14 +91,20 @@ Flags:
 
 const watchExits = `
 Exit status:
-  0    ready, and the server answered correctly
+  0    ready, and the server answered correctly (on the MMA kernel, when required)
   1    failure: a failure signature, a server that exited before ready, a
-       wrong or empty answer, /health not OK, a phase >25% slower than --baseline
+       wrong or empty answer, /health not OK, a phase >25% slower than
+       --baseline, the MMA kernel required and not run
   2    bad usage (nothing was started or written)
-  3    time-out: not ready within --timeout (the last phase reached is named)
+  3    time-out: not ready, or no answer to the smoke request, within
+       --timeout (the last phase reached is named)
   4    log source lost: the log could not be read any more (server state unknown)
-  130  interrupted (Ctrl-C)
+  130  interrupted (Ctrl-C, SIGTERM, or SIGHUP when the terminal closes)
 `
+
+// gateVar is the environment switch of the patched SGLang tree; a server
+// started with it true must run the MMA kernel.
+const gateVar = "SGLANG_SM120_MMA_FLASHMLA"
 
 // watchOpts is everything runWatch reads from its flags.
 type watchOpts struct {
@@ -91,35 +119,16 @@ type watchOpts struct {
 	keepGoing, jsonOut, fromEnd bool
 	saveBaseline, baselinePath  string
 	server                      []string
+	expectKernel                bool
+	maxResponse                 int64
+	stopGrace                   time.Duration
 }
 
 var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
 
 func runWatch(e *env, args []string) int {
 	var o watchOpts
-	fs := pflag.NewFlagSet("watch", pflag.ContinueOnError)
-	fs.SetOutput(e.stderr)
-	fs.SortFlags = false
-	fs.StringVar(&o.logPath, "log", "", "follow this log `FILE` (with a server command: where its output goes)")
-	fs.StringVar(&o.cmdLine, "cmd", "", "read the log from this shell `COMMAND`'s output")
-	fs.StringArrayVar(&o.env, "env", nil, "add `NAME=VALUE` to the started server's environment (repeatable)")
-	fs.BoolVar(&o.fromEnd, "from-end", false, "with --log: skip what the file already holds (an appended log of an earlier run)")
-	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "give up, with exit 3, when not ready after this long")
-	fs.DurationVar(&o.interval, "interval", 10*time.Second, "show a status line this often while waiting")
-	fs.BoolVar(&o.keepGoing, "keep-going", false, "collect every failure instead of stopping at the first")
-	fs.StringVar(&o.url, "url", "http://127.0.0.1:30000", "the server's base `URL` for the smoke request")
-	fs.StringVar(&o.prompt, "prompt", "The capital of France is", "the smoke request's prompt (greedy decoding)")
-	fs.StringVar(&o.expect, "expect", "Paris", "the answer must contain this `TEXT`")
-	fs.StringVar(&o.expectFile, "expect-file", "", "the answer must equal this `FILE`'s content (see --save-answer)")
-	fs.StringVar(&o.saveAnswer, "save-answer", "", "after a good start, write the answer to `FILE`")
-	fs.IntVar(&o.maxTokens, "max-tokens", 16, "tokens to generate for the smoke request")
-	fs.BoolVar(&o.openai, "openai", false, "ask /v1/completions instead of SGLang's native /generate")
-	fs.StringVar(&o.model, "model", "", "model name for --openai (default: the first of /v1/models)")
-	fs.StringVar(&o.saveBaseline, "save-baseline", "", "after a good start, write its phase durations to `FILE`")
-	fs.StringVar(&o.baselinePath, "baseline", "", "fail when a phase is >25% slower than in this baseline `FILE`")
-	fs.BoolVar(&o.jsonOut, "json", false, "print the report (timeline, failures, smoke result) as JSON on stdout; progress goes to stderr")
-	// The long help is only for --help; a mistake gets one line and a hint.
-	fs.Usage = func() {}
+	fs := o.flagSet(e)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			fmt.Fprint(e.stdout, watchUsage)
@@ -144,17 +153,54 @@ func runWatch(e *env, args []string) int {
 		return code
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := watchSignals()
 	defer stop()
-	go func() {
-		// After the first Ctrl-C the watch stops the server cleanly; a
-		// second one should end mlagen at once, as Ctrl-C usually does.
-		<-ctx.Done()
-		stop()
-	}()
 	rep := watch.Run(ctx, cfg)
-	human := cfg.Out
+	o.saveResults(e, rep, cfg.Out)
+	if o.jsonOut {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			fmt.Fprintf(e.stderr, "mlagen watch: writing the JSON report: %v\n", err)
+			return exitFail
+		}
+	}
+	return rep.ExitCode
+}
 
+func (o *watchOpts) flagSet(e *env) *pflag.FlagSet {
+	fs := pflag.NewFlagSet("watch", pflag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	fs.SortFlags = false
+	fs.StringVar(&o.logPath, "log", "", "follow this log `FILE` (with a server command: where its output goes)")
+	fs.StringVar(&o.cmdLine, "cmd", "", "read the log from this shell `COMMAND`'s output")
+	fs.StringArrayVar(&o.env, "env", nil, "add `NAME=VALUE` to the started server's environment (repeatable)")
+	fs.DurationVar(&o.stopGrace, "stop-grace", 10*time.Second, "with a server command: how long its process group gets after SIGTERM before SIGKILL")
+	fs.BoolVar(&o.fromEnd, "from-end", false, "with --log: skip what the file already holds (an appended log of an earlier run)")
+	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "give up, with exit 3, when not ready (or not answering) after this long")
+	fs.DurationVar(&o.interval, "interval", 10*time.Second, "show a status line this often while waiting")
+	fs.BoolVar(&o.keepGoing, "keep-going", false, "collect every failure instead of stopping at the first")
+	fs.StringVar(&o.url, "url", "http://127.0.0.1:30000", "the server's base `URL` for the smoke request")
+	fs.StringVar(&o.prompt, "prompt", "The capital of France is", "the smoke request's prompt (greedy decoding)")
+	fs.StringVar(&o.expect, "expect", "Paris", "the answer must contain this `TEXT`")
+	fs.StringVar(&o.expectFile, "expect-file", "", "the answer must equal this `FILE`'s content (see --save-answer)")
+	fs.StringVar(&o.saveAnswer, "save-answer", "", "after a good start, write the answer to `FILE`")
+	fs.IntVar(&o.maxTokens, "max-tokens", 16, "tokens to generate for the smoke request")
+	fs.Int64Var(&o.maxResponse, "max-response-bytes", smoke.DefaultMaxResponseBytes, "a smoke response longer than this many `BYTES` is an error (it is never cut short)")
+	fs.BoolVar(&o.openai, "openai", false, "ask /v1/completions instead of SGLang's native /generate")
+	fs.StringVar(&o.model, "model", "", "model name for --openai (default: the first of /v1/models)")
+	fs.StringVar(&o.saveBaseline, "save-baseline", "", "after a good start, write its phase durations to `FILE`")
+	fs.StringVar(&o.baselinePath, "baseline", "", "fail when a phase is >25% slower than in this baseline `FILE`")
+	fs.BoolVar(&o.expectKernel, "expect-kernel", false, "READY needs the kernel module's \"on the MMA kernel\" line (the default when the started server has "+gateVar+" true; =false turns that off)")
+	fs.BoolVar(&o.jsonOut, "json", false, "print the report (timeline, failures, smoke result, kernel) as JSON on stdout; progress goes to stderr")
+	// The long help is only for --help; a mistake gets one line and a hint.
+	fs.Usage = func() {}
+	return fs
+}
+
+// saveResults writes what --save-baseline and --save-answer ask for, from a
+// good start only.
+func (o *watchOpts) saveResults(e *env, rep *watch.Report, human io.Writer) {
 	if o.saveBaseline != "" {
 		if rep.Outcome == watch.Ready {
 			if err := baseline.Save(o.saveBaseline, baseline.File{Source: rep.Source, Phases: rep.Phases}); err != nil {
@@ -179,15 +225,6 @@ func runWatch(e *env, args []string) int {
 			fmt.Fprintf(human, "not saving the answer: this start was not good\n")
 		}
 	}
-	if o.jsonOut {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
-			fmt.Fprintf(e.stderr, "mlagen watch: writing the JSON report: %v\n", err)
-			return exitFail
-		}
-	}
-	return rep.ExitCode
 }
 
 func watchUsageError(e *env, format string, args ...any) int {
@@ -200,6 +237,39 @@ func watchUsageError(e *env, format string, args ...any) int {
 // mistake is found here, before anything is started or written.
 func (o *watchOpts) config(e *env, fs *pflag.FlagSet) (watch.Config, int) {
 	var cfg watch.Config
+	if code := o.check(e, fs); code != exitOK {
+		return cfg, code
+	}
+	human := e.stdout
+	if o.jsonOut {
+		human = e.stderr
+	}
+	req, code := o.smokeRequest(e, fs, human)
+	if code != exitOK {
+		return cfg, code
+	}
+	if o.baselinePath != "" {
+		b, err := baseline.Load(o.baselinePath)
+		if err != nil {
+			return cfg, watchUsageError(e, "--baseline: %v", err)
+		}
+		cfg.Baseline, cfg.BaselinePath = &b, o.baselinePath
+	}
+	if cfg.Source, code = o.source(e); code != exitOK {
+		return cfg, code
+	}
+	cfg.ExpectKernel, cfg.ExpectKernelWhy = o.kernelExpectation(e, fs, human)
+	cfg.Out = human
+	cfg.TTY = isTerminal(human) && e.getenv("TERM") != "dumb"
+	if cfg.TTY {
+		cfg.Width = terminalWidth(human)
+	}
+	cfg.Timeout, cfg.Interval, cfg.KeepGoing, cfg.Smoke = o.timeout, o.interval, o.keepGoing, req
+	return cfg, exitOK
+}
+
+// check finds the flags that contradict each other or are out of range.
+func (o *watchOpts) check(e *env, fs *pflag.FlagSet) int {
 	sources := 0
 	if o.cmdLine != "" {
 		sources++
@@ -211,43 +281,50 @@ func (o *watchOpts) config(e *env, fs *pflag.FlagSet) (watch.Config, int) {
 	}
 	switch {
 	case sources == 0:
-		return cfg, watchUsageError(e, "no log to watch: give --log FILE, --cmd \"COMMAND\" or -- SERVER COMMAND...")
+		return watchUsageError(e, "no log to watch: give --log FILE, --cmd \"COMMAND\" or -- SERVER COMMAND...")
 	case sources > 1:
-		return cfg, watchUsageError(e, "give only one of --log FILE, --cmd \"COMMAND\" and -- SERVER COMMAND (with a server command, --log names its log file)")
+		return watchUsageError(e, "give only one of --log FILE, --cmd \"COMMAND\" and -- SERVER COMMAND (with a server command, --log names its log file)")
 	case len(o.env) > 0 && len(o.server) == 0:
-		return cfg, watchUsageError(e, "--env only applies to a server started by the watch (-- SERVER COMMAND...)")
+		return watchUsageError(e, "--env only applies to a server started by the watch (-- SERVER COMMAND...)")
+	case fs.Changed("stop-grace") && len(o.server) == 0:
+		return watchUsageError(e, "--stop-grace only applies to a server started by the watch (-- SERVER COMMAND...)")
+	case o.stopGrace <= 0:
+		return watchUsageError(e, "--stop-grace must be positive, got %s", o.stopGrace)
 	case o.fromEnd && (o.logPath == "" || len(o.server) > 0):
-		return cfg, watchUsageError(e, "--from-end only applies to --log FILE without a server command")
+		return watchUsageError(e, "--from-end only applies to --log FILE without a server command")
 	case o.timeout <= 0:
-		return cfg, watchUsageError(e, "--timeout must be positive, got %s", o.timeout)
+		return watchUsageError(e, "--timeout must be positive, got %s", o.timeout)
 	case o.interval <= 0:
-		return cfg, watchUsageError(e, "--interval must be positive, got %s", o.interval)
+		return watchUsageError(e, "--interval must be positive, got %s", o.interval)
 	case o.maxTokens <= 0:
-		return cfg, watchUsageError(e, "--max-tokens must be positive, got %d", o.maxTokens)
+		return watchUsageError(e, "--max-tokens must be positive, got %d", o.maxTokens)
+	case o.maxResponse <= 0:
+		return watchUsageError(e, "--max-response-bytes must be positive, got %d", o.maxResponse)
 	case o.expectFile != "" && fs.Changed("expect"):
-		return cfg, watchUsageError(e, "give --expect or --expect-file, not both")
+		return watchUsageError(e, "give --expect or --expect-file, not both")
 	case o.model != "" && !o.openai:
-		return cfg, watchUsageError(e, "--model only applies with --openai")
+		return watchUsageError(e, "--model only applies with --openai")
 	}
 	for _, kv := range o.env {
 		if !envNameRE.MatchString(kv) {
-			return cfg, watchUsageError(e, "--env %q is not NAME=VALUE", kv)
+			return watchUsageError(e, "--env %q is not NAME=VALUE", kv)
 		}
 	}
 	u, err := url.Parse(o.url)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return cfg, watchUsageError(e, "--url %q is not an http(s) URL such as http://127.0.0.1:30000", o.url)
+		return watchUsageError(e, "--url %q is not an http(s) URL such as http://127.0.0.1:30000", o.url)
 	}
+	return exitOK
+}
 
-	req := smoke.Request{URL: o.url, Prompt: o.prompt, MaxTokens: o.maxTokens, OpenAI: o.openai, Model: o.model, Contains: o.expect}
-	human := e.stdout
-	if o.jsonOut {
-		human = e.stderr
-	}
+// smokeRequest is the request that proves the server computes, and what
+// its answer must be.
+func (o *watchOpts) smokeRequest(e *env, fs *pflag.FlagSet, human io.Writer) (smoke.Request, int) {
+	req := smoke.Request{URL: o.url, Prompt: o.prompt, MaxTokens: o.maxTokens, OpenAI: o.openai, Model: o.model, Contains: o.expect, MaxResponseBytes: o.maxResponse}
 	if o.expectFile != "" {
 		data, err := os.ReadFile(o.expectFile)
 		if err != nil {
-			return cfg, watchUsageError(e, "--expect-file: %v", err)
+			return req, watchUsageError(e, "--expect-file: %v", err)
 		}
 		exact := string(data)
 		req.Exact, req.Contains = &exact, ""
@@ -257,17 +334,14 @@ func (o *watchOpts) config(e *env, fs *pflag.FlagSet) (watch.Config, int) {
 		req.Contains = ""
 		fmt.Fprintln(human, "note: --prompt without --expect: the answer is only checked to be non-empty")
 	}
-	if o.baselinePath != "" {
-		b, err := baseline.Load(o.baselinePath)
-		if err != nil {
-			return cfg, watchUsageError(e, "--baseline: %v", err)
-		}
-		cfg.Baseline, cfg.BaselinePath = &b, o.baselinePath
-	}
+	return req, exitOK
+}
 
+// source is where the log comes from.
+func (o *watchOpts) source(e *env) (source.Source, int) {
 	switch {
 	case o.cmdLine != "":
-		cfg.Source = &source.Command{Line: o.cmdLine}
+		return &source.Command{Line: o.cmdLine}, exitOK
 	case len(o.server) > 0:
 		logPath := o.logPath
 		if logPath == "" {
@@ -276,28 +350,21 @@ func (o *watchOpts) config(e *env, fs *pflag.FlagSet) (watch.Config, int) {
 		// Found out now, before anything starts: a misspelt command or an
 		// unwritable log is a usage mistake, not a failed deployment.
 		if _, err := exec.LookPath(o.server[0]); err != nil {
-			return cfg, watchUsageError(e, "cannot start the server: %v", err)
+			return nil, watchUsageError(e, "cannot start the server: %v", err)
 		}
 		f, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 		if err != nil {
-			return cfg, watchUsageError(e, "cannot write the server log: %v", err)
+			return nil, watchUsageError(e, "cannot write the server log: %v", err)
 		}
 		f.Close()
-		cfg.Source = &source.Server{Argv: o.server, Env: o.env, LogPath: logPath}
+		return &source.Server{Argv: o.server, Env: o.env, LogPath: logPath, Grace: o.stopGrace}, exitOK
 	default:
 		f := &source.File{Path: o.logPath}
 		if o.fromEnd {
 			f.Offset = -1
 		}
-		cfg.Source = f
+		return f, exitOK
 	}
-	cfg.Out = human
-	cfg.TTY = isTerminal(human) && e.getenv("TERM") != "dumb"
-	if cfg.TTY {
-		cfg.Width = terminalWidth(human)
-	}
-	cfg.Timeout, cfg.Interval, cfg.KeepGoing, cfg.Smoke = o.timeout, o.interval, o.keepGoing, req
-	return cfg, exitOK
 }
 
 // terminalWidth is the column count of the terminal w, 0 if unknown.
@@ -322,4 +389,82 @@ func isTerminal(w io.Writer) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// kernelExpectation says whether READY needs the kernel module's "on the
+// MMA kernel" line, and why: --expect-kernel says so either way; otherwise
+// a server started here with the gate true must run the kernel. The gate's
+// value is read the way SGLang reads a boolean switch.
+func (o *watchOpts) kernelExpectation(e *env, fs *pflag.FlagSet, human io.Writer) (bool, string) {
+	if fs.Changed("expect-kernel") {
+		return o.expectKernel, "--expect-kernel"
+	}
+	if len(o.server) == 0 {
+		return false, ""
+	}
+	v, set := e.getenv(gateVar), e.getenv(gateVar) != ""
+	from := "inherited"
+	for _, kv := range o.env { // the last one wins, as in the server's environment
+		if name, val, _ := strings.Cut(kv, "="); name == gateVar {
+			v, set, from = val, true, "--env"
+		}
+	}
+	if !set {
+		return false, ""
+	}
+	switch strings.ToLower(v) {
+	case "1", "true", "yes", "y":
+		return true, fmt.Sprintf("the server is started with %s=%s (%s)", gateVar, v, from)
+	case "0", "false", "no", "n":
+		return false, ""
+	}
+	fmt.Fprintf(human, "note: %s=%q is not a value SGLang reads as true (1, true, yes, y): the MMA kernel is not required\n", gateVar, v)
+	return false, ""
+}
+
+// watchSignals returns a context that ends on the first SIGINT, SIGTERM or
+// SIGHUP, with the signal as its cause, so that the watch stops a server it
+// started before mlagen exits. A closed terminal or ssh session sends
+// SIGHUP (often twice: the kernel and the shell), and an init system may
+// repeat SIGTERM: later ones are ignored while the server is being stopped.
+// A second Ctrl-C ends mlagen at once, as Ctrl-C usually does. SIGPIPE is
+// caught too, so that writing to a closed pipe ("| tee" gone with the
+// terminal) fails instead of killing mlagen halfway.
+func watchSignals() (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	ch := make(chan os.Signal, 8)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			case sig := <-ch:
+				if sig == syscall.SIGPIPE || ctx.Err() != nil {
+					continue
+				}
+				signal.Reset(os.Interrupt)
+				cancel(errors.New(signalCause(sig)))
+			}
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(ch)
+		signal.Reset(os.Interrupt)
+		close(done)
+		cancel(nil)
+	}
+}
+
+func signalCause(sig os.Signal) string {
+	switch sig {
+	case os.Interrupt:
+		return "Ctrl-C"
+	case syscall.SIGHUP:
+		return "SIGHUP: the terminal or ssh session closed"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	}
+	return sig.String()
 }

@@ -8,9 +8,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+	"github.com/spf13/pflag"
 
 	"github.com/mlagen/mlagen/watch/fakesglang"
 )
@@ -18,6 +21,9 @@ import (
 func init() {
 	scriptCmds["fakesglang"] = scriptFakeSGLang
 	scriptCmds["sglanglog"] = scriptSGLangLog
+	scriptCmds["waitpids"] = scriptWaitPids
+	scriptCmds["signalpid"] = scriptSignalPid
+	scriptCmds["groupgone"] = scriptGroupGone
 }
 
 // scriptFakeSGLang starts a fake SGLang HTTP server on 127.0.0.1 for the
@@ -47,17 +53,26 @@ func scriptFakeSGLang(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Setenv("SGLANG_URL", srv.URL)
 }
 
-// scriptSGLangLog writes one of the fake SGLang logs to a file.
+// scriptSGLangLog writes one of the fake SGLang logs to a file: kernel and
+// fallback are clean starts with the kernel module's lines (it ran, it
+// declined), coloured-clean the clean start as a colouring formatter
+// writes it.
 //
-//	sglanglog clean|stalled|head|fail-KIND FILE
+//	sglanglog clean|kernel|fallback|coloured-clean|stalled|head|fail-KIND FILE
 func scriptSGLangLog(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 2 {
-		ts.Fatalf("usage: sglanglog clean|stalled|head|fail-KIND FILE")
+		ts.Fatalf("usage: sglanglog clean|kernel|fallback|coloured-clean|stalled|head|fail-KIND FILE")
 	}
 	var steps []fakesglang.Step
 	switch name := args[0]; {
 	case name == "clean":
 		steps = fakesglang.CleanStart()
+	case name == "kernel":
+		steps = fakesglang.KernelStart()
+	case name == "fallback":
+		steps = fakesglang.FallbackStart()
+	case name == "coloured-clean":
+		steps = fakesglang.Coloured(fakesglang.CleanStart())
 	case name == "stalled":
 		steps = fakesglang.Stalled()
 	case name == "head":
@@ -68,6 +83,93 @@ func scriptSGLangLog(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("sglanglog: unknown log %q", name)
 	}
 	ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(fakesglang.Text(steps)), 0o644))
+}
+
+// pidsFrom reads field n (1-based) of a file of pids that a test server
+// wrote ("echo $$ $PPID > pids": the server, then mlagen that started it).
+func pidsFrom(ts *testscript.TestScript, file, field string) int {
+	n, err := strconv.Atoi(field)
+	ts.Check(err)
+	data, err := os.ReadFile(ts.MkAbs(file))
+	ts.Check(err)
+	f := strings.Fields(string(data))
+	if n < 1 || n > len(f) {
+		ts.Fatalf("%s has no field %d: %q", file, n, data)
+	}
+	pid, err := strconv.Atoi(f[n-1])
+	ts.Check(err)
+	return pid
+}
+
+// scriptWaitPids waits until a test server has written its pids file (a
+// line ending in a newline). It is a wait for an event, bounded only so
+// that a broken test ends.
+//
+//	waitpids FILE
+func scriptWaitPids(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: waitpids FILE")
+	}
+	for end := time.Now().Add(20 * time.Second); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+		if data, err := os.ReadFile(ts.MkAbs(args[0])); err == nil && strings.HasSuffix(string(data), "\n") {
+			return
+		}
+	}
+	ts.Fatalf("%s was never written", args[0])
+}
+
+// scriptSignalPid sends a signal, COUNT times in a row, to the process
+// named in field FIELD of a pids file: as a closed terminal sends SIGHUP to
+// mlagen (the kernel and the shell each send one).
+//
+//	signalpid HUP|TERM|INT FILE FIELD [COUNT]
+func scriptSignalPid(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 3 || len(args) > 4 {
+		ts.Fatalf("usage: signalpid HUP|TERM|INT FILE FIELD [COUNT]")
+	}
+	sig := map[string]syscall.Signal{"HUP": syscall.SIGHUP, "TERM": syscall.SIGTERM, "INT": syscall.SIGINT}[args[0]]
+	if sig == 0 {
+		ts.Fatalf("unknown signal %q", args[0])
+	}
+	count := 1
+	if len(args) == 4 {
+		var err error
+		count, err = strconv.Atoi(args[3])
+		ts.Check(err)
+	}
+	pid := pidsFrom(ts, args[1], args[2])
+	for i := 0; i < count; i++ {
+		if err := syscall.Kill(pid, sig); err != nil && (i == 0 || err != syscall.ESRCH) {
+			ts.Fatalf("kill -%s %d: %v", args[0], pid, err)
+		}
+	}
+}
+
+// scriptGroupGone checks that nothing of the process group named in a pids
+// file still runs (zombies waiting to be reaped do not count).
+//
+//	groupgone FILE FIELD
+func scriptGroupGone(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: groupgone FILE FIELD")
+	}
+	pgid := pidsFrom(ts, args[0], args[1])
+	ents, err := os.ReadDir("/proc")
+	ts.Check(err)
+	for _, e := range ents {
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		st := string(b)
+		i := strings.LastIndexByte(st, ')')
+		if i < 0 {
+			continue
+		}
+		if f := strings.Fields(st[i+1:]); len(f) > 2 && f[2] == strconv.Itoa(pgid) && f[0] != "Z" && f[0] != "X" {
+			ts.Fatalf("process group %d still runs: %s", pgid, st[:i+1])
+		}
+	}
 }
 
 // runWatchArgs runs "mlagen watch ARGS" in-process and returns its exit
@@ -104,6 +206,10 @@ func TestWatchUsageErrors(t *testing.T) {
 		{[]string{"--no-such-flag"}, "unknown flag"},
 		{[]string{"--", "no-such-server-binary", "--tp", "4"}, "cannot start the server"},
 		{[]string{"--log", filepath.Join(dir, "no", "such", "dir", "s.log"), "--", "sh", "-c", "true"}, "cannot write the server log"},
+		{[]string{"--log", "x", "--max-response-bytes", "0"}, "--max-response-bytes must be positive"},
+		{[]string{"--log", "x", "--stop-grace", "1s"}, "--stop-grace only applies"},
+		{[]string{"--stop-grace", "0s", "--", "sh"}, "--stop-grace must be positive"},
+		{[]string{"--log", "x", "--expect-kernel=maybe"}, "invalid argument"},
 	}
 	for _, tt := range tests {
 		code, out, errs := runWatchArgs(t, tt.args...)
@@ -115,7 +221,8 @@ func TestWatchUsageErrors(t *testing.T) {
 
 func TestWatchHelpTeaches(t *testing.T) {
 	code, out, _ := runWatchArgs(t, "--help")
-	for _, want := range []string{"Examples:", "SGLANG_SM120_MMA_FLASHMLA=1", "--save-baseline", "Exit status:", "4    log source lost"} {
+	for _, want := range []string{"Examples:", "mlagen watch --env SGLANG_SM120_MMA_FLASHMLA=1 --log", "--expect-kernel", "--max-response-bytes", "--stop-grace",
+		"the MMA kernel never", "SIGHUP", "--save-baseline", "Exit status:", "4    log source lost"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("help lacks %q", want)
 		}
@@ -187,5 +294,53 @@ func TestWatchOtherPromptNeedsOwnExpect(t *testing.T) {
 	code, out, _ := runWatchArgs(t, "--log", logPath, "--url", srv.URL, "--prompt", "2+2=")
 	if code != 0 || !strings.Contains(out, "only checked to be non-empty") {
 		t.Errorf("exit %d, output:\n%s", code, out)
+	}
+}
+
+// When the watch starts the server, the gate in the server's environment
+// decides whether the MMA kernel is required; --expect-kernel decides
+// either way.
+func TestWatchKernelExpectation(t *testing.T) {
+	tests := []struct {
+		args   []string
+		env    string // mlagen's own SGLANG_SM120_MMA_FLASHMLA
+		want   bool
+		why    string
+		notice string
+	}{
+		{[]string{"--log", "x"}, "1", false, "", ""},
+		{[]string{"--log", "x", "--expect-kernel"}, "", true, "--expect-kernel", ""},
+		{[]string{"--env", "SGLANG_SM120_MMA_FLASHMLA=1", "--", "sh"}, "", true, "the server is started with SGLANG_SM120_MMA_FLASHMLA=1 (--env)", ""},
+		{[]string{"--env", "SGLANG_SM120_MMA_FLASHMLA=True", "--", "sh"}, "", true, "the server is started with SGLANG_SM120_MMA_FLASHMLA=True (--env)", ""},
+		{[]string{"--", "sh"}, "yes", true, "the server is started with SGLANG_SM120_MMA_FLASHMLA=yes (inherited)", ""},
+		{[]string{"--env", "SGLANG_SM120_MMA_FLASHMLA=0", "--", "sh"}, "1", false, "", ""},
+		{[]string{"--env", "SGLANG_SM120_MMA_FLASHMLA=1", "--env", "SGLANG_SM120_MMA_FLASHMLA=false", "--", "sh"}, "", false, "", ""},
+		{[]string{"--env", "SGLANG_SM120_MMA_FLASHMLA=1", "--expect-kernel=false", "--", "sh"}, "", false, "--expect-kernel", ""},
+		{[]string{"--env", "SGLANG_SM120_MMA_FLASHMLA=on", "--", "sh"}, "", false, "", `SGLANG_SM120_MMA_FLASHMLA="on" is not a value SGLang reads as true`},
+		{[]string{"--env", "OTHER=1", "--", "sh"}, "", false, "", ""},
+	}
+	for _, tt := range tests {
+		var o watchOpts
+		fs := pflag.NewFlagSet("watch", pflag.ContinueOnError)
+		fs.StringArrayVar(&o.env, "env", nil, "")
+		fs.StringVar(&o.logPath, "log", "", "")
+		fs.BoolVar(&o.expectKernel, "expect-kernel", false, "")
+		if err := fs.Parse(tt.args); err != nil {
+			t.Fatal(err)
+		}
+		if fs.ArgsLenAtDash() == 0 {
+			o.server = fs.Args()
+		}
+		var note bytes.Buffer
+		e := &env{getenv: func(k string) string {
+			if k == gateVar {
+				return tt.env
+			}
+			return ""
+		}}
+		got, why := o.kernelExpectation(e, fs, &note)
+		if got != tt.want || (got && why != tt.why) || !strings.Contains(note.String(), tt.notice) || (tt.notice == "" && note.Len() > 0) {
+			t.Errorf("%q with %s=%q: required %v (%q), note %q; want %v (%q), note %q", tt.args, gateVar, tt.env, got, why, note.String(), tt.want, tt.why, tt.notice)
+		}
 	}
 }
