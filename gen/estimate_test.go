@@ -49,8 +49,10 @@ func TestBudgetReportsSayCalibratedOrEstimate(t *testing.T) {
 		var report, table bytes.Buffer
 		WriteBudgetReport(&report, s, bs)
 		WriteBudgetTable(&table, s, bs)
-		first := func(b bytes.Buffer, n int) string { return strings.Join(strings.SplitN(b.String(), "\n", n+1)[:n], "\n") }
-		head := first(report, 2) + "\n" + first(table, 1)
+		first := func(text string, n int) string {
+			return strings.Join(strings.SplitN(text, "\n", n+1)[:n], "\n")
+		}
+		head := first(report.String(), 2) + "\n" + first(table.String(), 1)
 		summary := bs[0].Summary()
 		if CalibrationOf(tg).Calibrated() {
 			for _, text := range []string{head, summary} {

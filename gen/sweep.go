@@ -38,8 +38,9 @@ func DefaultSweep(t Target) Sweep {
 		NumStages: []int{1, 2},
 	}
 	// BLOCK_T 32 is left out: with BLOCK_H 64 and SPLIT_K 1, ptxas 12.8
-	// spills 16-36 bytes there while 16 and 64 compile clean
-	// (calib/REPORT.md), a quirk the budget model does not try to fit.
+	// spilled 16-36 bytes there while 16 and 64 compiled clean (found by
+	// calib/calibrate.py when this sweep was chosen), a quirk the budget
+	// model does not try to fit.
 	if t.Path == PathMMASync {
 		// mma.sync keeps Q's operand in registers (128 per thread whatever
 		// BLOCK_H), so only 16-row head blocks fit; the sweep shows 32 being
