@@ -165,31 +165,7 @@ func Check(t Target, v Variant) Budget {
 		b.SmemBytes = scratch
 	}
 
-	// Registers per thread: the accumulator is exact; the operand and
-	// overhead terms are fitted to ptxas -v over the calibration grid
-	// (calib/REPORT.md) and rounded up.
-	threads := v.Threads()
-	acc := prod(v.BlockH, headDim) / threads
-	b.Regs = append(b.Regs, Item{"acc", acc, "fp32 accumulator [BLOCK_H, 512] spread over the threads"})
-	if wg {
-		b.Regs = append(b.Regs, Item{"p_k", prod(2, v.BlockH, v.BlockT) / threads, "scores/probabilities [BLOCK_H, BLOCK_T] fp32 and their bf16 copy"})
-		b.Regs = append(b.Regs, Item{"overhead", 90, "addresses, masks, softmax state, dequantization temporaries (fitted)"})
-	} else {
-		// mma.sync needs the whole A operand in each warp: 16 rows of Q
-		// by 512 bf16 is 128 registers per thread, and every extra 16
-		// rows a warp covers adds that again.
-		warpsM := min(v.NumWarps, max(1, v.BlockH/16))
-		rowsPerWarp := v.BlockH / warpsM
-		b.Regs = append(b.Regs, Item{"q_operand", prod(rowsPerWarp, headDim, bf16) / (32 * 4), "Q as the MMA A operand, kept in registers across the token loop"})
-		extra := 0
-		if warpsM > 1 {
-			// Several warps along M replicate the K^T operand: measured
-			// about 120 more registers at BLOCK_H 32 than at 16.
-			extra = prod(60, warpsM-1, 2)
-		}
-		b.Regs = append(b.Regs, Item{"k_operand", 32 + extra, "K^T operand fragments and the dequantized tile in flight (fitted)"})
-		b.Regs = append(b.Regs, Item{"overhead", 28, "addresses, masks, softmax state (fitted)"})
-	}
+	b.Regs = tritonRegs(v, wg)
 	b.RegsEst = total(b.Regs)
 	for _, q := range compilerQuirks {
 		if q.target == t.Name && q.match(v) {
@@ -197,6 +173,38 @@ func Check(t Target, v Variant) Budget {
 		}
 	}
 	return judge(t, b)
+}
+
+// tritonRegs estimates the registers per thread of a Triton variant, term by
+// term; wg is the wgmma path.
+func tritonRegs(v Variant, wg bool) []Item {
+	// Registers per thread: the accumulator is exact; the operand and
+	// overhead terms are fitted to ptxas -v over the calibration grid
+	// (calib/REPORT.md) and rounded up.
+	threads := v.Threads()
+	var regs []Item
+	acc := prod(v.BlockH, headDim) / threads
+	regs = append(regs, Item{"acc", acc, "fp32 accumulator [BLOCK_H, 512] spread over the threads"})
+	if wg {
+		regs = append(regs, Item{"p_k", prod(2, v.BlockH, v.BlockT) / threads, "scores/probabilities [BLOCK_H, BLOCK_T] fp32 and their bf16 copy"})
+		regs = append(regs, Item{"overhead", 90, "addresses, masks, softmax state, dequantization temporaries (fitted)"})
+	} else {
+		// mma.sync needs the whole A operand in each warp: 16 rows of Q
+		// by 512 bf16 is 128 registers per thread, and every extra 16
+		// rows a warp covers adds that again.
+		warpsM := min(v.NumWarps, max(1, v.BlockH/16))
+		rowsPerWarp := v.BlockH / warpsM
+		regs = append(regs, Item{"q_operand", prod(rowsPerWarp, headDim, bf16) / (32 * 4), "Q as the MMA A operand, kept in registers across the token loop"})
+		extra := 0
+		if warpsM > 1 {
+			// Several warps along M replicate the K^T operand: measured
+			// about 120 more registers at BLOCK_H 32 than at 16.
+			extra = prod(60, warpsM-1, 2)
+		}
+		regs = append(regs, Item{"k_operand", 32 + extra, "K^T operand fragments and the dequantized tile in flight (fitted)"})
+		regs = append(regs, Item{"overhead", 28, "addresses, masks, softmax state (fitted)"})
+	}
+	return regs
 }
 
 // compilerQuirks are the shapes where the register estimate sits within a
