@@ -31,12 +31,6 @@ var (
 	kernelFallbackRE = regexp.MustCompile(`mlagen: sparse-MLA decode not on the MMA kernel \(([^()]+)\): (.*); SGLang's kernel runs`)
 )
 
-// KernelPatterns are the regular expressions MatchKernel uses, for help
-// texts and reports.
-func KernelPatterns() (ran, fallback string) {
-	return kernelRanRE.String(), kernelFallbackRE.String()
-}
-
 // MatchKernel recognises a kernel module line in the message text of a
 // record.
 func MatchKernel(text string) (KernelLine, bool) {
