@@ -76,11 +76,11 @@ func TestApplyKeepsModesAndRefusesStaleTrees(t *testing.T) {
 	if err := os.Chmod(full, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	tree, err := Scan(root)
+	co, err := ScanCheckout(root, mustRecipe(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := tree.Files["run.py"]
+	f := co.Tree.Files["run.py"]
 	if err := (Writer{Root: root}).Apply([]Change{{Path: "run.py", Before: f.Data, After: []byte("x = 2\n"), Mode: f.Mode}}); err != nil {
 		t.Fatal(err)
 	}
@@ -110,17 +110,17 @@ func TestNeverWritesOutsideRoot(t *testing.T) {
 	if err := os.Symlink(outside, filepath.Join(root, "ext")); err != nil {
 		t.Fatal(err)
 	}
-	tree, err := Scan(root)
+	co, err := ScanCheckout(root, mustRecipe(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := tree.Files["pkg/link.py"]; ok {
+	if _, ok := co.Tree.Files["pkg/link.py"]; ok {
 		t.Error("Scan followed a symlink out of the tree")
 	}
-	if len(tree.Outside) != 2 {
-		t.Errorf("Outside = %v, want the two symlinks reported", tree.Outside)
+	if len(co.Tree.Outside) != 2 {
+		t.Errorf("Outside = %v, want the two symlinks reported", co.Tree.Outside)
 	}
-	if _, err := Patch(tree, Options{Recipe: mustRecipe(t), Kernel: []byte(fakeKernel)}); err == nil || !strings.Contains(err.Error(), "no module") {
+	if _, err := Patch(co, Options{Recipe: mustRecipe(t), Kernel: []byte(fakeKernel)}); err == nil || !strings.Contains(err.Error(), "no module") {
 		t.Errorf("the module outside the root must not be found, got %v", err)
 	}
 	for _, p := range []string{"../escape.py", "ext/victim.py", "pkg/link.py"} {

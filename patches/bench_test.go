@@ -45,10 +45,39 @@ def _run_triton_sparse_decode(
     return q, q
 
 
-def flash_mla_sparse_decode_triton(q, k_cache, indices, topk_length, extra, softmax_scale):
+def flash_mla_sparse_decode_triton(
+    q,
+    k_cache,
+    indices,
+    topk_length,
+    attn_sink,
+    head_dim_v,
+    softmax_scale,
+    extra_k_cache=None,
+    extra_indices=None,
+    extra_topk_length=None,
+):
     out, lse = _run_triton_sparse_decode(q, k_cache, indices, topk_length, softmax_scale)
-    out2, lse2 = _run_triton_sparse_decode(q, extra, indices, topk_length, softmax_scale)
+    out2, lse2 = _run_triton_sparse_decode(q, extra_k_cache, extra_indices, extra_topk_length, softmax_scale)
     return out, lse
+`)
+	write(pkg+"flash_mla_sm120.py", `from sglang.srt.environ import envs
+
+_sm120_default_backend = envs.SGLANG_SM120_FLASHMLA_BACKEND.get()
+
+
+def flash_mla_with_kvcache_sm120(**kwargs):
+    q = kwargs["q"]
+    if _sm120_default_backend == "flashinfer":
+        return q, None
+
+    if _sm120_default_backend == "triton":
+        from sglang.srt.layers.attention.flash_mla_sm120_triton import (
+            flash_mla_sparse_decode_triton,
+        )
+
+        return flash_mla_sparse_decode_triton(q, None, None, None, None, 512, None)
+    return q, None
 `)
 	refs := 2
 	filler := func(i int) string {
@@ -59,7 +88,7 @@ def flash_mla_sparse_decode_triton(q, k_cache, indices, topk_length, extra, soft
 		}
 		return b.String()
 	}
-	for i := 0; i < n-6; i++ {
+	for i := 0; i < n-7; i++ {
 		dir := fmt.Sprintf("python/sglang/srt/mod%02d/", i%50)
 		body := filler(i)
 		if i < importers {
@@ -90,11 +119,11 @@ def flash_mla_sparse_decode_triton(q, k_cache, indices, topk_length, extra, soft
 func TestGeneratedTreeFullyWired(t *testing.T) {
 	root := t.TempDir()
 	want := genTree(t, root, 500, 40)
-	tree, err := Scan(root)
+	co, err := ScanCheckout(root, mustRecipe(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Patch(tree, Options{Recipe: mustRecipe(t), Kernel: []byte(fakeKernel)})
+	res, err := Patch(co, Options{Recipe: mustRecipe(t), Kernel: []byte(fakeKernel)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,11 +141,11 @@ func BenchmarkPatchDryRun5000(b *testing.B) {
 	rec := mustRecipe(b)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		tree, err := Scan(root)
+		co, err := ScanCheckout(root, rec)
 		if err != nil {
 			b.Fatal(err)
 		}
-		res, err := Patch(tree, Options{Recipe: rec, Kernel: []byte(fakeKernel)})
+		res, err := Patch(co, Options{Recipe: rec, Kernel: []byte(fakeKernel)})
 		if err != nil {
 			b.Fatal(err)
 		}

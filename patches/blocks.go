@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"strings"
+
+	"github.com/mlagen/mlagen/patches/resolve"
 )
 
 // mlagen brackets everything it inserts into an existing file with a pair of
@@ -14,18 +16,33 @@ import (
 //	# <<< mlagen:sm120_mma dispatcher
 //
 // and a block also owns a fixed number of line endings just before its
-// opening line (the blank lines black wants around a top-level def). Knowing
-// both is what lets --revert give back the original bytes exactly.
+// opening line or just after its closing one (the blank lines black wants
+// around a top-level def, the line ending of a block inserted before a
+// statement). Knowing both is what lets --revert give back the original
+// bytes exactly.
 
 const (
 	partDispatcher = "dispatcher"
 	partGate       = "gate"
+	partWholeCall  = "whole-call"
+	partRoute      = "route"
 )
+
+var parts = []string{partDispatcher, partGate, partWholeCall, partRoute}
+
+// partNames say what each block is, in reports.
+var partNames = map[string]string{partDispatcher: "dispatcher", partGate: "gate", partWholeCall: "whole-call guard", partRoute: "route guard"}
 
 // blockLead is how many line endings before the opening marker belong to a
 // block: the dispatcher is inserted at the end of the old function's last
 // line and opens with two blank lines; the gate starts on a new line.
-var blockLead = map[string]int{partDispatcher: 3, partGate: 1}
+// blockTrail is how many after the closing marker do: the guards are
+// inserted at the start of a statement's line and end with their own line
+// ending.
+var (
+	blockLead  = map[string]int{partDispatcher: 3, partGate: 1}
+	blockTrail = map[string]int{partWholeCall: 1, partRoute: 1}
+)
 
 type block struct {
 	part       string
@@ -37,6 +54,14 @@ type block struct {
 
 func openMarker(rec *Recipe, part string) string  { return "# >>> " + rec.Marker + " " + part }
 func closeMarker(rec *Recipe, part string) string { return "# <<< " + rec.Marker + " " + part }
+
+// openLine is a block's first line: the marker and what it is.
+func openLine(rec *Recipe, part string) string {
+	if part == partGate {
+		return openMarker(rec, part) + ": added by `mlagen patch`"
+	}
+	return openMarker(rec, part) + ": added by `mlagen patch`, removed by `mlagen patch --revert`"
+}
 
 // findBlocks lists mlagen's blocks in src, in order.
 func findBlocks(src []byte, rec *Recipe) []block {
@@ -59,7 +84,7 @@ func findBlocks(src []byte, rec *Recipe) []block {
 		}
 		text := bytes.TrimRight(src[off:end], "\r")
 		trimmed := strings.TrimLeft(string(text), " \t")
-		for _, part := range []string{partDispatcher, partGate} {
+		for _, part := range parts {
 			if cur == nil && (trimmed == openMarker(rec, part) || strings.HasPrefix(trimmed, openMarker(rec, part)+":")) {
 				out = append(out, block{part: part, open: off, openLine: line, unfinished: true})
 				cur = &out[len(out)-1]
@@ -74,23 +99,28 @@ func findBlocks(src []byte, rec *Recipe) []block {
 	return out
 }
 
-func inBlocks(bs []block, at uint32) bool {
+// blockRanges are the bytes the resolver must not count as the tree's own
+// code: every block, an unfinished one to the end of the file.
+func blockRanges(bs []block, size int) []resolve.Range {
+	var out []resolve.Range
 	for _, b := range bs {
-		if int(at) >= b.open && (b.unfinished || int(at) < b.close) {
-			return true
+		end := b.close
+		if b.unfinished {
+			end = size
 		}
+		out = append(out, resolve.Range{Start: b.open, End: end})
 	}
-	return false
+	return out
 }
 
-// removal is the byte range a block occupies, line endings before it
+// removal is the byte range a block occupies, its own line endings
 // included; it fails when the block was edited so that its extent is no
 // longer certain.
 func (b block) removal(src []byte, path string) (int, int, error) {
 	if b.unfinished {
 		return 0, 0, fmt.Errorf("%s:%d: mlagen %s block has no closing marker; remove it by hand", path, b.openLine, b.part)
 	}
-	// The line endings before the block are the block's own (patch wrote
+	// The line endings around the block are the block's own (patch wrote
 	// them with the block's line ending), which the opening line shows.
 	eol := eolAt(src, lineEnd(src, b.open))
 	start := b.open
@@ -100,5 +130,76 @@ func (b block) removal(src []byte, path string) (int, int, error) {
 		}
 		start -= len(eol)
 	}
-	return start, b.close, nil
+	end := b.close
+	for i := 0; i < blockTrail[b.part]; i++ {
+		if end+len(eol) > len(src) || string(src[end:end+len(eol)]) != eol {
+			return 0, 0, fmt.Errorf("%s:%d: the line after the mlagen %s block was edited; remove it by hand", path, b.openLine, b.part)
+		}
+		end += len(eol)
+	}
+	return start, end, nil
 }
+
+// blocksOf returns the blocks of a parsed file.
+func blocksOf(fi *resolve.Info, rec *Recipe) []block { return findBlocks(fi.Syntax().Src(), rec) }
+
+func findBlock(fi *resolve.Info, rec *Recipe, part string) (block, bool) {
+	for _, b := range blocksOf(fi, rec) {
+		if b.part == part {
+			return b, true
+		}
+	}
+	return block{}, false
+}
+
+func hasBlock(fi *resolve.Info, rec *Recipe, part string) bool {
+	_, ok := findBlock(fi, rec, part)
+	return ok
+}
+
+// blocksIn lists the blocks of part whose opening line lies in [start, end).
+func blocksIn(fi *resolve.Info, rec *Recipe, part string, start, end int) []block {
+	var out []block
+	for _, b := range blocksOf(fi, rec) {
+		if b.part == part && b.open >= start && b.open < end {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// eolAt is the line ending that starts at offset at (a line end as
+// lineEnd returns it); at the end of the file, or at a lone CR, it is the
+// file's first line ending, or "\n". Inserted lines use it, so a CRLF file
+// stays CRLF.
+func eolAt(src []byte, at int) string {
+	if at+1 < len(src) && src[at] == '\r' && src[at+1] == '\n' {
+		return "\r\n"
+	}
+	if at < len(src) && src[at] == '\n' {
+		return "\n"
+	}
+	if i := bytes.IndexByte(src, '\n'); i > 0 && src[i-1] == '\r' {
+		return "\r\n"
+	}
+	return "\n"
+}
+
+// lineEnd is the offset where the line containing off ends: its first CR or
+// LF, or the end of the file.
+func lineEnd(src []byte, off int) int {
+	i := bytes.IndexAny(src[off:], "\r\n")
+	if i < 0 {
+		return len(src)
+	}
+	e := off + i
+	// A node can end between the CR and the LF of a CRLF (a comment's
+	// text runs to the LF): the line ends before the CR.
+	if src[e] == '\n' && e > 0 && src[e-1] == '\r' {
+		e--
+	}
+	return e
+}
+
+// lineStart is the offset where the line containing off starts.
+func lineStart(src []byte, off int) int { return bytes.LastIndexByte(src[:off], '\n') + 1 }

@@ -13,31 +13,46 @@ import (
 	"github.com/rogpeppe/go-internal/txtar"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files in golden/patch from the current output")
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden from the current output")
 
 // fakeKernel stands in for the generated kernel module: the rewriter only
-// copies it, so its content does not matter beyond being recognisable.
-const fakeKernel = `def supports(q, k_cache, indices):
+// copies it (and checks that it defines what the wiring calls), so its
+// content does not matter beyond being recognisable.
+const fakeKernel = `TARGET = "sm_120"
+
+
+def supports(q, k_cache, indices):
     return True
 
 
 def sparse_decode(q, k_cache, indices, topk_length, softmax_scale):
     raise NotImplementedError("fake kernel for golden tests")
+
+
+def supports_full(q, k_cache, indices, topk_length, attn_sink, head_dim_v, softmax_scale, *extra):
+    return True
+
+
+def sparse_decode_full(q, k_cache, indices, topk_length, attn_sink, head_dim_v, softmax_scale, *extra):
+    raise NotImplementedError("fake kernel for golden tests")
 `
 
-// A golden case is a txtar archive in golden/patch:
+// A golden case is a txtar archive in testdata/golden:
 //
 //	comment: what the case is about; a line "args: --module P --revert
-//	--roundtrip" sets options
+//	--verify --roundtrip --root DIR" sets options
 //	-- in/<path> --   the input tree (files under in/)
 //	-- mode/<path> -- optional: "755" sets that input file's mode
 //	-- diff --        expected unified diff of the dry run
 //	-- report --      expected report (or "error: ..." when the run fails)
 //
-// With --roundtrip the case patches the tree on disk, reverts it, and checks
-// that every byte and mode is back; the report is the revert's.
+// The run is the workflow's (Run), from disk, on in/ or on in/DIR with
+// --root; with --verify it is the proof alone (Check: no diff). With
+// --roundtrip the case patches the tree on disk, proves it,
+// reverts it, and checks that every byte and mode is back; the report is
+// the revert's.
 func TestGolden(t *testing.T) {
-	files, err := filepath.Glob("../golden/patch/*.txtar")
+	files, err := filepath.Glob("testdata/golden/*.txtar")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no golden cases: %v", err)
 	}
@@ -48,42 +63,26 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			opt := Options{Recipe: rec, Kernel: []byte(fakeKernel)}
-			revert, roundtrip := false, false
-			for _, line := range strings.Split(string(ar.Comment), "\n") {
-				args, ok := strings.CutPrefix(line, "args:")
-				if !ok {
-					continue
-				}
-				fs := strings.Fields(args)
-				for i := 0; i < len(fs); i++ {
-					switch fs[i] {
-					case "--module":
-						i++
-						opt.Module = fs[i]
-					case "--revert":
-						revert = true
-					case "--roundtrip":
-						roundtrip = true
-					default:
-						t.Fatalf("unknown golden arg %q", fs[i])
-					}
-				}
-			}
-			root := t.TempDir()
-			input := writeInput(t, root, ar)
-			tree, err := Scan(root)
-			if err != nil {
-				t.Fatal(err)
-			}
+			job, mode := goldenJob(t, ar, rec)
+			dir := t.TempDir()
+			input := writeInput(t, dir, ar)
+			job.Root = filepath.Join(dir, filepath.FromSlash(job.Root))
 			var diff, report string
-			var res *Result
-			if revert {
-				res, err = Revert(tree, opt)
-			} else {
-				res, err = Patch(tree, opt)
+			var out *Outcome
+			switch mode {
+			case "roundtrip":
+				report = roundTrip(t, dir, job, input)
+			case "verify":
+				var rep *Report
+				if rep, err = Check(job.Root, job.Options); err == nil {
+					out = &Outcome{Report: rep}
+				}
+			default:
+				job.DryRun = true
+				out, err = Run(job)
 			}
 			switch {
+			case mode == "roundtrip":
 			case err != nil:
 				var p *Problem
 				if !errors.As(err, &p) {
@@ -91,17 +90,10 @@ func TestGolden(t *testing.T) {
 				}
 				report = "error: " + err.Error() + "\n"
 			default:
-				diff = UnifiedDiff(res.Changes)
-				report = res.Report.String()
-			}
-			if roundtrip {
-				if err != nil {
-					t.Fatalf("roundtrip: patch failed: %v", err)
-				}
-				report = roundTrip(t, root, res, opt, input)
+				diff, report = out.Diff, out.Report.String()
 			}
 			check(t, file, ar, "diff", diff)
-			check(t, file, ar, "report", report)
+			check(t, file, ar, "report", strings.ReplaceAll(report, dir, "$ROOT"))
 			if *update {
 				if err := os.WriteFile(file, txtar.Format(ar), 0o644); err != nil {
 					t.Fatal(err)
@@ -109,6 +101,39 @@ func TestGolden(t *testing.T) {
 			}
 		})
 	}
+}
+
+// goldenJob reads a case's "args:" line: the job and the mode ("",
+// "verify" or "roundtrip").
+func goldenJob(t *testing.T, ar *txtar.Archive, rec *Recipe) (Job, string) {
+	job := Job{Root: ".", Options: Options{Recipe: rec, Kernel: []byte(fakeKernel)}}
+	mode := ""
+	for _, line := range strings.Split(string(ar.Comment), "\n") {
+		args, ok := strings.CutPrefix(line, "args:")
+		if !ok {
+			continue
+		}
+		fs := strings.Fields(args)
+		for i := 0; i < len(fs); i++ {
+			switch fs[i] {
+			case "--module":
+				i++
+				job.Module = fs[i]
+			case "--root":
+				i++
+				job.Root = fs[i]
+			case "--revert":
+				job.Revert = true
+			case "--roundtrip":
+				mode = "roundtrip"
+			case "--verify":
+				mode = "verify"
+			default:
+				t.Fatalf("unknown golden arg %q", fs[i])
+			}
+		}
+	}
+	return job, mode
 }
 
 func mustRecipe(t testing.TB) *Recipe {
@@ -158,36 +183,32 @@ func writeInput(t *testing.T, root string, ar *txtar.Archive) map[string][]byte 
 	return input
 }
 
-// roundTrip applies the patch, proves it from disk, reverts it and checks
-// that the tree is byte- and mode-identical to the input.
-func roundTrip(t *testing.T, root string, res *Result, opt Options, input map[string][]byte) string {
+// roundTrip patches the tree on disk (which proves it from disk), checks
+// the proof, reverts it and checks that everything under dir is byte- and
+// mode-identical to the input; it returns the revert's report.
+func roundTrip(t *testing.T, dir string, job Job, input map[string][]byte) string {
 	t.Helper()
-	modes := snapshotModes(t, root)
-	if err := (Writer{Root: root}).Apply(res.Changes); err != nil {
-		t.Fatal(err)
-	}
-	patched, err := Scan(root)
+	modes := snapshotModes(t, dir)
+	out, err := Run(job)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("roundtrip: patch failed: %v", err)
 	}
-	proof, err := Verify(patched, Options{Recipe: opt.Recipe})
+	if !out.Report.OK() {
+		t.Fatalf("verify after patch is not OK:\n%s", out.Report)
+	}
+	again, err := Run(job)
+	if err != nil || !again.Report.NothingToDo {
+		t.Fatalf("patching twice changed more (err %v):\n%s", err, again.Report)
+	}
+	job.Revert, job.Module = true, ""
+	rv, err := Run(job)
 	if err != nil {
-		t.Fatal(err)
-	}
-	if !proof.OK() {
-		t.Fatalf("verify after patch is not OK:\n%s", proof)
-	}
-	rv, err := Revert(patched, Options{Recipe: opt.Recipe})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := (Writer{Root: root}).Apply(rv.Changes); err != nil {
 		t.Fatal(err)
 	}
 	after := map[string][]byte{}
-	filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
-			rel, _ := filepath.Rel(root, p)
+			rel, _ := filepath.Rel(dir, p)
 			after[filepath.ToSlash(rel)], _ = os.ReadFile(p)
 		}
 		return nil
@@ -195,7 +216,7 @@ func roundTrip(t *testing.T, root string, res *Result, opt Options, input map[st
 	if diff := cmp.Diff(input, after); diff != "" {
 		t.Errorf("revert did not restore the input (-input +after):\n%s", diff)
 	}
-	if diff := cmp.Diff(modes, snapshotModes(t, root)); diff != "" {
+	if diff := cmp.Diff(modes, snapshotModes(t, dir)); diff != "" {
 		t.Errorf("file modes changed (-before +after):\n%s", diff)
 	}
 	return rv.Report.String()

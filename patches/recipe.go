@@ -1,24 +1,32 @@
-// Package patches rewires an SGLang checkout so that every reference to the
-// SIMT sparse-decode kernel goes through a gated dispatcher that may run the
-// generated MMA kernel instead, proves that none was missed, and undoes it
-// byte for byte.
+// Package patches wires SGLang to the generated MMA kernel and proves it:
+// a gated per-cache dispatcher beside the SIMT kernel with every reference
+// rewired, a guarded entry at the top of the whole attention call, a guard
+// before SGLang's own backend choice so that the gate takes effect on every
+// release, the gate registered in SGLang's environ.py, the kernel module
+// beside them (and in the distribution's RECORD when SGLang is installed);
+// then the proof of all of it, and the exact undo.
 //
-// Data flows one way: Scan reads the tree (tree.go); a byte prefilter and a
-// partial parse (chunks.go, flatten.go) turn the files that can matter into
-// flat syntax trees; scope.go binds names within a file and resolve.go across
-// files (imports, aliases, re-exports); refs.go lists every reference;
-// Patch/Revert (patch.go, verify.go) turn them into byte edits and blocks
-// (blocks.go, render.go); Verify re-parses the result; Apply (apply.go) writes
-// it all-or-nothing. Nothing here knows the wiring's names: they come from a
-// Recipe (recipes/*.json).
+// Data flows one way: a Checkout (the Python tree from resolve.Scan and, for
+// an installed SGLang, its RECORD) is loaded into a resolve.Session with the
+// names the recipe is about (session.go); plan.go works out the wanted state
+// (the defining module, the whole call, the route, the gate); Patch, Verify
+// and Revert (patch.go, verify.go, revert.go) turn it into byte edits of
+// marked blocks (blocks.go, render.go) and a Report; Run (workflow.go)
+// writes them all-or-nothing (apply.go) and proves the result from disk.
+// Nothing here knows the names it wires: they come from a Recipe
+// (recipes/*.json); nothing here resolves Python names: resolve does.
 package patches
 
 import (
+	"bytes"
 	"embed"
 	"encoding/json"
 	"fmt"
+	"path"
 	"regexp"
 	"sync"
+
+	"github.com/mlagen/mlagen/patches/resolve"
 )
 
 //go:embed recipes/*.json
@@ -34,7 +42,8 @@ type Recipe struct {
 	// of the function inserted right after it.
 	Old        string `json:"old"`
 	Dispatcher string `json:"dispatcher"`
-	// Gate is the environment variable read on every dispatcher call.
+	// Gate is the environment variable read on every call of the inserted
+	// code, never at import.
 	Gate string `json:"gate"`
 	// SIMTModule is the usual file name of the defining module. It is only a
 	// hint for messages: the module is found by what it defines.
@@ -48,6 +57,13 @@ type Recipe struct {
 	// the first SupportsParams of them to supports().
 	KernelParams   []string `json:"kernel_params"`
 	SupportsParams int      `json:"supports_params"`
+	// KernelAPI are the functions the dispatcher calls in the kernel module
+	// (the whole call's two are added when it is wired).
+	KernelAPI []string `json:"kernel_api"`
+	// WholeCall is the function around Old that SGLang calls once per layer.
+	WholeCall WholeCall `json:"whole_call"`
+	// Route describes SGLang's own backend choice above the whole call.
+	Route Route `json:"route"`
 	// Environ*: where SGLang declares its switches (a file of this name with
 	// a class EnvironClass whose fields are EnvironField(...) values, exported
 	// as EnvironImport).
@@ -62,32 +78,42 @@ type Recipe struct {
 	// SourceRoot is the directory a checkout keeps its packages under
 	// ("python" in SGLang); dropped when naming a module outside packages.
 	SourceRoot string `json:"source_root"`
+	// DistInfo is the glob of the installed distribution's metadata
+	// directory, beside the package ("sglang-*.dist-info"): its RECORD lists
+	// the files pip uninstall removes.
+	DistInfo string `json:"dist_info"`
 
-	refOnce sync.Once
-	ref     *regexp.Regexp
+	cfgOnce sync.Once
+	cfg     *resolve.Config
 }
 
-// sharedCore is the longest common suffix of Old and Dispatcher
-// ("_sparse_decode"): a file without it can spell neither.
-func (r *Recipe) sharedCore() string {
-	a, b := r.Old, r.Dispatcher
-	n := 0
-	for n < len(a) && n < len(b) && a[len(a)-1-n] == b[len(b)-1-n] {
-		n++
-	}
-	if n < 4 {
-		return ""
-	}
-	return a[len(a)-n:]
+// WholeCall is the guarded entry at the top of the whole attention call:
+// with the gate set, Function's first positional parameters (which must be
+// Params, by name and order: the kernel's whole-call contract) go to the
+// kernel module's Decode when its Supports accepts them; otherwise the old
+// body runs.
+type WholeCall struct {
+	Function string   `json:"function"`
+	Params   []string `json:"params"`
+	Supports string   `json:"supports"`
+	Decode   string   `json:"decode"`
 }
 
-// stringRef matches a string literal's content that names Old by dotted path
-// ("pkg.mod._run_triton_sparse_decode"); compiled once per recipe.
-func (r *Recipe) stringRef() *regexp.Regexp {
-	r.refOnce.Do(func() {
-		r.ref = regexp.MustCompile(`^\s*(?:[A-Za-z_][A-Za-z0-9_]*\.)*` + regexp.QuoteMeta(r.Old) + `\s*$`)
-	})
-	return r.ref
+// Route is what the recipe knows of SGLang's backend choice: a function
+// that forwards to WholeCall.Function only in the branch of an if that tests
+// a variable set from one of Choices is an entry; mlagen copies that branch
+// under the gate right before the choice. EnvironmentReads are the
+// identifiers that show a test (or the value it tests) reads the
+// environment: a choice made from anything else is not one mlagen knows.
+type Route struct {
+	Choices          []Choice `json:"choices"`
+	EnvironmentReads []string `json:"environment_reads"`
+}
+
+// Choice is one environment variable SGLang has chosen the backend by.
+type Choice struct {
+	Variable string `json:"variable"`
+	Releases string `json:"releases"`
 }
 
 var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
@@ -107,22 +133,78 @@ func LoadRecipe(name string) (*Recipe, error) {
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, fmt.Errorf("recipe %q: %w", name, err)
 	}
-	for _, f := range []struct{ what, v string }{
-		{"old", r.Old}, {"dispatcher", r.Dispatcher}, {"gate", r.Gate},
-		{"environ_class", r.EnvironClass}, {"environ_field", r.EnvironField}, {"environ_import", r.EnvironImport},
-	} {
-		if !identRE.MatchString(f.v) {
-			return nil, fmt.Errorf("recipe %q: %s %q is not a Python identifier", name, f.what, f.v)
-		}
-	}
-	if r.Old == r.Dispatcher {
-		return nil, fmt.Errorf("recipe %q: old and dispatcher are both %q", name, r.Old)
-	}
-	if len(r.KernelParams) == 0 || r.SupportsParams < 0 || r.SupportsParams > len(r.KernelParams) {
-		return nil, fmt.Errorf("recipe %q: kernel_params/supports_params inconsistent", name)
-	}
-	if r.Marker == "" || r.KernelModule == "" {
-		return nil, fmt.Errorf("recipe %q: marker and kernel_module are required", name)
+	if err := r.check(); err != nil {
+		return nil, fmt.Errorf("recipe %q: %w", name, err)
 	}
 	return &r, nil
+}
+
+func (r *Recipe) check() error {
+	idents := []struct{ what, v string }{
+		{"old", r.Old}, {"dispatcher", r.Dispatcher}, {"gate", r.Gate},
+		{"environ_class", r.EnvironClass}, {"environ_field", r.EnvironField}, {"environ_import", r.EnvironImport},
+		{"whole_call.function", r.WholeCall.Function}, {"whole_call.supports", r.WholeCall.Supports}, {"whole_call.decode", r.WholeCall.Decode},
+	}
+	for _, p := range append(append(append([]string(nil), r.KernelParams...), r.WholeCall.Params...), r.KernelAPI...) {
+		idents = append(idents, struct{ what, v string }{"a parameter or kernel function", p})
+	}
+	for _, c := range r.Route.Choices {
+		idents = append(idents, struct{ what, v string }{"route.choices.variable", c.Variable})
+	}
+	for _, f := range idents {
+		if !identRE.MatchString(f.v) {
+			return fmt.Errorf("%s %q is not a Python identifier", f.what, f.v)
+		}
+	}
+	if r.Old == r.Dispatcher || r.Old == r.WholeCall.Function || r.Dispatcher == r.WholeCall.Function {
+		return fmt.Errorf("old, dispatcher and whole_call.function must differ")
+	}
+	if len(r.KernelParams) == 0 || r.SupportsParams < 0 || r.SupportsParams > len(r.KernelParams) {
+		return fmt.Errorf("kernel_params/supports_params inconsistent")
+	}
+	if len(r.WholeCall.Params) == 0 || len(r.Route.Choices) == 0 {
+		return fmt.Errorf("whole_call.params and route.choices are required")
+	}
+	if r.Marker == "" || r.KernelModule == "" || r.DistInfo == "" {
+		return fmt.Errorf("marker, kernel_module and dist_info are required")
+	}
+	if _, err := path.Match(r.DistInfo, ""); err != nil {
+		return fmt.Errorf("dist_info %q: %w", r.DistInfo, err)
+	}
+	return nil
+}
+
+// config is what the resolver is asked about for this recipe: the three
+// functions' names; mlagen's own files and blocks; SGLang's environ.py, the
+// kernel module and every file that names the whole call read whole (their
+// every statement is inspected: the class, the kernel's functions, the
+// backend choice).
+func (r *Recipe) config() *resolve.Config {
+	r.cfgOnce.Do(func() {
+		ref := regexp.MustCompile(`^\s*(?:[A-Za-z_][A-Za-z0-9_]*\.)*` + regexp.QuoteMeta(r.Old) + `\s*$`)
+		envClass := []byte("class " + r.EnvironClass)
+		whole := []byte(r.WholeCall.Function)
+		r.cfg = &resolve.Config{
+			Names: []string{r.Old, r.Dispatcher, r.WholeCall.Function},
+			Always: func(p string, data []byte) bool {
+				switch path.Base(p) {
+				case r.KernelModule:
+					return true
+				case r.EnvironFile:
+					if bytes.Contains(data, envClass) {
+						return true
+					}
+				}
+				return bytes.Contains(data, []byte(r.Marker))
+			},
+			Whole: func(p string, data []byte) bool {
+				b := path.Base(p)
+				return b == r.EnvironFile || b == r.KernelModule || bytes.Contains(data, whole)
+			},
+			Keep:      []string{r.Marker},
+			Ignore:    func(_ string, src []byte) []resolve.Range { return blockRanges(findBlocks(src, r), len(src)) },
+			StringRef: ref,
+		}
+	})
+	return r.cfg
 }

@@ -5,111 +5,51 @@ import (
 	"strings"
 )
 
-// The dispatcher and the gate are rendered the way black would format them
-// (4-space indentation, 88 columns, black's bracket splitting for calls), so
-// that a formatter run over the patched checkout changes nothing.
+// The dispatcher, the gate and the guards are rendered the way black would
+// format them (4-space indentation, 88 columns, black's bracket splitting),
+// so that a formatter run over the patched checkout changes nothing.
 
 const blackWidth = 88
 
-// signature is what the dispatcher copies from the old definition.
-type signature struct {
-	text    string   // "(q, k_cache, ...) -> Tuple[...]": parameters to the colon, verbatim
-	forward []string // arguments that pass every parameter on unchanged
-	kernel  []string // the first positional parameters, mapped onto the kernel's
-}
-
-// readSignature reads the old def's parameter list. The parameter text is
-// copied byte for byte (defaults and annotations included); the call
-// arguments are derived from it.
-func readSignature(st *syntaxTree, def int32, rec *Recipe) (signature, error) {
-	var sig signature
-	params := st.child(def, "parameters")
-	colon := int32(-1)
-	for c := st.nodes[def].first; c >= 0; c = st.nodes[c].next {
-		if st.nodes[c].kind == ":" {
-			colon = c
-		}
-		if st.nodes[c].kind == "async" {
-			return sig, fmt.Errorf("%s is async; the dispatcher template is for a plain def", rec.Old)
-		}
-	}
-	if params < 0 || colon < 0 {
-		return sig, fmt.Errorf("cannot read the parameter list of %s", rec.Old)
-	}
-	sig.text = string(st.src[st.nodes[params].start:st.nodes[colon].start])
-	sig.text = strings.TrimRight(sig.text, " \t")
-	var positional []string
-	kwOnly := false
-	for c := st.nodes[params].first; c >= 0; c = st.nodes[c].next {
-		n := &st.nodes[c]
-		name := ""
-		star := ""
-		switch n.kind {
-		case "identifier":
-			name = st.text(c)
-		case "default_parameter", "typed_default_parameter":
-			if nm := st.child(c, "name"); nm >= 0 {
-				name = st.text(nm)
-			}
-		case "typed_parameter":
-			for d := n.first; d >= 0; d = st.nodes[d].next {
-				switch st.nodes[d].kind {
-				case "identifier":
-					name = st.text(d)
-				case "list_splat_pattern":
-					star, name = "*", st.text(st.childKind(d, "identifier"))
-				case "dictionary_splat_pattern":
-					star, name = "**", st.text(st.childKind(d, "identifier"))
-				}
-				if name != "" {
-					break
-				}
-			}
-		case "list_splat_pattern":
-			star, name = "*", st.text(st.childKind(c, "identifier"))
-		case "dictionary_splat_pattern":
-			star, name = "**", st.text(st.childKind(c, "identifier"))
-		case "keyword_separator":
-			kwOnly = true
-			continue
-		default:
-			continue
-		}
-		if name == "" {
-			continue
-		}
-		switch {
-		case star == "*":
-			sig.forward = append(sig.forward, "*"+name)
-			kwOnly = true
-		case star == "**":
-			sig.forward = append(sig.forward, "**"+name)
-		case kwOnly:
-			sig.forward = append(sig.forward, name+"="+name)
-		default:
-			sig.forward = append(sig.forward, name)
-			positional = append(positional, name)
-		}
-	}
-	if len(positional) < len(rec.KernelParams) {
-		return sig, fmt.Errorf("%s takes %d positional parameters; the kernel's sparse_decode needs %d (%s)",
-			rec.Old, len(positional), len(rec.KernelParams), strings.Join(rec.KernelParams, ", "))
-	}
-	sig.kernel = positional[:len(rec.KernelParams)]
-	return sig, nil
-}
-
-// gateRead says how the dispatcher reads the gate.
+// gateRead says how inserted code reads the gate and reaches the kernel.
 type gateRead struct {
 	envsModule string // "sglang.srt.environ"; "" reads os.environ
 	kernelImp  string // the import statement that brings the kernel module in as mma_kernel
 }
 
+// locals are the names a guard binds inside the function it is inserted
+// into: its body must not use them for anything else.
+func (g gateRead) locals(rec *Recipe) []string {
+	if g.envsModule != "" {
+		return []string{rec.EnvironImport, "mma_kernel"}
+	}
+	return []string{"os", "mma_kernel"}
+}
+
+// gateTest returns the lines, at indent, that read the gate at call time and
+// open the if that runs when it is true.
+func (g gateRead) gateTest(rec *Recipe, indent string) []string {
+	if g.envsModule != "" {
+		return []string{indent + "from " + g.envsModule + " import " + rec.EnvironImport, "",
+			indent + "if " + rec.EnvironImport + "." + rec.Gate + ".get():"}
+	}
+	return append([]string{indent + "import os", ""},
+		blackTuple(indent, fmt.Sprintf("if os.environ.get(%q, \"\").strip().lower() in", rec.Gate), quoted(rec.Truthy), ":")...)
+}
+
+func quoted(words []string) []string {
+	out := make([]string, len(words))
+	for i, w := range words {
+		out[i] = fmt.Sprintf("%q", w)
+	}
+	return out
+}
+
 // renderDispatcher returns the dispatcher block's lines, markers included.
-func renderDispatcher(rec *Recipe, sig signature, g gateRead) []string {
+func renderDispatcher(rec *Recipe, sig signature, kernel []string, g gateRead) []string {
 	var l []string
 	add := func(s ...string) { l = append(l, s...) }
-	add(openMarker(rec, partDispatcher)+": added by `mlagen patch`, removed by `mlagen patch --revert`",
+	add(openLine(rec, partDispatcher),
 		"def "+rec.Dispatcher+sig.text+":",
 		`    """Sparse-MLA decode through the MMA kernel, or `+rec.Old+`.`,
 		"",
@@ -121,17 +61,13 @@ func renderDispatcher(rec *Recipe, sig signature, g gateRead) []string {
 		add("    from "+g.envsModule+" import "+rec.EnvironImport, "",
 			"    if "+rec.EnvironImport+"."+rec.Gate+".get():")
 	} else {
-		quoted := make([]string, len(rec.Truthy))
-		for i, t := range rec.Truthy {
-			quoted[i] = fmt.Sprintf("%q", t)
-		}
 		add("    import os", "",
 			fmt.Sprintf("    gate = os.environ.get(%q, %q)", rec.Gate, ""),
-			"    if gate.strip().lower() in ("+strings.Join(quoted, ", ")+"):")
+			"    if gate.strip().lower() in ("+strings.Join(quoted(rec.Truthy), ", ")+"):")
 	}
 	add("        "+g.kernelImp, "")
-	add(blackCall("        ", "if mma_kernel.supports", sig.kernel[:rec.SupportsParams], ":")...)
-	add(blackCall("            ", "return mma_kernel.sparse_decode", sig.kernel, "")...)
+	add(blackCall("        ", "if mma_kernel.supports", kernel[:rec.SupportsParams], ":")...)
+	add(blackCall("            ", "return mma_kernel.sparse_decode", kernel, "")...)
 	add(blackCall("    ", "return "+rec.Old, sig.forward, "")...)
 	add("    " + closeMarker(rec, partDispatcher))
 	return l
@@ -140,10 +76,35 @@ func renderDispatcher(rec *Recipe, sig signature, g gateRead) []string {
 // renderGate returns the gate registration lines for the environ class.
 func renderGate(rec *Recipe, indent string) []string {
 	return []string{
-		indent + openMarker(rec, partGate) + ": added by `mlagen patch`",
+		indent + openLine(rec, partGate),
 		indent + rec.Gate + " = " + rec.EnvironField + "(False)",
 		indent + closeMarker(rec, partGate),
 	}
+}
+
+// renderWholeCall returns the guarded entry put at the top of the whole
+// call's body (at indent; unit is one more level): with the gate set and the
+// inputs supported, the kernel's whole-call entry returns; otherwise the
+// body goes on as before.
+func renderWholeCall(rec *Recipe, indent, unit string, args []string, g gateRead) []string {
+	wc := rec.WholeCall
+	l := []string{indent + openLine(rec, partWholeCall)}
+	l = append(l, g.gateTest(rec, indent)...)
+	l = append(l, indent+unit+g.kernelImp, "")
+	l = append(l, blackCall(indent+unit, "if mma_kernel."+wc.Supports, args, ":")...)
+	l = append(l, blackCall(indent+unit+unit, "return mma_kernel."+wc.Decode, args, "")...)
+	return append(l, indent+closeMarker(rec, partWholeCall))
+}
+
+// renderRoute returns the guard put right before an entry's backend choice:
+// with the gate set, the branch that forwards to the whole call (its
+// statements copied verbatim, so the route is exactly SGLang's own) runs
+// whatever the choice says.
+func renderRoute(rec *Recipe, indent, branch string, g gateRead) []string {
+	l := []string{indent + openLine(rec, partRoute)}
+	l = append(l, g.gateTest(rec, indent)...)
+	l = append(l, branch)
+	return append(l, indent+closeMarker(rec, partRoute))
 }
 
 // blackCall formats head(args)tail as black does: on one line if it fits,
@@ -158,9 +119,23 @@ func blackCall(indent, head string, args []string, tail string) []string {
 	if len(mid) <= blackWidth {
 		return []string{indent + head + "(", mid, indent + ")" + tail}
 	}
-	out := []string{indent + head + "("}
-	for _, a := range args {
+	return explode(indent, head+"(", args, ")"+tail)
+}
+
+// blackTuple formats "head (items)tail" with a tuple literal as black does:
+// on one line if it fits, else one item per line with a trailing comma.
+func blackTuple(indent, head string, its []string, tail string) []string {
+	one := indent + head + " (" + strings.Join(its, ", ") + ")" + tail
+	if len(one) <= blackWidth {
+		return []string{one}
+	}
+	return explode(indent, head+" (", its, ")"+tail)
+}
+
+func explode(indent, open string, its []string, close string) []string {
+	out := []string{indent + open}
+	for _, a := range its {
 		out = append(out, indent+"    "+a+",")
 	}
-	return append(out, indent+")"+tail)
+	return append(out, indent+close)
 }

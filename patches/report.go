@@ -5,7 +5,13 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/mlagen/mlagen/patches/resolve"
 )
+
+// Ref is one place in the tree that refers to a function (or, for review
+// items, names it in a way that cannot be rewired safely).
+type Ref = resolve.Ref
 
 // Report is what a run found and did; `--json` prints it as is.
 type Report struct {
@@ -14,11 +20,17 @@ type Report struct {
 	Module       string `json:"module,omitempty"`
 	KernelModule string `json:"kernel_module,omitempty"`
 	// Environ is the environ.py the gate is registered in and read through;
-	// empty when the dispatcher reads os.environ.
+	// empty when the inserted code reads os.environ.
 	Environ string `json:"environ,omitempty"`
-	Gate    string `json:"gate"`
-	Old     string `json:"old"`
-	New     string `json:"dispatcher"`
+	// Record is the installed distribution's RECORD that lists the kernel
+	// module (site-packages), relative to the root; empty for a checkout.
+	Record string `json:"record,omitempty"`
+	Gate   string `json:"gate"`
+	Old    string `json:"old"`
+	New    string `json:"dispatcher"`
+	// Route is how a decode call reaches the kernel with the gate set
+	// (patch and verify).
+	Route *RouteReport `json:"route,omitempty"`
 	// Changes lists the files written (or, in a dry run, to be written).
 	Changes []FileChange `json:"changes"`
 	// NothingToDo: the tree already was in the requested state.
@@ -32,7 +44,8 @@ type Report struct {
 	// rewrite (dotted-name strings, unbound names).
 	Review []Ref `json:"review"`
 	// Problems are structural faults verify found (no dispatcher, no kernel
-	// module, gate not registered).
+	// module, gate not registered, a guard missing or out of date, a
+	// backend choice that would make the gate inert).
 	Problems []string `json:"problems"`
 	Scanned  int      `json:"scanned"`
 	Parsed   int      `json:"parsed"`
@@ -43,6 +56,44 @@ type Report struct {
 	Outside       []string `json:"symlinks_not_followed"`
 	// Diff is the unified diff of a dry run (--json --dry-run only).
 	Diff string `json:"diff,omitempty"`
+}
+
+// RouteReport is the route of a decode call with the gate set, outermost
+// first: SGLang's entry points, the whole call, the per-cache dispatcher,
+// the kernel module.
+type RouteReport struct {
+	// Env is what to set in the server's environment.
+	Env        string       `json:"env"`
+	Entries    []RouteEntry `json:"entries"`
+	WholeCall  *RouteHop    `json:"whole_call"`
+	Dispatcher *RouteHop    `json:"dispatcher"`
+	Kernel     RouteHop     `json:"kernel"`
+	// Notes say what the route does not cover: no entry in the tree, the
+	// whole call used as a value.
+	Notes []string `json:"notes"`
+}
+
+// RouteHop is one function on the route and what it does with the gate
+// set.
+type RouteHop struct {
+	Path     string `json:"path"`
+	Line     int    `json:"line,omitempty"`
+	Function string `json:"function,omitempty"`
+	How      string `json:"how"`
+	// Wired: mlagen's code for this hop is in the tree as mlagen writes it
+	// (else How says what would happen once it is).
+	Wired bool `json:"wired"`
+}
+
+// RouteEntry is an entry point: a function that forwards to the whole call.
+type RouteEntry struct {
+	RouteHop
+	// Choice is SGLang's backend choice the route guard overrides, with
+	// the variable behind it; empty when the entry forwards whatever the
+	// environment says.
+	Choice   string `json:"choice,omitempty"`
+	Variable string `json:"variable,omitempty"`
+	Releases string `json:"releases,omitempty"`
 }
 
 // FileChange is one file a run writes.
@@ -70,6 +121,16 @@ func (r *Report) MarshalJSON() ([]byte, error) {
 	if c.Changes == nil {
 		c.Changes = []FileChange{}
 	}
+	if c.Route != nil {
+		rt := *c.Route
+		if rt.Entries == nil {
+			rt.Entries = []RouteEntry{}
+		}
+		if rt.Notes == nil {
+			rt.Notes = []string{}
+		}
+		c.Route = &rt
+	}
 	return json.Marshal(c)
 }
 
@@ -87,30 +148,7 @@ func (r *Report) Summary() string {
 // WriteText prints the report for people.
 func (r *Report) WriteText(w io.Writer) {
 	p := func(format string, a ...any) { fmt.Fprintf(w, format+"\n", a...) }
-	if r.Module != "" {
-		p("module: %s defines %s", r.Module, r.Old)
-	}
-	if r.Command != "revert" && r.Module != "" {
-		if r.Environ != "" {
-			p("gate:   %s, read through envs at call time (%s)", r.Gate, r.Environ)
-		} else {
-			p("gate:   %s, read from os.environ at call time (no environ.py with class Envs)", r.Gate)
-		}
-	}
-	if len(r.Changes) > 0 {
-		p("changes:")
-		for _, c := range r.Changes {
-			p("  %-6s %s  (%s)", c.Action, c.Path, c.What)
-		}
-	}
-	if r.NothingToDo {
-		switch r.Command {
-		case "revert":
-			p("nothing to revert: no mlagen changes in this tree")
-		default:
-			p("already patched: nothing to change")
-		}
-	}
+	r.writeHead(p)
 	section := func(title string, refs []Ref) {
 		if len(refs) == 0 {
 			return
@@ -129,6 +167,7 @@ func (r *Report) WriteText(w io.Writer) {
 		section("missed", r.Missed)
 	}
 	section("review (names "+r.Old+" in a way mlagen does not rewrite)", r.Review)
+	r.Route.write(p)
 	for _, pr := range r.Problems {
 		p("problem: %s", pr)
 	}
@@ -143,6 +182,75 @@ func (r *Report) WriteText(w io.Writer) {
 	}
 	p("scanned %d Python files, parsed %d", r.Scanned, r.Parsed)
 	p("%s", r.Summary())
+	if r.Command != "revert" && r.Route != nil && r.OK() {
+		p("set %s in the server's environment", r.Route.Env)
+	}
+}
+
+func (r *Report) writeHead(p func(string, ...any)) {
+	if r.Module != "" {
+		p("module: %s defines %s", r.Module, r.Old)
+	}
+	if r.Command != "revert" && r.Module != "" {
+		if r.Environ != "" {
+			p("gate:   %s, read through envs at call time (%s)", r.Gate, r.Environ)
+		} else {
+			p("gate:   %s, read from os.environ at call time (no environ.py with class Envs)", r.Gate)
+		}
+	}
+	if r.Record != "" {
+		p("record: %s (installed SGLang: pip uninstall removes what it lists)", r.Record)
+	}
+	if len(r.Changes) > 0 {
+		p("changes:")
+		for _, c := range r.Changes {
+			p("  %-6s %s  (%s)", c.Action, c.Path, c.What)
+		}
+	}
+	if r.NothingToDo {
+		switch r.Command {
+		case "revert":
+			p("nothing to revert: no mlagen changes in this tree")
+		default:
+			p("already patched: nothing to change")
+		}
+	}
+}
+
+// write prints the route, outermost first.
+func (rt *RouteReport) write(p func(string, ...any)) {
+	if rt == nil {
+		return
+	}
+	p("route (with %s in the server's environment):", rt.Env)
+	hop := func(label string, h *RouteHop) {
+		at := h.Path
+		if h.Line > 0 {
+			at = fmt.Sprintf("%s:%d", h.Path, h.Line)
+		}
+		if h.Function != "" {
+			at += " " + h.Function
+		}
+		p("  %-10s  %s", label, at)
+		if h.Wired {
+			p("  %-10s    %s", "", h.How)
+		} else {
+			p("  %-10s    not wired: %s", "", h.How)
+		}
+	}
+	for i := range rt.Entries {
+		hop("entry", &rt.Entries[i].RouteHop)
+	}
+	if rt.WholeCall != nil {
+		hop("whole call", rt.WholeCall)
+	}
+	if rt.Dispatcher != nil {
+		hop("per cache", rt.Dispatcher)
+	}
+	hop("kernel", &rt.Kernel)
+	for _, n := range rt.Notes {
+		p("  note: %s", n)
+	}
 }
 
 // String is WriteText into a string.

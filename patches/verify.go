@@ -4,195 +4,247 @@ import (
 	"bytes"
 	"fmt"
 	"path"
-	"sort"
 	"strings"
+
+	"github.com/mlagen/mlagen/patches/resolve"
 )
 
-// Verify is the proof: it parses the tree as it is and resolves every
-// reference to the old function and to the dispatcher. The tree is wired
-// when every reference denotes the dispatcher (the dispatcher's own fallback
-// call, inside its block, is the one that stays), the kernel module is
-// beside it and, with SGLang's environ.py, the gate is registered there.
-func Verify(t *Tree, opt Options) (*Report, error) {
+// verifier is one proof in the making.
+type verifier struct {
+	s   *session
+	rec *Recipe
+	rep *Report
+	mod string
+	fi  *resolve.Info
+	g   gateRead
+}
+
+// Verify is the proof: it parses the checkout as it is and resolves every
+// reference to the old function and to the dispatcher, and traces the route
+// a decode call takes with the gate set. The tree is wired when every
+// reference denotes the dispatcher (the dispatcher's own fallback call,
+// inside its block, is the one that stays), the whole call and every
+// backend choice above it carry the guards mlagen writes, the kernel module
+// (defining what they call) is beside the dispatcher, the gate is
+// registered in SGLang's environ.py, and an installed SGLang's RECORD lists
+// the kernel module.
+func Verify(co *Checkout, opt Options) (*Report, error) {
 	rec := opt.Recipe
-	s, err := load(t, rec, false, opt.whole, opt.reuse)
+	s, err := load(co, rec, resolve.Options{Whole: opt.whole, Reuse: opt.reuse})
 	if err != nil {
 		return nil, err
 	}
-	defer s.close()
+	defer s.Close()
 	rep := &Report{Command: "verify", Gate: rec.Gate, Old: rec.Old, New: rec.Dispatcher,
-		Scanned: len(t.paths), Parsed: s.parsed, NonUTF8: t.NonUTF8, Outside: t.Outside}
+		Scanned: len(co.Tree.Paths()), NonUTF8: co.Tree.NonUTF8, Outside: co.Tree.Outside}
 	mod := opt.Module
 	if mod == "" {
-		withBlock := s.blockFiles(partDispatcher)
-		switch len(withBlock) {
-		case 0:
-		case 1:
-			mod = withBlock[0]
-		default:
-			return nil, &Problem{Msg: fmt.Sprintf("%d modules hold an mlagen dispatcher; pick one with --module PATH:", len(withBlock)), Lines: withBlock}
-		}
-	}
-	if mod == "" {
-		mod, err = pickModule(s.definers(rec.Old), opt, rec)
-		if err != nil {
-			return nil, s.explain(err)
+		if mod, err = s.module(opt); err != nil {
+			return nil, err
 		}
 	}
 	mod = path.Clean(mod)
-	if err := s.also(strings.TrimSuffix(path.Base(mod), ".py")); err != nil {
+	if err := s.ParseSpelling(strings.TrimSuffix(path.Base(mod), ".py")); err != nil {
 		return nil, err
 	}
-	ignored, err := s.syntaxCheck(rec.Old, rec.Dispatcher)
-	if err != nil {
+	if rep.SyntaxIgnored, err = s.syntaxCheck(s.names()...); err != nil {
 		return nil, err
 	}
-	rep.SyntaxIgnored = ignored
-	rep.Parsed = s.parsed
-	rep.Module = mod
-	rep.KernelModule = kernelPath(rec, mod)
-	fi := s.infos[mod]
+	rep.Parsed, rep.Module, rep.KernelModule = s.Parsed(), mod, kernelPath(rec, mod)
+	fi := s.Info(mod)
 	if fi == nil {
 		return nil, &Problem{Msg: fmt.Sprintf("%s: no such Python file in the tree", mod)}
 	}
-	if !hasBlock(fi, partDispatcher) {
-		rep.Problems = append(rep.Problems, fmt.Sprintf("%s has no %s dispatcher (not patched)", mod, rec.Dispatcher))
-	} else if defNode(fi, rec.Old) < 0 {
-		rep.Problems = append(rep.Problems, fmt.Sprintf("%s no longer defines %s, which the dispatcher falls back to", mod, rec.Old))
-	}
-	if k, ok := t.Files[rep.KernelModule]; !ok || !bytes.HasPrefix(k.Data, []byte(kernelHeader(rec))) {
-		rep.Problems = append(rep.Problems, fmt.Sprintf("kernel module %s is missing", rep.KernelModule))
-	}
-	if env := s.environ(); env != nil {
-		rep.Environ = env.path
-		if !env.envsHas {
-			rep.Problems = append(rep.Problems, fmt.Sprintf("%s: gate %s is not registered in class %s", env.path, rec.Gate, rec.EnvironClass))
-		}
-	}
-	wired := s.r.references(val{path: mod, name: rec.Dispatcher}, false)
-	missed := s.r.references(val{path: mod, name: rec.Old}, true)
-	rep.Problems = append(rep.Problems, wired.conflicts...)
-	rep.Problems = append(rep.Problems, missed.conflicts...)
-	files := map[string]bool{}
-	for _, st := range wired.sites {
-		rep.Wired = append(rep.Wired, st.Ref)
-		files[st.Path] = true
-	}
-	for _, st := range missed.sites {
-		rep.Missed = append(rep.Missed, st.Ref)
-	}
-	rep.Review = missed.review
-	rep.Files = len(files)
+	v := &verifier{s: s, rec: rec, rep: rep, mod: mod, fi: fi, g: s.gateRead(mod)}
+	v.structure()
+	v.references()
+	v.route()
+	v.record()
 	return rep, nil
 }
 
-// Revert plans the removal of everything mlagen added: references renamed
-// back, blocks removed with the line endings they brought, the kernel module
-// deleted. On a tree mlagen patched, the result is the original bytes.
-func Revert(t *Tree, opt Options) (*Result, error) {
-	rec := opt.Recipe
-	s, err := load(t, rec, false, opt.whole, nil)
-	if err != nil {
-		return nil, err
-	}
-	defer s.close()
-	mod := opt.Module
-	if mod == "" {
-		withBlock := s.blockFiles(partDispatcher)
-		switch len(withBlock) {
-		case 0:
-		case 1:
-			mod = withBlock[0]
-		default:
-			return nil, &Problem{Msg: fmt.Sprintf("%d modules hold an mlagen dispatcher; pick one with --module PATH:", len(withBlock)), Lines: withBlock}
-		}
-	}
-	if _, err := s.syntaxCheck(rec.Dispatcher); err != nil {
-		return nil, err
-	}
-	edits := map[string][]edit{}
-	what := map[string][]string{}
-	renamed := map[string]int{}
-	rep := &Report{Command: "revert", Gate: rec.Gate, Old: rec.Old, New: rec.Dispatcher, Module: mod,
-		Scanned: len(t.paths), Parsed: s.parsed, NonUTF8: t.NonUTF8, Outside: t.Outside}
-	files := map[string]bool{}
-	if mod != "" {
-		refs := s.r.references(val{path: mod, name: rec.Dispatcher}, false)
-		for _, st := range refs.sites {
-			rep.Wired = append(rep.Wired, st.Ref)
-			files[st.Path] = true
-			if st.rename {
-				edits[st.Path] = append(edits[st.Path], edit{start: int(st.start), end: int(st.end), text: rec.Old})
-				renamed[st.Path]++
-			}
-		}
-	}
-	rep.Files = len(files)
-	var paths []string
-	for p, fi := range s.infos {
-		if fi != nil && len(fi.blocks) > 0 {
-			paths = append(paths, p)
-		}
-	}
-	sort.Strings(paths)
-	for _, p := range paths {
-		fi := s.infos[p]
-		for _, b := range fi.blocks {
-			start, end, err := b.removal(fi.st.src, p)
-			if err != nil {
-				return nil, &Problem{Msg: "cannot revert exactly:", Lines: []string{err.Error()}}
-			}
-			edits[p] = append(edits[p], edit{start: start, end: end})
-			what[p] = append(what[p], b.part+" removed")
-		}
-	}
-	var changes []Change
-	for p, es := range edits {
-		f := t.Files[p]
-		changes = append(changes, Change{Path: p, Before: f.Data, After: applyEdits(f.Data, es), Mode: f.Mode})
-	}
-	if mod != "" {
-		kp := kernelPath(rec, mod)
-		if k, ok := t.Files[kp]; ok {
-			if bytes.HasPrefix(k.Data, []byte(kernelHeader(rec))) {
-				changes = append(changes, Change{Path: kp, Before: k.Data, Mode: k.Mode})
-				what[kp] = append(what[kp], "kernel module")
-			} else {
-				rep.Problems = append(rep.Problems, fmt.Sprintf("%s was not written by mlagen; left in place", kp))
-			}
-		}
-	}
-	sort.Slice(changes, func(i, j int) bool { return changes[i].Path < changes[j].Path })
-	for _, c := range changes {
-		fc := FileChange{Path: c.Path, Action: "edit", What: strings.Join(what[c.Path], "; ")}
-		if c.After == nil {
-			fc.Action = "delete"
-		}
-		if n := renamed[c.Path]; n > 0 {
-			if fc.What != "" {
-				fc.What += "; "
-			}
-			fc.What += plural(n, "reference") + " restored"
-		}
-		rep.Changes = append(rep.Changes, fc)
-	}
-	rep.NothingToDo = len(changes) == 0
-	// Proof: nothing of mlagen's is left in the result.
-	if mod != "" && len(changes) > 0 {
-		after, err := load(t.with(changes), rec, false, opt.whole, nil)
+// structure checks the dispatcher, the kernel module and the gate.
+func (v *verifier) structure() {
+	rec, rep, fi := v.rec, v.rep, v.fi
+	b, ok := findBlock(fi, rec, partDispatcher)
+	def := fi.TopDef(rec.Old)
+	switch {
+	case !ok:
+		rep.Problems = append(rep.Problems, fmt.Sprintf("%s has no %s dispatcher (not patched)", v.mod, rec.Dispatcher))
+	case def < 0:
+		rep.Problems = append(rep.Problems, fmt.Sprintf("%s no longer defines %s, which the dispatcher falls back to", v.mod, rec.Old))
+	default:
+		src := fi.Syntax().Src()
+		lines, err := dispatcherLines(rec, fi.Syntax(), def, v.g)
 		if err != nil {
-			return nil, fmt.Errorf("proof after reverting: %w", err)
+			rep.Problems = append(rep.Problems, fmt.Sprintf("%s: %v", v.mod, err))
+		} else if !b.unfinished && string(src[b.open:b.close]) != strings.Join(lines, eolAt(src, lineEnd(src, b.open))) {
+			rep.Problems = append(rep.Problems, fmt.Sprintf("%s:%d: the %s dispatcher is not what mlagen writes now (edited, or %s's signature changed): run mlagen patch again", v.mod, b.openLine, rec.Dispatcher, rec.Old))
 		}
-		defer after.close()
-		left := after.r.references(val{path: mod, name: rec.Dispatcher}, false)
-		for _, st := range left.sites {
-			rep.Missed = append(rep.Missed, st.Ref)
+	}
+	k, ok := v.s.co.Tree.Files[rep.KernelModule]
+	switch {
+	case !ok || !bytes.HasPrefix(k.Data, []byte(kernelHeader(rec))):
+		rep.Problems = append(rep.Problems, fmt.Sprintf("kernel module %s is missing", rep.KernelModule))
+	default:
+		if miss := missingAPI(k.Data, rec.KernelAPI); len(miss) > 0 {
+			rep.Problems = append(rep.Problems, fmt.Sprintf("kernel module %s does not define %s, which the wiring calls: run mlagen patch again", rep.KernelModule, strings.Join(miss, ", ")))
 		}
-		for p, fi := range after.infos {
-			if fi != nil && len(fi.blocks) > 0 {
-				rep.Problems = append(rep.Problems, p+": an mlagen block is left")
+	}
+	if env := v.s.environ(); env != nil {
+		rep.Environ = env.Path()
+		if _, registered := env.TopClass(rec.EnvironClass, rec.Gate); !registered {
+			rep.Problems = append(rep.Problems, fmt.Sprintf("%s: gate %s is not registered in class %s", env.Path(), rec.Gate, rec.EnvironClass))
+		}
+	}
+}
+
+// references lists what goes through the dispatcher and what still reaches
+// the old function.
+func (v *verifier) references() {
+	rep := v.rep
+	wired := v.s.References(resolve.Def(v.mod, v.rec.Dispatcher), false)
+	missed := v.s.References(resolve.Def(v.mod, v.rec.Old), true)
+	rep.Problems = append(rep.Problems, wired.Conflicts...)
+	rep.Problems = append(rep.Problems, missed.Conflicts...)
+	files := map[string]bool{}
+	for _, site := range wired.Sites {
+		rep.Wired = append(rep.Wired, site.Ref)
+		files[site.Path] = true
+	}
+	for _, site := range missed.Sites {
+		rep.Missed = append(rep.Missed, site.Ref)
+	}
+	rep.Review = missed.Review
+	rep.Files = len(files)
+}
+
+// route checks the whole call's guard and every entry's route guard, and
+// describes the route.
+func (v *verifier) route() {
+	rec, rep, src := v.rec, v.rep, v.fi.Syntax().Src()
+	kstem := strings.TrimSuffix(rec.KernelModule, ".py")
+	_, hasKernel := v.s.co.Tree.Files[rep.KernelModule]
+	rt := &RouteReport{Env: rec.Gate + "=1",
+		Kernel: RouteHop{Path: rep.KernelModule, Wired: hasKernel, How: "the generated MMA kernel module" + targetNote(v.s.co.Tree, rep.KernelModule)}}
+	how := fmt.Sprintf("per cache: %s.sparse_decode when supports() accepts the inputs, else %s (%s)", kstem, rec.Old, plural(len(rep.Wired), "reference"))
+	if b, ok := findBlock(v.fi, rec, partDispatcher); ok {
+		line, _ := resolve.LineCol(src, b.open)
+		rt.Dispatcher = &RouteHop{Path: v.mod, Line: line + 1, Function: rec.Dispatcher, How: how, Wired: len(rep.Missed) == 0}
+	} else if def := v.fi.TopDef(rec.Old); def >= 0 {
+		line, _ := resolve.LineCol(src, v.fi.Syntax().Start(def))
+		rt.Dispatcher = &RouteHop{Path: v.mod, Line: line, Function: rec.Old, How: rec.Dispatcher + " beside it, " + how}
+	}
+	w, prob := v.s.wholeCallWant(v.fi, v.g)
+	switch {
+	case prob != "":
+		rep.Problems = append(rep.Problems, prob)
+	case w == nil:
+		rt.Notes = append(rt.Notes, fmt.Sprintf("%s defines no %s: callers reach the per-cache dispatcher directly", v.mod, rec.WholeCall.Function))
+	default:
+		rt.WholeCall = v.wholeCallHop(w, kstem)
+		v.entries(rt)
+	}
+	rep.Route = rt
+}
+
+// wholeCallHop checks the whole call's guard against the kernel module: the
+// guard belongs there exactly when the module has the whole-call entry
+// points; without them the whole call runs its old body, per cache, and
+// the route says so.
+func (v *verifier) wholeCallHop(w *want, kstem string) *RouteHop {
+	rec, rep, src := v.rec, v.rep, v.fi.Syntax().Src()
+	k, ok := v.s.co.Tree.Files[rep.KernelModule]
+	whole := !ok || hasWholeCall(k.Data, rec) // a missing module is reported on its own
+	def := v.fi.TopDef(rec.WholeCall.Function)
+	line, _ := resolve.LineCol(src, v.fi.Syntax().Start(def))
+	hop := &RouteHop{Path: v.mod, Line: line, Function: rec.WholeCall.Function, Wired: whole && w.state(src) == "",
+		How: fmt.Sprintf("whole call: the guard at the top of its body returns %s.%s when %s() accepts the inputs, else its old body runs", kstem, rec.WholeCall.Decode, rec.WholeCall.Supports)}
+	switch {
+	case whole:
+		if pr := w.problem(src); pr != "" {
+			rep.Problems = append(rep.Problems, pr)
+		}
+	case w.have != nil:
+		rep.Problems = append(rep.Problems, fmt.Sprintf("%s:%d: the whole-call guard calls %s.%s, which the kernel module does not define: run mlagen patch again", v.mod, w.have.openLine, kstem, rec.WholeCall.Decode))
+	default:
+		hop.How = fmt.Sprintf("whole call: its old body runs, per cache (the kernel module has no %s/%s; patch with one that has them to fuse the whole call)", rec.WholeCall.Supports, rec.WholeCall.Decode)
+	}
+	return hop
+}
+
+// entries checks the route guards of the whole call's entry points.
+func (v *verifier) entries(rt *RouteReport) {
+	rec, rep := v.rec, v.rep
+	rs := v.s.routes(v.mod, v.g)
+	rep.Problems = append(rep.Problems, rs.problems...)
+	rt.Notes = append(rt.Notes, rs.notes...)
+	guarded := map[string]bool{}
+	for _, e := range rs.entries {
+		re := RouteEntry{RouteHop: RouteHop{Path: e.path, Line: e.line, Function: e.fn, Wired: true,
+			How: fmt.Sprintf("forwards to %s whatever the environment says", rec.WholeCall.Function)}}
+		if e.choice != nil {
+			re.Choice, re.Variable, re.Releases = e.choice.describe(), e.choice.variable, e.choice.releases
+			re.How = fmt.Sprintf("the route guard runs the branch that calls %s before SGLang's backend choice %s", rec.WholeCall.Function, e.choice.describe())
+			if pr := e.guard.problem(v.s.Info(e.path).Syntax().Src()); pr != "" {
+				rep.Problems = append(rep.Problems, pr)
+				re.Wired = false
+			}
+			if e.guard.have != nil {
+				guarded[fmt.Sprintf("%s:%d", e.path, e.guard.have.open)] = true
+			}
+		}
+		rt.Entries = append(rt.Entries, re)
+	}
+	// A route guard no entry accounts for guards a choice that is gone or
+	// no longer understood: the route it promises is not proven.
+	for _, file := range v.s.blockFiles(partRoute) {
+		for _, b := range blocksOf(v.s.Info(file), rec) {
+			if b.part == partRoute && !guarded[fmt.Sprintf("%s:%d", file, b.open)] {
+				rep.Problems = append(rep.Problems, fmt.Sprintf("%s:%d: this mlagen route guard precedes no backend choice mlagen understands (SGLang changed there?); take it out with mlagen patch --revert and patch again", file, b.openLine))
 			}
 		}
 	}
-	return &Result{Changes: changes, Report: rep}, nil
+	if len(rs.entries) == 0 && len(rs.problems) == 0 {
+		rt.Notes = append(rt.Notes, fmt.Sprintf("no function in this tree calls %s: its callers (outside the tree) reach the guarded whole call directly", rec.WholeCall.Function))
+	}
+}
+
+// record checks an installed SGLang's RECORD: it must list the kernel
+// module, and a RECORD that lists it where the wiring is gone is the sign
+// of a pip install that replaced SGLang's files.
+func (v *verifier) record() {
+	rep := v.rep
+	r := v.s.co.recordFor(v.mod)
+	if r == nil {
+		return
+	}
+	rep.Record = r.Path
+	_, _, listed := recordLine(r.Data, r.Prefix+rep.KernelModule)
+	k, hasKernel := v.s.co.Tree.Files[rep.KernelModule]
+	hasKernel = hasKernel && bytes.HasPrefix(k.Data, []byte(kernelHeader(v.rec)))
+	wired := hasBlock(v.fi, v.rec, partDispatcher)
+	switch {
+	case listed && (!hasKernel || !wired):
+		target := "TARGET"
+		if hasKernel {
+			if t := kernelTarget(k.Data); t != "" {
+				target = t
+			}
+		}
+		rep.Problems = []string{fmt.Sprintf("the mlagen wiring is gone (%s lists %s, but SGLang's files are upstream again: pip reinstalled or upgraded it); restore it with: mlagen patch --target %s %s",
+			r.Path, rep.KernelModule, target, v.s.co.Tree.Root)}
+	case !listed && hasKernel:
+		rep.Problems = append(rep.Problems, fmt.Sprintf("%s does not list %s, so pip uninstall would leave it behind: run mlagen patch again", r.Path, rep.KernelModule))
+	}
+}
+
+// targetNote names the target of the kernel module at kp in t, if known.
+func targetNote(t *resolve.Tree, kp string) string {
+	if k, ok := t.Files[kp]; ok {
+		if target := kernelTarget(k.Data); target != "" {
+			return ", target " + target
+		}
+	}
+	return ""
 }

@@ -15,24 +15,39 @@ import (
 
 const patchHelp = `Usage: mlagen patch [flags] SGLANG_ROOT
 
-Wire the generated MMA sparse-decode kernel into an SGLang checkout:
+Wire the generated MMA sparse-decode kernel into an SGLang checkout or an
+installed SGLang (SGLANG_ROOT = .../site-packages/sglang):
 
   1. find the module that defines {old} (by parsing, not
      by path; --module picks one when several do),
   2. add the kernel module {kmod} beside it and insert the
-     dispatcher {new} right after the old function, with the
-     same signature; it runs the MMA kernel when {gate} is
-     true at call time and the kernel supports the inputs, else the old one
-     (the gate is registered in SGLang's environ.py when the checkout has it),
-  3. rename every reference to the old function, in every file (calls,
-     aliases, module attributes, re-exports, values), to the dispatcher,
-  4. re-read the tree and prove that none was missed.
+     per-cache dispatcher {new} right after the old function,
+     with the same signature, and rename every reference to the old
+     function, in every file (calls, aliases, module attributes, re-exports,
+     values), to the dispatcher,
+  3. put a guarded entry at the top of the whole call ({whole}):
+     it returns the kernel's {decode}() when {supports}()
+     accepts the inputs, else the old body runs (per cache, as above),
+  4. find SGLang's entry points by what they do (functions that call the
+     whole call only in one branch of a backend choice made from the
+     environment:
+       {choices})
+     and put a guard before that choice that runs the branch reaching the
+     whole call, so the gate takes effect whatever the backend variable
+     says; a choice mlagen does not know stops the run (nothing written),
+  5. register the gate {gate} in SGLang's environ.py (every guard
+     reads it at call time, never at import; unset or false, SGLang runs
+     exactly as before) and, for an installed SGLang, list the kernel
+     module in the dist-info RECORD so that pip uninstall removes it,
+  6. re-read the tree and prove that no reference was missed, and print the
+     route a decode call takes with the gate set.
 
 Nothing outside the edited byte ranges changes; files are replaced by rename,
 all or none, never through a symlink or outside the root. Running it again
-changes nothing. --revert restores the original bytes exactly.
+changes nothing (a tree patched by an earlier mlagen is upgraded in place).
+--revert restores the original bytes exactly, RECORD included.
 
-Only files that spell one of the two names (or a name the function is
+Only files that spell one of the names (or a name the function is
 re-exported under) are parsed, and of those only the top-level statements
 that spell such a name or import something. A syntax error in such a
 statement stops the run (file, line, the parser's complaint); other broken
@@ -43,31 +58,44 @@ getattr) are listed for review, never rewritten.
 Examples:
   mlagen patch --dry-run ~/sglang            # show the diff, write nothing
   mlagen patch ~/sglang                      # wire it (kernel rendered for sm_120)
-  mlagen patch --kernels kernels/sm_120 ~/sglang
+  mlagen patch --target sm_90 .venv/lib/python3.11/site-packages/sglang
+  mlagen patch --kernels kernels/sm120 ~/sglang
   mlagen patch --check ~/sglang              # CI: exit 1 unless fully wired
   mlagen patch --revert ~/sglang             # take it all out again
-  mlagen patch --json --dry-run ~/sglang | jq .missed
+  mlagen patch --json --dry-run ~/sglang | jq .route
+
+Then start the server with {gate}=1 in its environment.
 
 Exit status: 0 done (or nothing to do), 1 a problem (not found, several
-modules, syntax error in a referencing file, not wired under --check),
-2 bad usage (nothing written).
+modules, syntax error in a referencing file, a backend choice mlagen does not
+know, a kernel module without the functions the wiring calls, not wired under
+--check), 2 bad usage (nothing written).
 
 Flags:
 `
 
 const verifyHelp = `Usage: mlagen verify [flags] SGLANG_ROOT
 
-Prove that an SGLang checkout is fully wired: parse every file that names
-{old} or {new}, resolve each reference
-through imports, aliases and re-exports, and report those that still reach
-the old kernel (only the dispatcher's own fallback call may). Also checks
-that the kernel module is present and the gate registered. Writes nothing.
+Prove that an SGLang checkout (or installed SGLang) is fully wired and that
+the gate takes effect: parse every file that names {old},
+{new} or {whole}, resolve each reference through
+imports, aliases and re-exports, and report those that still reach the old
+kernel (only the dispatcher's own fallback call may); check that the whole
+call and every backend choice above it carry mlagen's guards as mlagen writes
+them, that the kernel module is present and defines what they call, that the
+gate is registered and, when SGLang is installed, that RECORD lists the
+kernel module (a RECORD that lists it over upstream files means pip replaced
+them: verify prints the command that restores the wiring). Then print the
+route a decode call takes with {gate}=1: entry point ->
+whole call -> per-cache dispatcher -> kernel module. Writes nothing.
 
 Examples:
   mlagen verify ~/sglang
   mlagen verify --json ~/sglang | jq '.missed | length'
+  mlagen verify --json ~/sglang | jq .route.entries
 
-Exit status: 0 fully wired, 1 something unwired or missing, 2 bad usage.
+Exit status: 0 fully wired, 1 something unwired or missing (or a backend
+choice that would make the gate inert), 2 bad usage.
 
 Flags:
 `
@@ -112,66 +140,30 @@ func runPatch(e *env, args []string) int {
 		return exitFail
 	}
 	opt := patches.Options{Recipe: rec, Module: *module}
-	tree, code := scanRoot(e, "patch", root)
-	if tree == nil {
-		return code
-	}
 	if *check {
-		return proveAndReport(e, "patch", tree, opt, *asJSON)
+		return proveAndReport(e, "patch", root, opt, *asJSON)
 	}
-	var res *patches.Result
-	if *revert {
-		res, err = patches.Revert(tree, opt)
-	} else {
-		kernel, kerr := kernelModule(*target, *kernels)
-		if kerr != nil {
-			fmt.Fprintf(e.stderr, "mlagen patch: kernel module: %v\n", kerr)
+	job := patches.Job{Root: root, Options: opt, Revert: *revert, DryRun: *dryRun}
+	if !*revert {
+		if job.Kernel, err = kernelModule(*target, *kernels); err != nil {
+			fmt.Fprintf(e.stderr, "mlagen patch: kernel module: %v\n", err)
 			return exitFail
 		}
-		opt.Kernel = kernel
-		res, err = patches.Patch(tree, opt)
 	}
+	out, err := patches.Run(job)
 	if err != nil {
 		return problem(e, "patch", err, *asJSON)
 	}
-	rep := res.Report
-	if *dryRun {
-		diff := patches.UnifiedDiff(res.Changes)
-		if *asJSON {
-			rep.Diff = diff
-			return emitJSON(e, rep, rep.OK())
-		}
-		io.WriteString(e.stdout, diff)
+	rep := out.Report
+	switch {
+	case *dryRun && *asJSON:
+		rep.Diff = out.Diff
+		return emitJSON(e, rep, rep.OK())
+	case *dryRun:
+		io.WriteString(e.stdout, out.Diff)
 		rep.WriteText(e.stderr)
 		return exitCode(rep.OK())
-	}
-	if err := (patches.Writer{Root: root}).Apply(res.Changes); err != nil {
-		fmt.Fprintf(e.stderr, "mlagen patch: %v\n", err)
-		return exitFail
-	}
-	// The proof is re-done from what is on disk now, not from the plan.
-	after, code := scanRoot(e, "patch", root)
-	if after == nil {
-		return code
-	}
-	if *revert {
-		again, err := patches.Revert(after, opt)
-		if err != nil {
-			return problem(e, "patch", err, *asJSON)
-		}
-		if !again.Report.NothingToDo {
-			rep.Problems = append(rep.Problems, "mlagen changes are still present after reverting")
-		}
-	} else {
-		opt.Module = rep.Module
-		proof, err := patches.Verify(after, opt)
-		if err != nil {
-			return problem(e, "patch", err, *asJSON)
-		}
-		proof.Command, proof.Changes, proof.NothingToDo = "patch", rep.Changes, rep.NothingToDo
-		rep = proof
-	}
-	if *asJSON {
+	case *asJSON:
 		return emitJSON(e, rep, rep.OK())
 	}
 	rep.WriteText(e.stdout)
@@ -208,37 +200,26 @@ func runVerify(e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "mlagen verify: %v\n", err)
 		return exitFail
 	}
-	tree, code := scanRoot(e, "verify", root)
-	if tree == nil {
-		return code
-	}
-	return proveAndReport(e, "verify", tree, patches.Options{Recipe: rec, Module: *module}, *asJSON)
+	return proveAndReport(e, "verify", root, patches.Options{Recipe: rec, Module: *module}, *asJSON)
 }
 
+// oneRoot is the one SGLANG_ROOT argument; a missing one, several, or one
+// that is not a directory is a usage error (nothing is read or written).
 func oneRoot(e *env, fs *pflag.FlagSet, cmd string) (string, bool) {
 	if fs.NArg() != 1 {
 		fmt.Fprintf(e.stderr, "mlagen %s: want exactly one SGLANG_ROOT, got %d arguments (see mlagen %s --help)\n", cmd, fs.NArg(), cmd)
 		return "", false
 	}
+	if st, err := os.Stat(fs.Arg(0)); err != nil || !st.IsDir() {
+		fmt.Fprintf(e.stderr, "mlagen %s: %s is not a directory\n", cmd, fs.Arg(0))
+		return "", false
+	}
 	return fs.Arg(0), true
 }
 
-// scanRoot reads the tree; a root that is not a directory is a usage error.
-func scanRoot(e *env, cmd, root string) (*patches.Tree, int) {
-	if st, err := os.Stat(root); err != nil || !st.IsDir() {
-		fmt.Fprintf(e.stderr, "mlagen %s: %s is not a directory\n", cmd, root)
-		return nil, exitUsage
-	}
-	tree, err := patches.Scan(root)
-	if err != nil {
-		fmt.Fprintf(e.stderr, "mlagen %s: %v\n", cmd, err)
-		return nil, exitFail
-	}
-	return tree, exitOK
-}
-
-func proveAndReport(e *env, cmd string, tree *patches.Tree, opt patches.Options, asJSON bool) int {
-	rep, err := patches.Verify(tree, opt)
+// proveAndReport runs the proof on the tree under root and prints it.
+func proveAndReport(e *env, cmd, root string, opt patches.Options, asJSON bool) int {
+	rep, err := patches.Check(root, opt)
 	if err != nil {
 		return problem(e, cmd, err, asJSON)
 	}
@@ -277,7 +258,12 @@ func helpText(tmpl string) string {
 	if err != nil {
 		return tmpl
 	}
-	return strings.NewReplacer("{old}", rec.Old, "{new}", rec.Dispatcher, "{gate}", rec.Gate, "{kmod}", rec.KernelModule).Replace(tmpl)
+	var choices []string
+	for _, c := range rec.Route.Choices {
+		choices = append(choices, c.Variable+" in "+c.Releases)
+	}
+	return strings.NewReplacer("{choices}", strings.Join(choices, ";\n       "), "{old}", rec.Old, "{new}", rec.Dispatcher, "{gate}", rec.Gate, "{kmod}", rec.KernelModule,
+		"{whole}", rec.WholeCall.Function, "{decode}", rec.WholeCall.Decode, "{supports}", rec.WholeCall.Supports).Replace(tmpl)
 }
 
 func emitJSON(e *env, v any, ok bool) int {

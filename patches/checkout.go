@@ -1,0 +1,135 @@
+package patches
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/mlagen/mlagen/patches/resolve"
+)
+
+// Checkout is what Patch, Verify and Revert read: the Python tree and, when
+// SGLang is installed (site-packages), the RECORD files of its
+// distribution.
+type Checkout struct {
+	Tree *resolve.Tree
+	// Records are the RECORD files of dist-info directories matching the
+	// recipe's DistInfo, in the root or beside it.
+	Records []*Record
+}
+
+// Record is one distribution's RECORD: the files pip uninstall removes, one
+// CSV line each (path,sha256=...,size), paths relative to site-packages.
+type Record struct {
+	// Path is the file's path relative to the tree's root; it starts with
+	// "../" when the root is the package directory inside site-packages.
+	Path string
+	Data []byte
+	Mode fs.FileMode
+	// Prefix is what RECORD puts before a tree path: "sglang/" for a root
+	// .../site-packages/sglang, "" for a root .../site-packages.
+	Prefix string
+}
+
+// Change is what a run does to one file: Before == nil creates it, After ==
+// nil deletes it. Path is relative to the tree's root (a RECORD beside it
+// starts with "../").
+type Change struct {
+	Path   string
+	Before []byte
+	After  []byte
+	Mode   fs.FileMode
+}
+
+// NewCheckout is a checkout of an in-memory tree without RECORD (tests).
+func NewCheckout(files map[string][]byte) *Checkout {
+	return &Checkout{Tree: resolve.NewTree(files)}
+}
+
+// ScanCheckout reads the Python files under root and the RECORD of an
+// installed distribution in root or in the directory above it.
+func ScanCheckout(root string, rec *Recipe) (*Checkout, error) {
+	t, err := resolve.Scan(root)
+	if err != nil {
+		return nil, err
+	}
+	co := &Checkout{Tree: t}
+	for _, where := range []struct{ dir, rel, prefix string }{
+		{t.Root, "", ""},
+		{filepath.Dir(t.Root), "../", filepath.Base(t.Root) + "/"},
+	} {
+		matches, err := filepath.Glob(filepath.Join(where.dir, rec.DistInfo, "RECORD"))
+		if err != nil {
+			return nil, fmt.Errorf("scan %s: %w", root, err)
+		}
+		sort.Strings(matches)
+		for _, m := range matches {
+			info, err := os.Lstat(m)
+			if err != nil || !info.Mode().IsRegular() {
+				continue // a symlinked RECORD is never written through
+			}
+			data, err := os.ReadFile(m)
+			if err != nil {
+				return nil, fmt.Errorf("scan: %w", err)
+			}
+			rel := where.rel + path.Join(filepath.Base(filepath.Dir(m)), "RECORD")
+			co.Records = append(co.Records, &Record{Path: rel, Data: data, Mode: info.Mode().Perm(), Prefix: where.prefix})
+		}
+	}
+	return co, nil
+}
+
+// with returns the checkout as it is after changes.
+func (co *Checkout) with(changes []Change) *Checkout {
+	var ups []resolve.Update
+	recs := append([]*Record(nil), co.Records...)
+	for _, c := range changes {
+		if i := co.recordIndex(c.Path); i >= 0 {
+			r := *recs[i]
+			r.Data = c.After
+			recs[i] = &r
+			continue
+		}
+		ups = append(ups, resolve.Update{Path: c.Path, Data: c.After, Mode: c.Mode})
+	}
+	return &Checkout{Tree: co.Tree.With(ups), Records: recs}
+}
+
+func (co *Checkout) recordIndex(p string) int {
+	for i, r := range co.Records {
+		if r.Path == p {
+			return i
+		}
+	}
+	return -1
+}
+
+// rebase turns changes relative to the tree's root into changes relative to
+// the directory they can all be written under: the root, or the directory
+// above it when a RECORD beside the root is among them.
+func rebase(root string, changes []Change) (string, []Change) {
+	up := false
+	for _, c := range changes {
+		if strings.HasPrefix(c.Path, "../") {
+			up = true
+		}
+	}
+	if !up {
+		return root, changes
+	}
+	base := filepath.Base(root)
+	out := make([]Change, len(changes))
+	for i, c := range changes {
+		out[i] = c
+		if p, ok := strings.CutPrefix(c.Path, "../"); ok {
+			out[i].Path = p
+		} else {
+			out[i].Path = base + "/" + c.Path
+		}
+	}
+	return filepath.Dir(root), out
+}

@@ -1,0 +1,111 @@
+package patches
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/mlagen/mlagen/patches/resolve"
+)
+
+// Revert plans the removal of everything mlagen added: references renamed
+// back, blocks removed with the line endings they brought, the kernel module
+// deleted and its RECORD line taken out. On a tree mlagen patched, the
+// result is the original bytes.
+func Revert(co *Checkout, opt Options) (*Result, error) {
+	rec := opt.Recipe
+	s, err := load(co, rec, resolve.Options{Whole: opt.whole})
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	mod := opt.Module
+	if mod == "" {
+		switch withBlock := s.blockFiles(partDispatcher); len(withBlock) {
+		case 0:
+		case 1:
+			mod = withBlock[0]
+		default:
+			return nil, &Problem{Msg: fmt.Sprintf("%d modules hold an mlagen dispatcher; pick one with --module PATH:", len(withBlock)), Lines: withBlock}
+		}
+	}
+	if _, err := s.syntaxCheck(rec.Dispatcher); err != nil {
+		return nil, err
+	}
+	rep := &Report{Command: "revert", Gate: rec.Gate, Old: rec.Old, New: rec.Dispatcher, Module: mod,
+		Scanned: len(co.Tree.Paths()), Parsed: s.Parsed(), NonUTF8: co.Tree.NonUTF8, Outside: co.Tree.Outside}
+	es := newEditSet()
+	if mod != "" {
+		files := map[string]bool{}
+		for _, site := range s.References(resolve.Def(mod, rec.Dispatcher), false).Sites {
+			rep.Wired = append(rep.Wired, site.Ref)
+			files[site.Path] = true
+			if site.Rename {
+				es.add(site.Path, resolve.Edit{Start: site.Start, End: site.End, Text: rec.Old}, "")
+				es.renamed[site.Path]++
+			}
+		}
+		rep.Files = len(files)
+	}
+	for _, fi := range s.Infos() {
+		for _, b := range blocksOf(fi, rec) {
+			start, end, err := b.removal(fi.Syntax().Src(), fi.Path())
+			if err != nil {
+				return nil, &Problem{Msg: "cannot revert exactly:", Lines: []string{err.Error()}}
+			}
+			es.add(fi.Path(), resolve.Edit{Start: start, End: end}, partNames[b.part]+" removed")
+		}
+	}
+	changes := es.changes(co.Tree)
+	if mod != "" {
+		changes = append(changes, s.revertKernel(mod, rep, &es)...)
+	}
+	rep.Changes = es.describe(changes, "restored")
+	rep.NothingToDo = len(changes) == 0
+	if mod != "" && len(changes) > 0 {
+		if err := proveReverted(co.with(changes), rec, mod, opt, rep); err != nil {
+			return nil, err
+		}
+	}
+	return &Result{Changes: changes, Report: rep}, nil
+}
+
+// revertKernel deletes the kernel module mlagen wrote beside mod and takes
+// it out of an installed SGLang's RECORD.
+func (s *session) revertKernel(mod string, rep *Report, es *editSet) []Change {
+	var out []Change
+	kp := kernelPath(s.rec, mod)
+	if k, ok := s.co.Tree.Files[kp]; ok {
+		if bytes.HasPrefix(k.Data, []byte(kernelHeader(s.rec))) {
+			out = append(out, Change{Path: kp, Before: k.Data, Mode: k.Mode})
+			es.note(kp, "kernel module")
+		} else {
+			rep.Problems = append(rep.Problems, fmt.Sprintf("%s was not written by mlagen; left in place", kp))
+		}
+	}
+	for _, r := range s.co.Records {
+		if c := recordRemove(r, kp); c != nil {
+			out = append(out, *c)
+			es.note(c.Path, s.rec.KernelModule+" taken out")
+			rep.Record = r.Path
+		}
+	}
+	return out
+}
+
+// proveReverted checks that nothing of mlagen's is left in the result.
+func proveReverted(after *Checkout, rec *Recipe, mod string, opt Options, rep *Report) error {
+	s, err := load(after, rec, resolve.Options{Whole: opt.whole})
+	if err != nil {
+		return fmt.Errorf("proof after reverting: %w", err)
+	}
+	defer s.Close()
+	for _, site := range s.References(resolve.Def(mod, rec.Dispatcher), false).Sites {
+		rep.Missed = append(rep.Missed, site.Ref)
+	}
+	for _, fi := range s.Infos() {
+		if len(blocksOf(fi, rec)) > 0 {
+			rep.Problems = append(rep.Problems, fi.Path()+": an mlagen block is left")
+		}
+	}
+	return nil
+}

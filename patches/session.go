@@ -1,0 +1,249 @@
+package patches
+
+import (
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/mlagen/mlagen/patches/resolve"
+)
+
+// Options configure Patch, Revert and Verify.
+type Options struct {
+	Recipe *Recipe
+	// Module, when set, picks the defining module (a path relative to the
+	// root) among several.
+	Module string
+	// Kernel is the generated kernel module's source (Patch only). The
+	// rewriter never renders kernels itself.
+	Kernel []byte
+	// reuse lets Patch's proof build on its own parses.
+	reuse *resolve.Reuse
+	// whole disables the partial (chunked) parse; tests use it to check
+	// that both see the same references.
+	whole bool
+}
+
+// Result is a planned run: the changes it makes and the report, whose proof
+// was computed on the checkout as it is after the changes.
+type Result struct {
+	Changes []Change
+	Report  *Report
+}
+
+// Problem is a failure the user has to act on (as opposed to a bug or an I/O
+// error): no defining module, several, a syntax error in a referencing
+// file, an ambiguous binding, a backend choice mlagen does not know. Lines
+// carry the details.
+type Problem struct {
+	Msg   string
+	Lines []string
+}
+
+func (p *Problem) Error() string {
+	if len(p.Lines) == 0 {
+		return p.Msg
+	}
+	return p.Msg + "\n  " + strings.Join(p.Lines, "\n  ")
+}
+
+// session is one parse of a checkout under a recipe.
+type session struct {
+	*resolve.Session
+	co  *Checkout
+	rec *Recipe
+}
+
+func load(co *Checkout, rec *Recipe, opt resolve.Options) (*session, error) {
+	s, err := resolve.Load(co.Tree, rec.config(), opt)
+	if err != nil {
+		return nil, err
+	}
+	return &session{Session: s, co: co, rec: rec}, nil
+}
+
+// names are the three functions the wiring is about, for syntax checks.
+func (s *session) names() []string {
+	return []string{s.rec.Old, s.rec.Dispatcher, s.rec.WholeCall.Function}
+}
+
+// syntaxCheck stops the run on a file that does not parse and spells one of
+// names (it may hold a reference that cannot be seen reliably); other broken
+// files are returned to be reported as ignored.
+func (s *session) syntaxCheck(names ...string) ([]string, error) {
+	var bad, ignored []string
+	broken := s.Broken()
+	var paths []string
+	for p := range broken {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		e := broken[p]
+		fi := s.Info(p)
+		refers := false
+		for _, n := range names {
+			if fi != nil && fi.Spells(n) {
+				refers = true
+			}
+		}
+		if refers {
+			bad = append(bad, fmt.Sprintf("%s:%s (tree-sitter)", p, e))
+		} else {
+			ignored = append(ignored, fmt.Sprintf("%s:%s", p, e))
+		}
+	}
+	if len(bad) > 0 {
+		return nil, &Problem{Msg: fmt.Sprintf("syntax error in a file that references %s; fix it and run again (nothing was written):", names[0]), Lines: bad}
+	}
+	return ignored, nil
+}
+
+// definers lists the modules that define name at module level with def,
+// outside mlagen's blocks.
+func (s *session) definers(name string) []string {
+	var out []string
+	for _, fi := range s.Infos() {
+		if fi.Syntax().Err() == nil && fi.TopDef(name) >= 0 {
+			out = append(out, fi.Path())
+		}
+	}
+	return out
+}
+
+// blockFiles lists parsed files that hold an mlagen block of part.
+func (s *session) blockFiles(part string) []string {
+	var out []string
+	for _, fi := range s.Infos() {
+		if hasBlock(fi, s.rec, part) {
+			out = append(out, fi.Path())
+		}
+	}
+	return out
+}
+
+// module finds the defining module: the one given, else the one holding
+// the dispatcher (a tree patched before), else the one that defines Old.
+func (s *session) module(opt Options) (string, error) {
+	if opt.Module == "" {
+		switch withBlock := s.blockFiles(partDispatcher); len(withBlock) {
+		case 0:
+		case 1:
+			return withBlock[0], nil
+		default:
+			return "", &Problem{Msg: fmt.Sprintf("%d modules hold an mlagen dispatcher; pick one with --module PATH:", len(withBlock)), Lines: withBlock}
+		}
+	}
+	mod, err := pickModule(s.definers(s.rec.Old), opt, s.rec)
+	if err != nil {
+		return "", s.explain(err)
+	}
+	return mod, nil
+}
+
+// pickModule chooses the defining module among candidates.
+func pickModule(cands []string, opt Options, rec *Recipe) (string, error) {
+	name := rec.Old
+	if opt.Module != "" {
+		m := path.Clean(strings.TrimPrefix(opt.Module, "./"))
+		for _, c := range cands {
+			if c == m {
+				return c, nil
+			}
+		}
+		return "", &Problem{Msg: fmt.Sprintf("--module %s does not define %s at module level", opt.Module, name), Lines: cands}
+	}
+	switch len(cands) {
+	case 0:
+		return "", &Problem{Msg: fmt.Sprintf("no module in this tree defines %s (upstream keeps it in %s; looked for a module-level def in every file that names it)", name, rec.SIMTModule)}
+	case 1:
+		return cands[0], nil
+	}
+	return "", &Problem{Msg: fmt.Sprintf("%d modules define %s; pick one with --module PATH:", len(cands), name), Lines: cands}
+}
+
+// explain adds the syntax errors of name-bearing files to a "no module"
+// problem: the definition may be in a file that does not parse.
+func (s *session) explain(err error) error {
+	if _, serr := s.syntaxCheck(s.rec.Old); serr != nil {
+		return serr
+	}
+	return err
+}
+
+// environ finds SGLang's environ.py (a module-level class Envs), preferring
+// sglang/srt/environ.py when a tree has several.
+func (s *session) environ() *resolve.Info {
+	var found []*resolve.Info
+	for _, fi := range s.Infos() {
+		if path.Base(fi.Path()) != s.rec.EnvironFile || fi.Syntax().Err() != nil {
+			continue
+		}
+		if body, _ := fi.TopClass(s.rec.EnvironClass, s.rec.Gate); body >= 0 {
+			found = append(found, fi)
+		}
+	}
+	sort.SliceStable(found, func(i, j int) bool {
+		ai := strings.HasSuffix(s.qualified(found[i].Path()), s.rec.EnvironPrefer)
+		aj := strings.HasSuffix(s.qualified(found[j].Path()), s.rec.EnvironPrefer)
+		return ai && !aj
+	})
+	if len(found) == 0 {
+		return nil
+	}
+	return found[0]
+}
+
+// qualified is a tree path with the packages above the root in front
+// ("srt/environ.py" in a tree rooted at .../sglang is "sglang/srt/environ.py").
+func (s *session) qualified(p string) string {
+	if pkg := s.Tree().Package; pkg != "" {
+		return strings.ReplaceAll(pkg, ".", "/") + "/" + p
+	}
+	return p
+}
+
+// gateRead works out how inserted code in module mod reads the gate and
+// imports the kernel module: through SGLang's envs when the checkout has its
+// environ.py, and relatively from a module inside a package (regular, or a
+// namespace package without __init__.py, as some SGLang directories are);
+// only a module at the top of the import path uses a plain import, which
+// would fail inside a package.
+func (s *session) gateRead(mod string) gateRead {
+	var g gateRead
+	if env := s.environ(); env != nil {
+		g.envsModule = s.ModuleName(env.Path(), s.rec.SourceRoot)
+	}
+	kstem := strings.TrimSuffix(s.rec.KernelModule, ".py")
+	if strings.Contains(s.ModuleName(mod, s.rec.SourceRoot), ".") {
+		g.kernelImp = "from . import " + kstem + " as mma_kernel"
+	} else {
+		g.kernelImp = "import " + kstem + " as mma_kernel"
+	}
+	return g
+}
+
+func kernelHeader(rec *Recipe) string {
+	return "# " + rec.Marker + " kernel module: written by `mlagen patch`, deleted by `mlagen patch --revert`.\n"
+}
+
+func kernelPath(rec *Recipe, module string) string {
+	return resolve.JoinPath(resolve.DirOf(module), rec.KernelModule)
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

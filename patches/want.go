@@ -1,0 +1,250 @@
+package patches
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/mlagen/mlagen/patches/resolve"
+)
+
+// want is one block as mlagen would write it now: where it goes when it is
+// absent, its lines, and the block found there when present. Patch turns a
+// want into an edit; Verify into a problem when the tree differs from it.
+type want struct {
+	path  string
+	part  string
+	at    int // where the block goes when absent (a line end for blocks with a lead, a line start for the others)
+	lines []string
+	eol   string
+	have  *block
+	where string // what it guards, for messages ("flash_mla_sparse_decode_triton (file:line)")
+}
+
+func (w *want) body() string { return strings.Join(w.lines, w.eol) }
+
+// insertion is the text inserted at w.at: the block with its own line
+// endings.
+func (w *want) insertion() string {
+	return strings.Repeat(w.eol, blockLead[w.part]) + w.body() + strings.Repeat(w.eol, blockTrail[w.part])
+}
+
+// state says how the tree differs from w: "" not at all, "missing",
+// "stale" (there, with other content), "moved" (not where it belongs) or
+// "unfinished" (no closing marker).
+func (w *want) state(src []byte) string {
+	switch {
+	case w.have == nil:
+		return "missing"
+	case w.have.unfinished:
+		return "unfinished"
+	case blockTrail[w.part] > 0 && w.have.open != w.at && w.have.close+len(w.eol) != w.at:
+		return "moved"
+	case string(src[w.have.open:w.have.close]) != w.body():
+		return "stale"
+	}
+	return ""
+}
+
+// edit is the change that makes the tree as w wants it; ok is false when
+// nothing is to change. A block that was moved or left unfinished is not
+// mlagen's to fix.
+func (w *want) edit(src []byte) (resolve.Edit, bool, error) {
+	switch w.state(src) {
+	case "":
+		return resolve.Edit{}, false, nil
+	case "missing":
+		return resolve.Edit{Start: w.at, End: w.at, Text: w.insertion()}, true, nil
+	case "stale":
+		return resolve.Edit{Start: w.have.open, End: w.have.close, Text: w.body()}, true, nil
+	}
+	return resolve.Edit{}, false, &Problem{Msg: fmt.Sprintf("%s:%d: the mlagen %s block of %s was moved or edited; take it out by hand (or with mlagen patch --revert) and patch again",
+		w.path, w.have.openLine, w.part, w.where)}
+}
+
+// problem is Verify's sentence for a tree that differs from w, or "".
+func (w *want) problem(src []byte) string {
+	switch w.state(src) {
+	case "missing":
+		return fmt.Sprintf("%s: %s has no mlagen %s block (not patched, or patched by an earlier mlagen: run mlagen patch again)", w.path, w.where, w.part)
+	case "stale":
+		return fmt.Sprintf("%s:%d: the mlagen %s block of %s is not what mlagen writes now (edited, or SGLang's code changed since patching): run mlagen patch again", w.path, w.have.openLine, w.part, w.where)
+	case "moved", "unfinished":
+		return fmt.Sprintf("%s:%d: the mlagen %s block of %s was moved or edited; take it out and patch again", w.path, w.have.openLine, w.part, w.where)
+	}
+	return ""
+}
+
+// stmtLine is where a block inserted before the statement starting at
+// start goes: the start of its line, with the statement's indentation. It
+// fails when something else precedes the statement on its line (a body on
+// the def line, statements joined with ;).
+func stmtLine(src []byte, start, def int) (int, string, bool) {
+	at := lineStart(src, start)
+	indent := string(src[at:start])
+	if strings.Trim(indent, " \t") != "" || at <= def {
+		return 0, "", false
+	}
+	return at, indent, true
+}
+
+// bodyStatements are the statements of a block, outside mlagen's blocks.
+func bodyStatements(fi *resolve.Info, block int32) []int32 {
+	st := fi.Syntax()
+	var out []int32
+	for c := st.First(block); c >= 0; c = st.Next(c) {
+		if st.Named(c) && st.Kind(c) != "comment" && !fi.Ignored(st.Start(c)) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// spellsIn is the first identifier in node n, outside mlagen's blocks, that
+// is one of names, or "".
+func spellsIn(fi *resolve.Info, n int32, names []string) string {
+	st := fi.Syntax()
+	found := ""
+	st.Descendants(n, func(i int32) bool {
+		if found == "" && st.Kind(i) == "identifier" && contains(names, st.Text(i)) && !fi.Ignored(st.Start(i)) {
+			found = st.Text(i)
+		}
+		return found == ""
+	})
+	return found
+}
+
+// wholeCallWant is the guarded entry of the whole call in the defining
+// module (nil when the module defines no whole call), or the problem that
+// keeps it from being wired.
+func (s *session) wholeCallWant(fi *resolve.Info, g gateRead) (*want, string) {
+	rec := s.rec
+	name := rec.WholeCall.Function
+	def := fi.TopDef(name)
+	if def < 0 {
+		return nil, ""
+	}
+	st := fi.Syntax()
+	src := st.Src()
+	line, _ := resolve.LineCol(src, st.Start(def))
+	where := name
+	sig, err := readSignature(st, def, name)
+	if err != nil {
+		return nil, fmt.Sprintf("%s:%d: %v", fi.Path(), line, err)
+	}
+	args, err := sig.wholeCallArgs(rec)
+	if err != nil {
+		return nil, fmt.Sprintf("%s:%d: %v", fi.Path(), line, err)
+	}
+	body := st.Child(def, "body")
+	stmts := bodyStatements(fi, body)
+	if len(stmts) == 0 || (len(stmts) == 1 && isDocstring(st, stmts[0])) {
+		return nil, fmt.Sprintf("%s:%d: %s has no statements to guard", fi.Path(), line, name)
+	}
+	// The guard opens the body: on the line after the def's colon, or after
+	// the docstring, before any comment that starts the body.
+	after := colonOf(st, def)
+	if isDocstring(st, stmts[0]) {
+		after = st.End(stmts[0])
+	}
+	at := lineEnd(src, after)
+	at += len(eolAt(src, at))
+	_, indent, ok := stmtLine(src, st.Start(stmts[0]), st.Start(def))
+	defIndent := string(src[lineStart(src, st.Start(def)):st.Start(def)])
+	if !ok || at > lineStart(src, st.Start(stmts[len(stmts)-1])) || !strings.HasPrefix(indent, defIndent) || len(indent) == len(defIndent) {
+		return nil, fmt.Sprintf("%s:%d: the body of %s does not start on a line of its own; wire it by hand", fi.Path(), line, name)
+	}
+	if n := spellsIn(fi, body, g.locals(rec)); n != "" {
+		return nil, fmt.Sprintf("%s:%d: %s uses the name %s, which the whole-call guard binds; wire it by hand", fi.Path(), line, name, n)
+	}
+	w := &want{path: fi.Path(), part: partWholeCall, at: at, eol: eolAt(src, lineEnd(src, after)), where: where,
+		lines: renderWholeCall(rec, indent, indent[len(defIndent):], args, g)}
+	if bs := blocksIn(fi, rec, partWholeCall, st.Start(def), st.End(def)); len(bs) > 0 {
+		w.have = &bs[0]
+	}
+	return w, ""
+}
+
+// colonOf is the end of the colon that closes a def's header.
+func colonOf(st *resolve.Syntax, def int32) int {
+	end := st.Start(def)
+	for c := st.First(def); c >= 0; c = st.Next(c) {
+		if st.Kind(c) == ":" {
+			end = st.End(c)
+		}
+	}
+	return end
+}
+
+// isDocstring reports whether statement n is a bare string (a docstring
+// when it is a body's first statement).
+func isDocstring(st *resolve.Syntax, n int32) bool {
+	if st.Kind(n) != "expression_statement" {
+		return false
+	}
+	c := st.First(n)
+	return c >= 0 && st.Kind(c) == "string" && st.Next(c) < 0
+}
+
+// routeGuard is the guard before an entry's backend choice: the branch br
+// that forwards to the whole call, copied under the gate right before the
+// first statement of the function's body that makes the choice.
+func (s *session) routeGuard(fi *resolve.Info, def int32, br *branch, g gateRead) (*want, string) {
+	st := fi.Syntax()
+	src := st.Src()
+	body := st.Child(def, "body")
+	stmts := bodyStatements(fi, body)
+	idx := -1
+	for i, n := range stmts {
+		if n == br.stmt {
+			idx = i
+		}
+	}
+	if idx < 0 {
+		return nil, "the backend choice is inside an mlagen block; take the block out and patch again"
+	}
+	k := idx
+	for k > 0 && s.choiceStatement(fi, stmts[k-1]) {
+		k--
+	}
+	at, indent, ok := stmtLine(src, st.Start(stmts[k]), st.Start(def))
+	if !ok {
+		return nil, "the backend choice does not start on a line of its own; wire it by hand"
+	}
+	locals := g.locals(s.rec)[:1] // the route guard imports no kernel
+	if n := spellsIn(fi, body, locals); n != "" {
+		return nil, fmt.Sprintf("the function uses the name %s, which the route guard binds; wire it by hand", n)
+	}
+	first, last := st.First(br.block), int32(-1)
+	for c := first; c >= 0; c = st.Next(c) {
+		last = c
+	}
+	if first < 0 || lineStart(src, st.Start(first)) <= st.Start(br.clause) {
+		return nil, "the branch that calls the whole call is on the line of its if; wire it by hand"
+	}
+	branch := string(src[lineStart(src, st.Start(first)):lineEnd(src, st.End(last))])
+	w := &want{path: fi.Path(), part: partRoute, at: at, eol: eolAt(src, lineEnd(src, at)),
+		where: st.Text(st.Child(def, "name")),
+		lines: renderRoute(s.rec, indent, branch, g)}
+	if bs := blocksIn(fi, s.rec, partRoute, st.Start(def), st.End(def)); len(bs) > 0 {
+		w.have = &bs[0]
+	}
+	return w, ""
+}
+
+// choiceStatement reports whether statement n is an if whose test (or an
+// elif's) is a backend choice.
+func (s *session) choiceStatement(fi *resolve.Info, n int32) bool {
+	st := fi.Syntax()
+	if st.Kind(n) != "if_statement" {
+		return false
+	}
+	if s.readsEnv(fi, st.Child(n, "condition")) != nil {
+		return true
+	}
+	for c := st.First(n); c >= 0; c = st.Next(c) {
+		if st.Kind(c) == "elif_clause" && s.readsEnv(fi, st.Child(c, "condition")) != nil {
+			return true
+		}
+	}
+	return false
+}
