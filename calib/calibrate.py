@@ -1,25 +1,33 @@
 """Compare mlagen's budget model with what the Triton compiler really allocates.
 
 For every variant of a sweep (those mlagen accepts and those it refuses) this
-compiles the emitted MMA kernel for the sweep's target with an explicit
-GPUTarget -- no GPU needed -- and reads the shared memory Triton allocates
+compiles the decode kernel of the shipped module (sparse_mla_mma.py) for the
+sweep's target with the variant's configuration and an explicit GPUTarget --
+no GPU needed -- and reads the shared memory Triton allocates
 (CompiledKernel.metadata.shared) and the registers and spill bytes that
 ``ptxas -v`` reports (ptxas-blackwell for sm_100 and sm_120). Arguments are
 specialised the way Triton's JIT specialises them at run time for H = 64 and
-topk = 512/2048: 16-byte aligned pointers, strides divisible by 16.
+topk = 512/2048: 16-byte aligned pointers, strides divisible by 16 (calib/sass.py
+builds the compile, for both tools). A refused variant is not in the module's
+CONFIGS, but its family's kernel is, and it compiles with its configuration
+all the same: that is how a refusal is checked.
+
+The input (calib/<target>.budget.json, written by `go test ./gen -update`)
+lists every variant with the model's prediction and its configuration as
+the module's Config fields.
 
 It fails (exit 1) when the model is wrong in a way that matters:
   * an accepted variant spills or exceeds the shared-memory limit;
   * a refused variant in fact fits without spilling;
-  * predicted shared memory is below the compiler's, or more than 5% above it.
+  * predicted shared memory is below the compiler's, or more than 5% above it;
+  * an accepted variant is not in the module's CONFIGS as its configuration.
 
-    python3 calib/calibrate.py --budget <(mlagen budget --target sm_90 --json) \\
+    python3 calib/calibrate.py --budget calib/sm90.budget.json \\
         --kernel kernels/sm90/sparse_mla_mma.py --json calib/sm90.json
 """
 
 import argparse
 import functools
-import glob
 import importlib.util
 import json
 import multiprocessing
@@ -35,12 +43,15 @@ from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
 from triton.experimental.gluon._runtime import GluonASTSource
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sass import decode_job, specialised  # noqa: E402
+
 SMEM_SLACK = 0.05
 
 
 @functools.lru_cache(maxsize=None)
 def load_kernel(path):
-    # Once per worker process: every job of a sweep compiles the same kernel.
+    # Once per worker process: every job of a sweep compiles the same module.
     # The module's launcher needs torch; its @triton.jit kernels do not, and
     # compiling them is all this does, so a bare stand-in lets the
     # calibration run where only Triton is installed.
@@ -54,78 +65,8 @@ def load_kernel(path):
     return module
 
 
-def signature(fn, v, q_box_layout):
-    sig = {}
-    for name in fn.arg_names:
-        if name in (
-            "HAS_TOPK_LENGTH",
-            "BLOCK_H",
-            "BLOCK_T",
-            "SPLIT_K",
-            "NUM_BUFS",
-            "CLUSTER_MERGE",
-        ):
-            sig[name] = "constexpr"
-        elif name == "Q":
-            sig[name] = "*bf16"
-        elif name == "QDesc":
-            # The warp-specialised kernel's TMA descriptor over Q's rows, as
-            # the emitted _q_descriptor builds it.
-            sig[name] = f"tensordesc<bf16[{v['block_h']}, 64],{q_box_layout!r}>"
-        elif name == "KV":
-            sig[name] = "*fp8e4nv"
-        elif name in ("Indices", "TopkLength"):
-            sig[name] = "*i32"
-        elif name == "Out":
-            # The output, and the split-K partials: fp32 for the MMA kernel,
-            # bf16 for the warp-specialised one (as the launcher allocates).
-            bf16 = v["split_k"] == 1 or v["warp_specialized"]
-            sig[name] = "*bf16" if bf16 else "*fp32"
-        elif name == "FinalOut":
-            # The warp-specialised kernel's merged output (cluster merge).
-            sig[name] = "*bf16"
-        elif name in ("Lse", "FinalLse"):
-            sig[name] = "*fp32"
-        elif name == "qk_scale":
-            sig[name] = "fp32"
-        else:
-            sig[name] = "i32"
-    return sig
-
-
-def compile_one(job):
-    kernel_path, cap, v = job
-    ws = v["warp_specialized"]
-    module = load_kernel(kernel_path)
-    fn = module._ws_decode_kernel if ws else module._mma_decode_kernel
-    sig = signature(fn, v, getattr(module, "_Q_BOX_LAYOUT", None))
-    # What the JIT does at run time: pointers and ints divisible by 16 are
-    # marked so (every stride and page size is, for H = 64, topk 512/2048).
-    attrs = {
-        (i,): [["tt.divisibility", 16]]
-        for i, n in enumerate(fn.arg_names)
-        if sig[n] not in ("constexpr", "fp32") and not sig[n].startswith("tensordesc")
-    }
-    constexprs = {
-        "HAS_TOPK_LENGTH": True,
-        "BLOCK_H": v["block_h"],
-        "BLOCK_T": v["block_t"],
-        "SPLIT_K": v["split_k"],
-    }
-    options = {"num_warps": v["num_warps"], "num_stages": v["num_stages"]}
-    if ws:
-        # The Gluon kernel: stages are its K buffers, and it is launched at
-        # a fixed register count that setmaxnreg divides between partitions.
-        constexprs["NUM_BUFS"] = v["num_stages"]
-        constexprs["CLUSTER_MERGE"] = v["cluster_merge"]
-        options = {"num_warps": v["num_warps"], "maxnreg": module._WS_MAXNREG}
-    source = GluonASTSource if ws else ASTSource
-    src = source(fn=fn, signature=sig, constexprs=constexprs, attrs=attrs)
-    try:
-        ck = triton.compile(src, target=GPUTarget("cuda", cap, 32), options=options)
-    except Exception as e:  # a variant the compiler rejects outright
-        return {**v, "error": str(e).splitlines()[0][:200]}
-    ptx = ck.asm["ptx"]
+def ptxas_usage(ptx, cap):
+    """Registers and spill bytes of the PTX as the target's ptxas reports them."""
     arch = re.search(r"^\.target\s+(\S+)", ptx, re.M).group(1)
     bindir = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin")
     ptxas = os.path.join(bindir, "ptxas-blackwell" if cap >= 100 else "ptxas")
@@ -140,73 +81,76 @@ def compile_one(job):
         )
     regs = re.search(r"Used (\d+) registers", r.stderr)
     spill = re.search(r"(\d+) bytes spill stores", r.stderr)
-    row = {
-        **v,
-        "smem": ck.metadata.shared,
+    return {
         "regs": int(regs.group(1)) if regs else None,
         "spill": int(spill.group(1)) if spill else 0,
         "ptxas": os.path.basename(ptxas),
         "arch": arch,
     }
-    if ws and module._merges_in_shared_memory(v["split_k"], v["cluster_merge"]):
+
+
+def compile_one(job):
+    kernel_path, cap, name, fields = job
+    module = load_kernel(kernel_path)
+    config = module.Config(**fields)
+    tile = config._asdict()
+    row = {}
+    if name in module.CONFIGS:
+        row["in_configs"] = module.CONFIGS[name] == config
+    fn, sig, constexprs, options, gluon = decode_job(module, tile)
+    source = GluonASTSource if gluon else ASTSource
+    src = source(
+        fn=fn, signature=sig, constexprs=constexprs, attrs=specialised(fn, sig)
+    )
+    try:
+        ck = triton.compile(src, target=GPUTarget("cuda", cap, 32), options=options)
+    except Exception as e:  # a variant the compiler rejects outright
+        return {**row, "error": str(e).splitlines()[0][:200]}
+    ptx = ck.asm["ptx"]
+    row.update(smem=ck.metadata.shared, **ptxas_usage(ptx, cap))
+    if config.family == "ws":
+        row.update(ws_checks(module, config, ptx, ck.metadata.shared))
+    return row
+
+
+def ws_checks(module, config, ptx, shared):
+    """The warp-specialised kernel's launch-time checks, run here on its
+    compiled code so that a template change that breaks them fails CI
+    instead of every call on the GPU."""
+    row = {}
+    if module._merges_in_shared_memory(config.split_k, config.cluster_merge):
         # The merge writes this much from the first byte of the kernel's
         # shared memory once the tile loop is over (the launcher refuses a
         # kernel with less): a template change that shrinks the buffers must
         # fail here, not on the GPU.
-        row["xchg"] = module._dsmem_bytes(v["block_h"])
-    if ws:
-        # The producer stores the K ring from byte 0 of shared memory, which
-        # the launcher checks in the compiled PTX before every first launch:
-        # check it here too, so a template change that moves the ring fails
-        # CI instead of every call on the GPU.
-        error = module._k_ring_error(
-            ptx, ck.metadata.shared, v["block_h"], v["block_t"], v["num_stages"]
-        )
-        if error:
-            row["k_ring"] = error
-        # And the check must be able to fail: the same PTX read for a ring
-        # twice the size, and an empty PTX, are refused.
-        for text, bufs in ((ptx, v["num_stages"] * 2), ("", v["num_stages"])):
-            if not module._k_ring_error(
-                text, ck.metadata.shared, v["block_h"], v["block_t"], bufs
-            ):
-                row["k_ring"] = f"_k_ring_error accepts a {bufs}-buffer ring" + (
-                    " in an empty PTX" if not text else ""
-                )
+        row["xchg"] = module._dsmem_bytes(config.block_h)
+    # The producer stores the K ring from byte 0 of shared memory, which the
+    # launcher checks in the compiled PTX before every first launch.
+    error = module._k_ring_error(
+        ptx, shared, config.block_h, config.block_t, config.num_stages
+    )
+    if error:
+        row["k_ring"] = error
+    # And the check must be able to fail: the same PTX read for a ring twice
+    # the size, and an empty PTX, are refused.
+    for text, bufs in ((ptx, config.num_stages * 2), ("", config.num_stages)):
+        if not module._k_ring_error(text, shared, config.block_h, config.block_t, bufs):
+            row["k_ring"] = f"_k_ring_error accepts a {bufs}-buffer ring" + (
+                " in an empty PTX" if not text else ""
+            )
     return row
-
-
-def parse_name(name):
-    m = re.fullmatch(r"(mma|ws|wsc)_h(\d+)_t(\d+)_k(\d+)_w(\d+)_s(\d+)", name)
-    h, t, k, w, s = map(int, m.groups()[1:])
-    return {
-        "block_h": h,
-        "block_t": t,
-        "split_k": k,
-        "num_warps": w,
-        "num_stages": s,
-        "warp_specialized": m.group(1) != "mma",
-        "cluster_merge": m.group(1) == "wsc",
-    }
-
-
-def kernel_file(bundle, variant, bundle_has_ws):
-    """The module to compile a variant from: the bundle, or for a warp-specialised
-    variant the bundle does not carry, its own emitted module beside it."""
-    if not variant.startswith(("ws_", "wsc_")) or bundle_has_ws:
-        return bundle
-    own = os.path.join(os.path.dirname(bundle), variant + ".py")
-    if os.path.exists(own):
-        return own
-    others = sorted(glob.glob(os.path.join(os.path.dirname(bundle), "ws_*.py")))
-    if not others:
-        sys.exit(f"{variant}: no module with _ws_decode_kernel beside {bundle}")
-    return others[0]
 
 
 def judge(row, limit):
     compiled_fits = "error" not in row and row["spill"] == 0 and row["smem"] <= limit
     problems = []
+    if row["fits"] and not row.get("in_configs"):
+        problems.append(
+            "accepted, but the module's CONFIGS does not hold it with this "
+            "configuration: re-emit the module"
+        )
+    if not row["fits"] and "in_configs" in row:
+        problems.append("refused, but the module's CONFIGS lists it")
     if row["fits"] and not compiled_fits:
         problems.append(
             "accepted but the compiler "
@@ -237,16 +181,68 @@ def judge(row, limit):
     return compiled_fits, problems
 
 
+def read_known(path):
+    """The variants of a known-disagreements file (one per line, # comments)."""
+    if not path:
+        return set()
+    with open(path) as f:
+        return {line.split("#")[0].strip() for line in f} - {""}
+
+
+def verdicts(budget, compiled, known, known_path):
+    """The calibration rows, and how many disagreements fail the run."""
+    rows, bad = [], 0
+    for b, c in zip(budget["variants"], compiled):
+        row = {
+            "variant": b["variant"],
+            "fits": b["fits"],
+            "pred_smem": b["smem_bytes"],
+            "pred_regs": b["regs_per_thread_est"],
+            **c,
+        }
+        row["compiled_fits"], row["problems"] = judge(row, budget["smem_limit"])
+        if row["problems"] and row["variant"] in known:
+            row["problems"] = ["known: " + p for p in row["problems"]]
+        elif row["variant"] in known:
+            row["problems"] = [
+                f"listed in {known_path} but the model now agrees: remove it"
+            ]
+            bad += 1
+        else:
+            bad += bool(row["problems"])
+        rows.append(row)
+    for name in sorted(known - {r["variant"] for r in rows}):
+        print(f"{known_path} lists {name}, which is not in the sweep: remove it")
+        bad += 1
+    return rows, bad
+
+
+def markdown(rows):
+    lines = [
+        f"| variant | mlagen | predicted smem | compiled smem | predicted regs | ptxas regs | spill B | compiler verdict | agreement |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['variant']} | {'fits' if r['fits'] else 'refused'} | {r['pred_smem']:,} | {r.get('smem', 0):,} | {r['pred_regs']} | {r.get('regs')} | {r.get('spill')} | "
+            f"{'fits' if r['compiled_fits'] else 'does not fit'} | {'; '.join(r['problems']) or 'ok'} |"
+        )
+    return "\n".join(lines)
+
+
 def main():
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    ap.add_argument("--budget", required=True, help="output of mlagen budget --json")
+    ap.add_argument(
+        "--budget",
+        required=True,
+        help="the calibration input, calib/<target>.budget.json",
+    )
     ap.add_argument(
         "--kernel",
         required=True,
-        help="the emitted sparse_mla_mma.py (warp-specialised variants it lacks "
-        "are compiled from their own modules beside it)",
+        help="the emitted sparse_mla_mma.py whose kernels are compiled",
     )
     ap.add_argument("--json", help="write the rows here")
     ap.add_argument("--markdown", help="write the calibration table here")
@@ -261,61 +257,19 @@ def main():
     with open(args.budget) as f:
         budget = json.load(f)
     cap = int(budget["target"].split("_")[1])
-    limit = budget["variants"][0]["smem_limit"]
     bundle = os.path.abspath(args.kernel)
-    with open(bundle) as f:
-        bundle_has_ws = "def _ws_decode_kernel(" in f.read()
-    jobs = [
-        (
-            kernel_file(bundle, b["variant"], bundle_has_ws),
-            cap,
-            parse_name(b["variant"]),
-        )
-        for b in budget["variants"]
-    ]
+    jobs = [(bundle, cap, b["variant"], b["config"]) for b in budget["variants"]]
     with multiprocessing.get_context("spawn").Pool(args.jobs) as pool:
-        compiled = pool.map(compile_one, jobs)
-    known = set()
-    if args.known:
-        with open(args.known) as f:
-            known = {line.split("#")[0].strip() for line in f} - {""}
-    rows, bad = [], 0
-    for b, c in zip(budget["variants"], compiled):
-        row = {
-            "variant": b["variant"],
-            "fits": b["fits"],
-            "pred_smem": b["smem_bytes"],
-            "pred_regs": b["regs_per_thread_est"],
-            **c,
-        }
-        row["compiled_fits"], row["problems"] = judge(row, limit)
-        if row["problems"] and row["variant"] in known:
-            row["problems"] = ["known: " + p for p in row["problems"]]
-        elif row["variant"] in known:
-            row["problems"] = [
-                f"listed in {args.known} but the model now agrees: remove it"
-            ]
-            bad += 1
-        else:
-            bad += bool(row["problems"])
-        rows.append(row)
-    for name in sorted(known - {r["variant"] for r in rows}):
-        print(f"{args.known} lists {name}, which is not in the sweep: remove it")
-        bad += 1
-    lines = [
-        f"| variant | mlagen | predicted smem | compiled smem | predicted regs | ptxas regs | spill B | compiler verdict | agreement |",
-        "|---|---|---|---|---|---|---|---|---|",
-    ]
-    for r in rows:
-        lines.append(
-            f"| {r['variant']} | {'fits' if r['fits'] else 'refused'} | {r['pred_smem']:,} | {r.get('smem', 0):,} | {r['pred_regs']} | {r.get('regs')} | {r.get('spill')} | "
-            f"{'fits' if r['compiled_fits'] else 'does not fit'} | {'; '.join(r['problems']) or 'ok'} |"
-        )
-    table = "\n".join(lines)
+        compiled = pool.map(compile_one, jobs, chunksize=1)
+    rows, bad = verdicts(budget, compiled, read_known(args.known), args.known)
+    table = markdown(rows)
     print(table)
+    known = sum(
+        1 for r in rows if r["problems"] and r["problems"][0].startswith("known: ")
+    )
     print(
         f"\n{budget['target']}: {len(rows)} variants compiled with Triton {triton.__version__}, "
-        f"{sum(1 for r in rows if r['problems'] and r['problems'][0].startswith('known: '))} known and {bad} new disagreement(s) with the budget model"
+        f"{known} known and {bad} new disagreement(s) with the budget model"
     )
     if args.json:
         with open(args.json, "w") as f:

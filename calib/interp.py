@@ -2,7 +2,9 @@
 
 Triton 3.6's interpreter multiplies bf16 dot operands as raw uint16 bits; this
 wrapper upcasts them to fp32 first (exact for bf16), then runs the harness's
-tiny case for every variant.
+tiny case for every configuration of the directory's sparse_mla_mma.py that
+the interpreter can run (the Triton ones: Gluon has no interpreter), the
+SIMT baseline, and the module's own selection.
 
     TRITON_INTERPRET=1 python3 calib/interp.py kernels/sm90/harness.py
 """

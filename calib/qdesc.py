@@ -1,16 +1,16 @@
 """Check the warp-specialised kernels' TMA descriptor over Q on the CPU (no GPU needed).
 
-The ws_* kernels read Q through _q_descriptor, which views Q as [B * H, 512]
-rows when it can and copies it when it cannot. A descriptor that pointed at
-the wrong rows would only show on a GPU, so this checks the host side
-wherever torch is installed: for Q laid out as the harness's correctness
+The ws family's kernel reads Q through _q_descriptor, which views Q as
+[B * H, 512] rows when it can and copies it when it cannot. A descriptor that
+pointed at the wrong rows would only show on a GPU, so this checks the host
+side wherever torch is installed: for Q laid out as the harness's correctness
 cases lay it out (and misaligned by one element), the descriptor's rows must
-be Q's heads in order, read in place unless TMA forbids it.
+be Q's heads in order, read in place unless TMA forbids it, for the head
+block of every warp-specialised configuration of the module.
 
     python3 calib/qdesc.py kernels/sm90
 """
 
-import glob
 import importlib.util
 import os
 import sys
@@ -60,16 +60,10 @@ def check(desc, x, q, block_h, in_place):
 def main():
     d = sys.argv[1] if len(sys.argv) > 1 else "kernels/sm90"
     harness = load_harness(d)
-    paths = sorted(glob.glob(os.path.join(d, "ws_*.py")))
-    paths += sorted(glob.glob(os.path.join(d, "wsc_*.py")))
-    paths += [os.path.join(d, "sparse_mla_mma.py")]
-    modules = {
-        os.path.basename(p)[:-3]: harness.load_module(p)
-        for p in paths
-        if "_q_descriptor" in open(p).read()
-    }
-    if not modules:
-        print(f"{d}: no module with _q_descriptor, nothing to check")
+    bundle = harness.load_module(os.path.join(d, harness.BUNDLE))
+    block_hs = sorted({c.block_h for c in bundle.CONFIGS.values() if c.family == "ws"})
+    if not block_hs:
+        print(f"{d}: no warp-specialised configuration, nothing to check")
         return 0
     gen = torch.Generator().manual_seed(0)
     checked = failed = 0
@@ -82,21 +76,21 @@ def main():
             "misaligned": (misaligned(q), False),
         }
         for name, (x, in_place) in layouts.items():
-            for mname, m in modules.items():
-                # The bundle has no BLOCK_H of its own; every ws_* config has 64.
-                block_h = getattr(m, "BLOCK_H", 64)
+            for block_h in block_hs:
                 try:
                     problem = check(
-                        m._q_descriptor(x, block_h), x, q, block_h, in_place
+                        bundle._q_descriptor(x, block_h), x, q, block_h, in_place
                     )
                 except Exception as e:  # TMA's own asserts, an out-of-bounds view
                     problem = f"{type(e).__name__}: {e}"
                 checked += 1
                 if problem:
                     failed += 1
-                    print(f"FAIL {mname} B={batch} H={heads} {name}: {problem}")
+                    print(
+                        f"FAIL BLOCK_H={block_h} B={batch} H={heads} {name}: {problem}"
+                    )
     print(
-        f"{d}: _q_descriptor of {len(modules)} modules, {checked - failed}/{checked} Q layouts read correctly"
+        f"{d}: _q_descriptor for BLOCK_H {block_hs}, {checked - failed}/{checked} Q layouts read correctly"
     )
     return 1 if failed else 0
 

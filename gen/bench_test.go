@@ -11,22 +11,21 @@ func thousandSweep() Sweep {
 		SplitK: []int{1, 2, 4, 8, 16}, NumWarps: []int{4, 8}, NumStages: []int{1, 2, 3, 4}}
 }
 
-// BenchmarkBudgetAndRender1000 budgets a 1,000-variant sweep and renders the
-// module of every one of the 1,000 (fitting or not), as emit would if all fit.
+// BenchmarkBudgetAndRender1000 budgets a 1,000-variant sweep and renders its
+// directory, the bundle holding every variant that fits, and one standalone
+// module per fitting variant (emit --per-variant).
 func BenchmarkBudgetAndRender1000(b *testing.B) {
 	s := thousandSweep()
 	if n := len(s.Variants()); n != 1000 {
 		b.Fatalf("sweep has %d variants", n)
 	}
 	for b.Loop() {
-		r, err := newRenderer()
+		e, err := Emit(s, "bench", nil)
 		if err != nil {
 			b.Fatal(err)
 		}
-		for _, bud := range CheckSweep(s) {
-			if _, err := r.render("variant.py.tmpl", map[string]any{"Command": "bench", "Target": s.Target, "V": bud.Variant, "Budget": bud}); err != nil {
-				b.Fatal(err)
-			}
+		if _, err := e.PerVariantFiles(); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

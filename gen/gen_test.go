@@ -1,10 +1,14 @@
 package gen
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestValidate(t *testing.T) {
@@ -197,46 +201,213 @@ func TestEmitNothingFits(t *testing.T) {
 	}
 }
 
-// Cluster code (the helpers, the CLUSTER_MERGE branches, the cluster
-// launcher) goes only into modules that hold a wsc_* variant: a reader of
-// ws_* or of a bundle without a cluster configuration sees none of it.
-func TestClusterCodeOnlyInClusterModules(t *testing.T) {
-	tg, err := LookupTarget("sm_90")
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := Emit(DefaultSweep(tg), "test", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	markers := []string{"CLUSTER_MERGE", "_cluster_barrier", "_cluster_merge", "DSMEM_SPLIT_K", "_launch_in_clusters"}
-	bundleHasCluster := false
-	for _, row := range e.Selection.Table {
-		for _, n := range row {
-			bundleHasCluster = bundleHasCluster || strings.HasPrefix(n, "wsc_")
+// A bundle lists every fitting variant as a configuration, and carries a
+// kernel family's code only when one of its configurations uses it.
+func TestBundleFamilies(t *testing.T) {
+	sm90, _ := LookupTarget("sm_90")
+	sm120, _ := LookupTarget("sm_120")
+	noWS := DefaultSweep(sm90)
+	noWS.WSSplitK, noWS.WSClusterSplitK = nil, nil
+	// The one MMA variant here is refused (a ptxas spill the model knows).
+	wsOnly := DefaultSweep(sm90)
+	wsOnly.BlockH, wsOnly.BlockT, wsOnly.SplitK, wsOnly.NumStages = []int{64}, []int{64}, []int{1}, []int{1}
+	mmaCode := []string{"def _mma_decode_kernel(", "def _combine_kernel(", "def _run_mma(", `"mma": (_run_mma, None)`}
+	wsCode := []string{"from triton.experimental import gluon", "def _ws_decode_kernel(", "def _combine_bf16_kernel(",
+		"def _run_ws(", "def _launch_in_clusters(", `"ws": (_run_ws, _why_not_ws)`}
+	for _, tc := range []struct {
+		name     string
+		s        Sweep
+		mma, ws  bool
+		fitCount int
+	}{
+		{"sm_90 default", DefaultSweep(sm90), true, true, 40},
+		{"sm_120 default", DefaultSweep(sm120), true, false, 23},
+		{"sm_90 without ws", noWS, true, false, 31},
+		{"sm_90 ws only", wsOnly, false, true, 9},
+	} {
+		e, err := Emit(tc.s, "test", nil)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	seen := map[string]int{}
-	for _, f := range e.Files {
-		var want bool
-		switch {
-		case strings.HasPrefix(f.Name, "wsc_"):
-			want = true
-		case strings.HasPrefix(f.Name, "ws_"):
-			want = false
-		case f.Name == BundleFile:
-			want = bundleHasCluster
-		default:
-			continue
+		bundle := string(fileNamed(t, e.Files, BundleFile))
+		if n := len(e.Fitting()); n != tc.fitCount {
+			t.Errorf("%s: %d variants fit, want %d", tc.name, n, tc.fitCount)
 		}
-		seen[f.Name[:strings.IndexAny(f.Name, "_.")]]++
-		for _, m := range markers {
-			if got := strings.Contains(string(f.Data), m); got != want {
-				t.Errorf("%s: contains %q = %v, want %v", f.Name, m, got, want)
+		for _, b := range e.Fitting() {
+			if !strings.Contains(bundle, fmt.Sprintf("    %q: Config(%q, ", b.Name, KernelFamily(b.Variant))) {
+				t.Errorf("%s: CONFIGS has no entry for %s", tc.name, b.Name)
+			}
+		}
+		for _, b := range e.Budgets {
+			if !b.Fits && strings.Contains(bundle, fmt.Sprintf("%q: Config(", b.Name)) {
+				t.Errorf("%s: CONFIGS lists the refused %s", tc.name, b.Name)
+			}
+		}
+		for _, family := range []struct {
+			want    bool
+			markers []string
+		}{{tc.mma, mmaCode}, {tc.ws, wsCode}} {
+			for _, m := range family.markers {
+				if got := strings.Contains(bundle, m); got != family.want {
+					t.Errorf("%s: bundle contains %q = %v, want %v", tc.name, m, got, family.want)
+				}
 			}
 		}
 	}
-	if seen["ws"] == 0 || seen["wsc"] == 0 {
-		t.Fatalf("the default sm_90 sweep emitted %d ws_* and %d wsc_* modules; the test needs both", seen["ws"], seen["wsc"])
+}
+
+func fileNamed(t *testing.T, files []File, name string) []byte {
+	t.Helper()
+	for _, f := range files {
+		if f.Name == name {
+			return f.Data
+		}
+	}
+	t.Fatalf("no %s among the emitted files", name)
+	return nil
+}
+
+// What patch installs (Bundle) is what emit writes for the default sweep,
+// and it carries the measured selection.
+func TestBundleIsEmitted(t *testing.T) {
+	for _, target := range checkedIn {
+		tg, _ := LookupTarget(target)
+		e, err := Emit(DefaultSweep(tg), DefaultCommand(tg), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := Bundle(tg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, fileNamed(t, e.Files, BundleFile)) {
+			t.Errorf("%s: Bundle differs from the emitted %s", target, BundleFile)
+		}
+		sel, ok, err := MeasuredSelection(tg)
+		if err != nil || !ok {
+			t.Fatalf("%s: no embedded measured selection (%v)", target, err)
+		}
+		if diff := cmp.Diff(sel, e.Selection); diff != "" {
+			t.Errorf("%s: the default sweep does not carry the measured selection (-want +got):\n%s", target, diff)
+		}
+		if !strings.Contains(string(got), sel.Source) {
+			t.Errorf("%s: the bundle does not name its selection's source %q", target, sel.Source)
+		}
+	}
+}
+
+// A sweep the measured selection does not fit gets the static rule, and
+// the emission says why; a sweep it fits keeps it.
+func TestSelectionForSweep(t *testing.T) {
+	tg, _ := LookupTarget("sm_90")
+	s := DefaultSweep(tg)
+	s.WSSplitK = []int{1, 2}
+	e, err := Emit(s, "test", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(e.SelectionNote, "does not fit this sweep") || !strings.Contains(e.SelectionNote, "ws_h64_t64_k") {
+		t.Errorf("note %q does not say that the measured selection names a missing variant", e.SelectionNote)
+	}
+	if !strings.HasPrefix(e.Selection.Source, "static rule") {
+		t.Errorf("selection source %q, want the static rule", e.Selection.Source)
+	}
+	wider := DefaultSweep(tg)
+	wider.SplitK = append(wider.SplitK, 2)
+	e, err = Emit(wider, "test", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.SelectionNote != "" || !strings.HasPrefix(e.Selection.Source, "measured on") {
+		t.Errorf("a wider sweep: note %q, source %q; want the measured selection", e.SelectionNote, e.Selection.Source)
+	}
+}
+
+// --per-variant: one module per fitting variant, holding it alone in every
+// bucket, and only its family's code.
+func TestPerVariantFiles(t *testing.T) {
+	tg, _ := LookupTarget("sm_90")
+	e, err := Emit(DefaultSweep(tg), "mlagen emit --target sm_90", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := e.PerVariantFiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != len(e.Fitting()) {
+		t.Fatalf("%d per-variant files for %d fitting variants", len(files), len(e.Fitting()))
+	}
+	for i, b := range e.Fitting() {
+		f := files[i]
+		text := string(f.Data)
+		if f.Name != b.Name+".py" {
+			t.Errorf("file %d is %s, want %s.py", i, f.Name, b.Name)
+		}
+		if n := strings.Count(text, ": Config("); n != 1 {
+			t.Errorf("%s: %d CONFIGS entries, want 1", f.Name, n)
+		}
+		if n, cells := strings.Count(text, fmt.Sprintf("        %q,\n", b.Name)), len(e.Selection.BatchBounds)*len(e.Selection.TopkBounds); n != cells {
+			t.Errorf("%s: named in %d selection cells, want %d", f.Name, n, cells)
+		}
+		if got, want := strings.Contains(text, "def _ws_decode_kernel("), b.Variant.WarpSpec; got != want {
+			t.Errorf("%s: has the warp-specialised kernel = %v", f.Name, got)
+		}
+		if !strings.Contains(text, "# Command: mlagen emit --target sm_90 --per-variant\n") {
+			t.Errorf("%s: header does not name the command", f.Name)
+		}
+	}
+}
+
+// The calibration input lists every variant of the sweep, refused ones too,
+// with its Config fields and the model's prediction.
+func TestCalibrationInput(t *testing.T) {
+	tg, _ := LookupTarget("sm_120")
+	s := DefaultSweep(tg)
+	data, err := CalibrationInput(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in calibrationInput
+	if err := json.Unmarshal(data, &in); err != nil {
+		t.Fatal(err)
+	}
+	budgets := CheckSweep(s)
+	if len(in.Variants) != len(budgets) || in.Fitting+in.Refused != len(budgets) || in.Refused == 0 {
+		t.Fatalf("%d rows (%d fit, %d refused) for %d variants", len(in.Variants), in.Fitting, in.Refused, len(budgets))
+	}
+	for i, b := range budgets {
+		r := in.Variants[i]
+		c := r.Config
+		v := Variant{BlockH: c.BlockH, BlockT: c.BlockT, SplitK: c.SplitK, NumWarps: c.NumWarps, NumStages: c.NumStages,
+			WarpSpec: c.Family == FamilyWS, ClusterMerge: c.ClusterMerge}
+		if r.Variant != b.Name || v != b.Variant || r.Fits != b.Fits || r.SmemBytes != b.SmemBytes || r.RegsEst != b.RegsEst {
+			t.Errorf("row %d %+v does not match the budget of %s", i, r, b.Name)
+		}
+	}
+	if in.SmemLimit != tg.SmemLimit || in.Target != tg.Name {
+		t.Errorf("target %s limit %d", in.Target, in.SmemLimit)
+	}
+}
+
+// The warp-specialised template is written for WSTile alone: every such
+// variant a default sweep holds has its shape, whatever its SplitK.
+func TestWarpSpecialisedVariantsHaveWSTile(t *testing.T) {
+	seen := 0
+	for _, tg := range Targets() {
+		for _, v := range DefaultSweep(tg).Variants() {
+			if !v.WarpSpec {
+				continue
+			}
+			seen++
+			shape := v
+			shape.SplitK, shape.ClusterMerge = 0, false
+			if shape != WSTile {
+				t.Errorf("%s: %s has the shape %+v, not WSTile's %+v", tg.Name, v.Name(), shape, WSTile)
+			}
+		}
+	}
+	if seen == 0 {
+		t.Fatal("no default sweep holds a warp-specialised variant")
 	}
 }

@@ -48,8 +48,8 @@ func ParseResults(data []byte) (Results, error) {
 // its plain launch time. A bucket with no passing MMA variant gets the SIMT
 // baseline, which the bundle hands back to SGLang's own kernel.
 //
-// The batch buckets are the batches the results timed: DESIGN.md's 1, 16,
-// 64 and 128 must be there, and any other timed batch (the harness also
+// The batch buckets are the batches the results timed: the measured shapes 1,
+// 16, 64 and 128 must be there, and any other timed batch (the harness also
 // times 8 and 32) adds a bucket that runs up to it, so a decode batch is
 // served by the variant measured at the nearest batch at or above it.
 func SelectMeasured(r Results, fits map[string]bool, source string) (Selection, error) {

@@ -101,7 +101,7 @@ func TestSelectMeasuredExtraBatches(t *testing.T) {
 }
 
 func TestSelectMeasuredMissingShapes(t *testing.T) {
-	// Batch 8 timed at topk 512 only, and DESIGN.md's batch 128 not at all.
+	// Batch 8 timed at topk 512 only, and the required batch 128 not at all.
 	var rows []string
 	for _, b := range []int{1, 16, 64} {
 		rows = append(rows, row("a", b, 512, 10), row("a", b, 2048, 10))

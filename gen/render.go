@@ -10,13 +10,12 @@ import (
 	"github.com/mlagen/mlagen/templates"
 )
 
-// File names every emitted directory holds besides the variant modules.
+// File names of an emitted directory.
 const (
-	SIMTName    = "simt_baseline"
-	IndexFile   = "index.py"
-	BundleFile  = "sparse_mla_mma.py" // the one file `mlagen patch` installs
-	VariantsDoc = "VARIANTS.md"
+	BundleFile  = "sparse_mla_mma.py" // every configuration; the one file `mlagen patch` installs
+	SIMTName    = "simt_baseline"     // the per-head yardstick, and what select() names when nothing fits
 	HarnessFile = "harness.py"
+	VariantsDoc = "VARIANTS.md"
 )
 
 // SIMT baseline tile: one warp group per (head, batch row), 32 tokens a tile.
@@ -34,9 +33,14 @@ type File struct {
 // Emission is everything one `mlagen emit` produces, before it is written.
 type Emission struct {
 	Command   string
+	Sweep     Sweep
 	Budgets   []Budget
 	Selection Selection
-	Files     []File
+	// SelectionNote says why the target's measured selection was not used
+	// (it names variants this sweep does not fit); empty when it was, or
+	// when the target has none.
+	SelectionNote string
+	Files         []File // sorted by name
 }
 
 // Fitting returns the budgets of the variants that fit, in sweep order.
@@ -50,59 +54,49 @@ func (e Emission) Fitting() []Budget {
 	return out
 }
 
-// Emit budgets the sweep and renders every file for the variants that fit.
-// sel is the measured selection to write into the index (nil: the static
-// rule). command is recorded in each file's header.
+// DefaultCommand is the command that emits t's default sweep, recorded in
+// the header of every file it writes.
+func DefaultCommand(t Target) string { return "mlagen emit --target " + t.Name }
+
+// Emit budgets the sweep and renders the files of its directory: the bundle
+// with every variant that fits, the SIMT baseline, the harness and
+// VARIANTS.md. sel is the selection to carry; nil means the target's
+// measured selection where it fits the sweep, else the static rule. command
+// is recorded in each file's header.
 func Emit(s Sweep, command string, sel *Selection) (Emission, error) {
 	if err := s.Validate(); err != nil {
 		return Emission{}, err
 	}
-	e := Emission{Command: command, Budgets: CheckSweep(s)}
-	fits := map[string]bool{}
-	for _, b := range e.Fitting() {
-		fits[b.Name] = true
-	}
+	e := Emission{Command: command, Sweep: s, Budgets: CheckSweep(s)}
 	if sel != nil {
 		if sel.Target != s.Target.Name {
 			return e, fmt.Errorf("selection is for %s, sweep is for %s", sel.Target, s.Target.Name)
 		}
-		if err := sel.Validate(fits); err != nil {
+		if err := sel.Validate(fitNames(e.Budgets)); err != nil {
 			return e, err
 		}
 		e.Selection = *sel
 	} else {
-		e.Selection = HeuristicSelection(s.Target, s.Heads, e.Budgets)
+		var err error
+		if e.Selection, e.SelectionNote, err = selectionFor(s, e.Budgets); err != nil {
+			return e, err
+		}
 	}
 	r, err := newRenderer()
 	if err != nil {
 		return e, err
 	}
-	for _, b := range e.Fitting() {
-		data, err := r.render("variant.py.tmpl", map[string]any{"Command": command, "Target": s.Target, "V": b.Variant, "Budget": b, "WS": wsConstants})
-		if err != nil {
-			return e, fmt.Errorf("render %s: %w", b.Name, err)
-		}
-		e.Files = append(e.Files, File{b.Name + ".py", data})
+	files := []struct {
+		name, tmpl string
+		data       any
+	}{
+		{BundleFile, "bundle.py.tmpl", newBundleData(command, s.Target, "", e.Fitting(), e.Selection)},
+		{SIMTName + ".py", "simt.py.tmpl", simtData{Command: command, BlockT: simtBlockT, NumWarps: simtNumWarps}},
+		{HarnessFile, "harness.py.tmpl", harnessData{Command: command, Target: s.Target, Bundle: BundleFile, SIMT: SIMTName}},
+		{VariantsDoc, "variants.md.tmpl", newVariantsData(command, s, e.Budgets, e.Selection)},
 	}
-	configs := selectedBudgets(e)
-	common := map[string]any{
-		"Command": command, "Target": s.Target, "Sweep": s,
-		"Budgets": e.Budgets, "Fitting": e.Fitting(), "Selection": e.Selection,
-		"BlockT": simtBlockT, "NumWarps": simtNumWarps, "Calibrated": CalibratedWith,
-		"Configs": configs, "SIMT": SIMTName, "WS": wsConstants,
-		"HasWS":  slices.ContainsFunc(configs, func(b Budget) bool { return b.Variant.WarpSpec }),
-		"HasMMA": slices.ContainsFunc(configs, func(b Budget) bool { return !b.Variant.WarpSpec }),
-		// Cluster code goes only into modules that hold a wsc_* variant.
-		"HasCluster": slices.ContainsFunc(configs, func(b Budget) bool { return b.Variant.ClusterMerge }),
-	}
-	for _, f := range []struct{ name, tmpl string }{
-		{SIMTName + ".py", "simt.py.tmpl"},
-		{IndexFile, "index.py.tmpl"},
-		{BundleFile, "bundle.py.tmpl"},
-		{VariantsDoc, "variants.md.tmpl"},
-		{HarnessFile, "harness.py.tmpl"},
-	} {
-		data, err := r.render(f.tmpl, common)
+	for _, f := range files {
+		data, err := r.render(f.tmpl, f.data)
 		if err != nil {
 			return e, fmt.Errorf("render %s: %w", f.name, err)
 		}
@@ -112,55 +106,103 @@ func Emit(s Sweep, command string, sel *Selection) (Emission, error) {
 	return e, nil
 }
 
-// selectedBudgets are the distinct MMA variants the selection table uses, in
-// sweep order: what the single-file bundle has to carry.
-func selectedBudgets(e Emission) []Budget {
-	used := map[string]bool{}
-	for _, row := range e.Selection.Table {
-		for _, n := range row {
-			used[n] = true
-		}
+// PerVariantFiles renders, for every variant of e that fits, a standalone
+// module <name>.py holding that configuration alone, for whoever wants one
+// file per variant (mlagen emit --per-variant). They are never installed:
+// the bundle is what ships and what the harness measures.
+func (e Emission) PerVariantFiles() ([]File, error) {
+	r, err := newRenderer()
+	if err != nil {
+		return nil, err
 	}
-	var out []Budget
+	var out []File
 	for _, b := range e.Fitting() {
-		if used[b.Name] {
-			out = append(out, b)
+		// The emission's buckets, every one of them running b.
+		sel := Selection{Target: e.Selection.Target, Source: "this module's one configuration, in every bucket",
+			BatchBounds: e.Selection.BatchBounds, TopkBounds: e.Selection.TopkBounds}
+		for range e.Selection.BatchBounds {
+			sel.Table = append(sel.Table, slices.Repeat([]string{b.Name}, len(e.Selection.TopkBounds)))
 		}
+		data, err := r.render("bundle.py.tmpl", newBundleData(e.Command+" --per-variant", e.Sweep.Target, b.Name, []Budget{b}, sel))
+		if err != nil {
+			return nil, fmt.Errorf("render %s: %w", b.Name, err)
+		}
+		out = append(out, File{b.Name + ".py", data})
 	}
-	return out
+	return out, nil
 }
 
-// wsConstants are the warp-specialised family's fixed settings, rendered
-// into the modules from the same constants the budget model uses.
-var wsConstants = map[string]int{"ProducerWarps": WSProducerWarps, "ProducerRegs": WSProducerRegs, "MaxRegs": WSMaxRegs, "DSMEMSplitK": DSMEMSplitK}
+// Bundle renders the module `mlagen patch` installs for t: the bundle of t's
+// default sweep with t's measured selection, byte for byte the
+// sparse_mla_mma.py that `mlagen emit --target t` writes, whatever --out.
+func Bundle(t Target) ([]byte, error) {
+	s := DefaultSweep(t)
+	budgets := CheckSweep(s)
+	sel, note, err := selectionFor(s, budgets)
+	if err != nil {
+		return nil, err
+	}
+	if note != "" {
+		// The measured selection is for this very sweep: not fitting it
+		// means the sweep or the budget model changed under it.
+		return nil, fmt.Errorf("%s: %s; re-measure and run `mlagen select`", t.Name, note)
+	}
+	var fitting []Budget
+	for _, b := range budgets {
+		if b.Fits {
+			fitting = append(fitting, b)
+		}
+	}
+	r, err := newRenderer()
+	if err != nil {
+		return nil, err
+	}
+	data, err := r.render("bundle.py.tmpl", newBundleData(DefaultCommand(t), t, "", fitting, sel))
+	if err != nil {
+		return nil, fmt.Errorf("render %s for %s: %w", BundleFile, t.Name, err)
+	}
+	return data, nil
+}
+
+// newBundleData lists configs (in their order) and the families they need.
+func newBundleData(command string, t Target, alone string, configs []Budget, sel Selection) bundleData {
+	d := bundleData{Command: command, Target: t, Alone: alone, Selection: sel, SIMT: SIMTName}
+	for _, b := range configs {
+		d.Configs = append(d.Configs, newConfigEntry(b.Variant))
+		switch KernelFamily(b.Variant) {
+		case FamilyWS:
+			d.WS = newWSFamily()
+		default:
+			d.MMA = &mmaFamily{}
+		}
+	}
+	return d
+}
+
+func newVariantsData(command string, s Sweep, budgets []Budget, sel Selection) variantsData {
+	d := variantsData{Command: command, Target: s.Target, Heads: s.Heads, Calibrated: CalibratedWith,
+		Budgets: budgets, Selection: sel, Bundle: BundleFile, SIMT: SIMTName}
+	if slices.ContainsFunc(budgets, func(b Budget) bool { return b.Variant.WarpSpec }) {
+		d.WS = newWSFamily()
+	}
+	return d
+}
 
 type renderer struct{ t *template.Template }
 
 func newRenderer() (*renderer, error) {
 	t, err := template.New("").Funcs(template.FuncMap{
 		"commas": commas,
-		"dict": func(kv ...any) (map[string]any, error) {
-			if len(kv)%2 != 0 {
-				return nil, fmt.Errorf("dict: odd number of arguments")
-			}
-			m := map[string]any{}
-			for i := 0; i < len(kv); i += 2 {
-				k, ok := kv[i].(string)
-				if !ok {
-					return nil, fmt.Errorf("dict: key %v is not a string", kv[i])
-				}
-				m[k] = kv[i+1]
-			}
-			return m, nil
-		},
-		"join": strings.Join,
+		"join":   strings.Join,
+		// boundText is a bucket bound for humans: "<= 16", or "any" for 0.
 		"boundText": func(n int) string {
 			if n == 0 {
 				return "any"
 			}
 			return fmt.Sprintf("<= %d", n)
 		},
-		"pyList": func(ns []int) string {
+		// pyBounds is a bound list as a Python tuple, 0 as None.
+		"pyBounds": func(ns []int) string {
 			parts := make([]string, len(ns))
 			for i, n := range ns {
 				if n == 0 {
@@ -169,7 +211,16 @@ func newRenderer() (*renderer, error) {
 					parts[i] = fmt.Sprint(n)
 				}
 			}
+			if len(parts) == 1 {
+				return "(" + parts[0] + ",)"
+			}
 			return "(" + strings.Join(parts, ", ") + ")"
+		},
+		"pyBool": func(b bool) string {
+			if b {
+				return "True"
+			}
+			return "False"
 		},
 	}).ParseFS(templates.FS, "*.tmpl")
 	if err != nil {

@@ -1,17 +1,22 @@
 package gen
 
 import (
+	"embed"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
+	"io/fs"
 	"slices"
 )
 
-// SelectionFile is the name of the measured selection kept beside the
-// kernels. It is an input of emit (written by `mlagen select`), so that
-// re-emitting reproduces the same index module.
-const SelectionFile = "selection.json"
+// SelectionDir is where `mlagen select` writes a target's measured selection
+// (<SelectionDir>/<target dir>.json, e.g. gen/selections/sm90.json) and where
+// the generator embeds it from: emit, patch and the tests all read the
+// embedded copy, so a binary renders the same module wherever it runs.
+const SelectionDir = "gen/selections"
+
+//go:embed selections/*.json
+var selections embed.FS
 
 // Selection maps (batch size, topk) buckets to variant names. Buckets are
 // upper bounds, checked in order; 0 means unbounded.
@@ -25,8 +30,9 @@ type Selection struct {
 	Table       [][]string `json:"table"` // [batch bucket][topk bucket]
 }
 
-// Measured shapes (DESIGN.md): batch 1, 16, 64, 128 and topk 512, 2048. Each
-// bucket runs up to the shape it was measured at (bucketBounds). Every
+// The shapes every measurement times: decode batches 1, 16, 64 and 128 (one
+// request to a full server) and topk 512 and 2048 (DeepSeek-V4-Flash's
+// compressed-cache token lists). Each bucket runs up to the shape it was measured at (bucketBounds). Every
 // results file must time these; SelectMeasured adds a batch bucket for any
 // other timed batch.
 var (
@@ -42,20 +48,66 @@ func bucketBounds(measured []int) []int {
 	return bounds
 }
 
-// ReadSelection loads dir/selection.json; ok is false when there is none.
-func ReadSelection(dir string) (Selection, bool, error) {
-	var s Selection
-	data, err := os.ReadFile(filepath.Join(dir, SelectionFile))
-	if os.IsNotExist(err) {
-		return s, false, nil
+// SelectionFile is the file name of t's measured selection under
+// SelectionDir.
+func SelectionFile(t Target) string { return t.Dir() + ".json" }
+
+// MeasuredSelection returns the selection `mlagen select` measured for t, as
+// this binary embeds it; ok is false when t has none.
+func MeasuredSelection(t Target) (sel Selection, ok bool, err error) {
+	data, err := selections.ReadFile("selections/" + SelectionFile(t))
+	if errors.Is(err, fs.ErrNotExist) {
+		return sel, false, nil
+	}
+	if err == nil {
+		err = json.Unmarshal(data, &sel)
+	}
+	if err == nil && sel.Target != t.Name {
+		err = fmt.Errorf("it is for %s", sel.Target)
 	}
 	if err != nil {
-		return s, false, err
+		return sel, false, fmt.Errorf("embedded selection %s/%s: %w (rewrite it with `mlagen select`)", SelectionDir, SelectionFile(t), err)
 	}
-	if err := json.Unmarshal(data, &s); err != nil {
-		return s, false, fmt.Errorf("%s: %w", filepath.Join(dir, SelectionFile), err)
+	return sel, true, nil
+}
+
+// MarshalSelection is the file `mlagen select` writes: indented JSON and a
+// final newline, the form embedded under SelectionDir.
+func MarshalSelection(sel Selection) ([]byte, error) {
+	data, err := json.MarshalIndent(sel, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("selection for %s: %w", sel.Target, err)
 	}
-	return s, true, nil
+	return append(data, '\n'), nil
+}
+
+// selectionFor is the selection a sweep's module carries: the measured one
+// when every variant it names fits in this sweep, else the static rule. note
+// says why the measured one was not used ("" when it was, or there is none).
+func selectionFor(s Sweep, budgets []Budget) (sel Selection, note string, err error) {
+	measured, ok, err := MeasuredSelection(s.Target)
+	if err != nil {
+		return sel, "", err
+	}
+	if !ok {
+		return HeuristicSelection(s.Target, s.Heads, budgets), "", nil
+	}
+	if verr := measured.Validate(fitNames(budgets)); verr != nil {
+		note = fmt.Sprintf("the measured selection (%s/%s) does not fit this sweep (%v): static rule used",
+			SelectionDir, SelectionFile(s.Target), verr)
+		return HeuristicSelection(s.Target, s.Heads, budgets), note, nil
+	}
+	return measured, "", nil
+}
+
+func fitNames(budgets []Budget) map[string]bool {
+	fits := map[string]bool{}
+	for _, b := range budgets {
+		if b.Fits {
+			fits[b.Name] = true
+		}
+	}
+	return fits
 }
 
 // Validate checks the table's shape and that every name is among fits.
@@ -69,7 +121,7 @@ func (s Selection) Validate(fits map[string]bool) error {
 		}
 		for _, name := range row {
 			if name != SIMTName && !fits[name] {
-				return fmt.Errorf("selection names %s, which is not an emitted variant of this sweep (re-run `mlagen select` on fresh results)", name)
+				return fmt.Errorf("selection names %s, which is not a fitting variant of this sweep (re-run `mlagen select` on fresh results)", name)
 			}
 		}
 	}

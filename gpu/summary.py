@@ -1,6 +1,6 @@
 """Print the short table of a harness results file: per shape, the fastest
-variant that passed every correctness case, its roofline fraction and its
-speed-up over the per-head SIMT baseline.
+configuration that passed every correctness case, its roofline fraction and
+its speed-up over the per-head SIMT baseline.
 
     python3 gpu/summary.py kernels/sm90/results.json
 """

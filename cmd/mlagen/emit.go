@@ -18,12 +18,14 @@ import (
 const emitUsage = `Usage: mlagen emit [flags]
 
 Budget-check every variant of a sweep against the target's shared-memory and
-register limits, and write one Triton module per variant that fits, plus
-simt_baseline.py, index.py (variants, budgets, static selection by batch and
-topk), sparse_mla_mma.py (the single file 'mlagen patch' installs),
-harness.py (validates and times every variant on your GPU) and VARIANTS.md
-(read it first). A measured selection.json in the output
-directory (written by 'mlagen select') is used for the index.
+register limits, and write sparse_mla_mma.py (every variant that fits, as a
+configuration, the static selection by batch and topk, and the launchers:
+the single file 'mlagen patch' installs), simt_baseline.py, harness.py
+(validates and times every configuration on your GPU) and VARIANTS.md (read
+it first). The selection is the target's measured one (gen/selections,
+written by 'mlagen select' and built into mlagen) where every variant it
+names fits the sweep, else a static rule, and emit says so. --out changes
+where the files go, never what they hold.
 
 On sm_90 the sweep also holds the warp-specialised family (ws_*, written in
 Gluon: a producer warp group gathers and dequantises K tiles while two
@@ -37,6 +39,7 @@ Examples:
   mlagen emit --block-h 16,32 --block-t 16 --split-k 1,8 --dry-run
   mlagen emit --target sm_90 --check           # CI: fail when kernels/sm90 is stale
   mlagen emit --target sm_90 --ws-split-k none # Triton kernels only
+  mlagen emit --target sm_90 --per-variant --out /tmp/k  # one module per variant too
 
 Exit status: 0 written (or up to date), 1 nothing fits or --check found a
 difference, 2 bad flags (nothing written).
@@ -56,6 +59,7 @@ func runEmit(e *env, args []string) int {
 	dryRun := fs.Bool("dry-run", false, "write nothing; list what would be written")
 	check := fs.Bool("check", false, "write nothing; exit 1 when the directory differs from what would be emitted")
 	asJSON := fs.Bool("json", false, "print a JSON report instead of tables")
+	perVariant := fs.Bool("per-variant", false, "also write each fitting variant alone as <variant>.py (never installed: the bundle ships)")
 	if done, code := parseFlags(fs, e, args, emitUsage); done {
 		return code
 	}
@@ -80,19 +84,18 @@ func runEmit(e *env, args []string) int {
 		fmt.Fprintln(e.stderr, "mlagen emit: --dry-run and --check are exclusive")
 		return exitUsage
 	}
-	sel, haveSel, err := gen.ReadSelection(dir)
+	em, err := gen.Emit(s, sweepCommand("emit", s), nil)
+	if err == nil && *perVariant {
+		var extra []gen.File
+		extra, err = em.PerVariantFiles()
+		em.Files = append(em.Files, extra...)
+	}
 	if err != nil {
 		fmt.Fprintf(e.stderr, "mlagen emit: %v\n", err)
 		return exitFail
 	}
-	selPtr := &sel
-	if !haveSel {
-		selPtr = nil
-	}
-	em, err := gen.Emit(s, sweepCommand("emit", s), selPtr)
-	if err != nil {
-		fmt.Fprintf(e.stderr, "mlagen emit: %v\n", err)
-		return exitFail
+	if em.SelectionNote != "" && !*asJSON {
+		fmt.Fprintf(e.stdout, "note: %s\n", em.SelectionNote)
 	}
 	statuses, err := compareDir(dir, em.Files)
 	if err != nil {

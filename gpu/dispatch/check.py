@@ -1,14 +1,16 @@
 """Usage: mlagen patch --target sm_90 COPY_OF_gpu/dispatch/tree, then on the GPU
 python3 gpu/dispatch/check.py COPY (from the repository root).
 
-On the GPU: the patched dispatcher reads the gate at call time, runs the MMA
-bundle when set (matching the SIMT path), falls back when unset, and survives
-CUDA-graph capture."""
+On the GPU: the patched dispatcher reads the gate at call time, runs the
+installed kernel module (kernels/sm90/sparse_mla_mma.py) when set, matching
+the SIMT path, falls back when unset, and survives CUDA-graph capture."""
 
 import importlib.util, os, sys, torch
 
 os.environ["MLAGEN_KERNELS"] = os.path.abspath("kernels/sm90")
-TREE = sys.argv[1] if len(sys.argv) > 1 else "scratch/e2e"
+if len(sys.argv) != 2:
+    sys.exit(__doc__)
+TREE = sys.argv[1]
 sys.path.insert(0, os.path.join(TREE, "python"))
 spec = importlib.util.spec_from_file_location("harness", "kernels/sm90/harness.py")
 H = importlib.util.module_from_spec(spec)

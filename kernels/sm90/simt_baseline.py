@@ -99,9 +99,9 @@ def _simt_decode_kernel(
             rope_ptr[:, None] + lane[None, :], mask=valid[:, None], other=0.0
         )
         # The 8 scale bytes of a token (7 exponents and a pad) as one word,
-        # unpacked in registers. Loaded as [BLOCK_T, 8] bytes they reached the
-        # tile's layout through shared memory and two barriers (run 24). The
-        # pad byte scales group 7, whose masked zeros the rope replaces below.
+        # unpacked in registers: loaded as [BLOCK_T, 8] bytes they would reach
+        # the tile's layout through shared memory and two barriers. The pad
+        # byte scales group 7, whose masked zeros the rope replaces below.
         # UE8M0: each byte is a bare exponent, 2^(e - 127), i.e. the fp32 bits e << 23.
         word = tl.load(
             (KV + scales_at).to(tl.pointer_type(tl.int64)), mask=valid, other=0
@@ -133,28 +133,37 @@ def _simt_decode_kernel(
     tl.store(Lse + pid_b * stride_lse_batch + head, lse)
 
 
+def _why_unsupported(q, k_cache, indices):
+    """Why these inputs are not ones the kernels handle, or None when they are."""
+    if not (q.is_cuda and k_cache.is_cuda):
+        return "q or k_cache is not on a CUDA device"
+    if q.dtype != torch.bfloat16:
+        return f"q is {q.dtype}, not torch.bfloat16"
+    if q.dim() != 4 or q.shape[1] != 1 or q.shape[3] != _HEAD_DIM:
+        return f"q has shape {list(q.shape)}, not [B, 1, H, {_HEAD_DIM}]"
+    if q.stride(3) != 1:
+        return "q's last dimension is not contiguous"
+    if not 0 < q.shape[0] <= 65535:
+        return f"batch {q.shape[0]} is not in 1..65535"
+    if k_cache.dtype not in (torch.float8_e4m3fn, torch.uint8) or k_cache.dim() != 4:
+        return f"k_cache is {k_cache.dtype} of {k_cache.dim()} dimensions, not 4 of fp8 or uint8"
+    if k_cache.stride(0) < k_cache.shape[1] * (_TOKEN_DATA_BYTES + _TOKEN_SCALE_BYTES):
+        return f"k_cache's page stride {k_cache.stride(0)} B is less than {k_cache.shape[1]} tokens"
+    # Each token's scales load as one 8-byte word: pages 8-byte aligned
+    # (SGLang pads the stride to a multiple of 576).
+    if (
+        k_cache.stride(0) % _TOKEN_SCALE_BYTES
+        or k_cache.data_ptr() % _TOKEN_SCALE_BYTES
+    ):
+        return "k_cache's pages are not 8-byte aligned"
+    if indices.dtype != torch.int32 or indices.shape[0] != q.shape[0]:
+        return "indices are not int32 with one row per batch row"
+    return None
+
+
 def supports(q, k_cache, indices):
-    """True when the MMA kernel handles these inputs; callers fall back otherwise."""
-    return (
-        q.is_cuda
-        and q.dtype == torch.bfloat16
-        and q.dim() == 4
-        and q.shape[1] == 1
-        and q.shape[3] == _HEAD_DIM
-        and q.stride(3) == 1
-        and 0 < q.shape[0] <= 65535
-        and k_cache.dtype in (torch.float8_e4m3fn, torch.uint8)
-        and k_cache.dim() == 4
-        and k_cache.is_cuda
-        and k_cache.stride(0)
-        >= k_cache.shape[1] * (_TOKEN_DATA_BYTES + _TOKEN_SCALE_BYTES)
-        # Each token's scales load as one 8-byte word: pages 8-byte aligned
-        # (SGLang pads the stride to a multiple of 576).
-        and k_cache.stride(0) % _TOKEN_SCALE_BYTES == 0
-        and k_cache.data_ptr() % _TOKEN_SCALE_BYTES == 0
-        and indices.dtype == torch.int32
-        and indices.shape[0] == q.shape[0]
-    )
+    """True when the kernel handles these inputs; callers fall back otherwise."""
+    return _why_unsupported(q, k_cache, indices) is None
 
 
 def sparse_decode(q, k_cache, indices, topk_length, softmax_scale):
