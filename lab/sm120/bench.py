@@ -37,19 +37,19 @@ TOPKS = (512, 2048)
 BATCHES = (1, 16, 64, 128)
 SMS = 132  # the H200's multiprocessors: the split-K rule fills them
 
-# Lab families timed at each head count:
-# (BLOCK_H, BLOCK_T, WARPS_N, NUM_BUFS, CHAINS, SUBTILES). Every one has 8
-# warps and at most 101,376 B of shared memory, so the H200 runs one program
-# per multiprocessor, as an sm_120 card would. pp_h64_t32_*_s2 spills 20 B
-# on sm_120 (none on sm_90): timed to learn what the wider tile is worth.
+# Lab families timed at each head count, as pipe_decode.add_config
+# arguments less the split. Every one has 8 warps and at most 101,376 B of
+# shared memory, so the H200 runs one program per multiprocessor, as an
+# sm_120 card would.
 FAMILIES = {
     64: [
-        (64, 16, 2, 2, 2, 1),
-        (64, 16, 2, 2, 4, 1),
-        (64, 32, 2, 1, 2, 2),
-        (32, 32, 4, 2, 2, 1),
+        dict(block_h=64, block_t=16, warps_n=2, bufs=2, chains=2),
+        dict(block_h=64, block_t=16, warps_n=2, bufs=2, chains=2, pv_m=2),
+        dict(block_h=64, block_t=32, warps_n=2, bufs=1, chains=2, subtiles=2, coalesce=0),
+        dict(block_h=64, block_t=32, warps_n=2, bufs=1, chains=2, subtiles=2, pv_m=2,
+             coalesce=0),
     ],
-    16: [(16, 64, 8, 1, 2, 1), (16, 64, 8, 1, 1, 1)],
+    16: [dict(block_h=16, block_t=64, warps_n=8, bufs=1, chains=2)],
 }
 
 # Extra correctness cases beside the harness's: H = 32 (TP 2), and a topk
@@ -70,31 +70,30 @@ def splits_for(batch, heads, block_h):
     return [fill // 2, fill] if batch <= 16 and fill >= 2 else [fill]
 
 
-# Timing experiments at a few shapes: the family's configuration with both
-# MMAs left out (ablate 1) and with the gather's memory traffic left out
-# (ablate 2); their results are wrong and they are never checked.
+# Timing experiments at one shape: a configuration with both MMAs left out
+# (ablate 1), with the gather's memory traffic left out (2), or with the
+# second half-tile's P.V left out (3); their results are wrong and they are
+# never checked.
 ABLATIONS = [
-    ((64, 2048, 128), (64, 16, 1, 2, 2, 2)),
-    ((64, 512, 64), (64, 16, 2, 2, 2, 2)),
-    ((16, 2048, 128), (16, 64, 1, 8, 1, 2)),
+    ((64, 2048, 128), FAMILIES[64][3], (1, 2, 3)),
+    ((64, 2048, 128), FAMILIES[64][2], (2,)),
 ]
 
 
 def plan():
     """(heads, topk, batch, config name) for every lab timing."""
     rows = []
-    for shape, cfg in ABLATIONS:
-        for ablate in (1, 2):
-            rows.append((*shape, pd.add_config(*cfg, ablate=ablate)))
+    for shape, fam, ablates in ABLATIONS:
+        for ablate in ablates:
+            rows.append((*shape, pd.add_config(split_k=1, ablate=ablate, **fam)))
     for heads in HEADS:
         for topk in TOPKS:
             for batch in BATCHES:
-                for bh, bt, wn, bufs, chains, sub in FAMILIES[heads]:
-                    for k in splits_for(batch, heads, bh):
-                        if k * bt > topk:
-                            continue
-                        name = pd.add_config(bh, bt, k, wn, bufs, chains, sub)
-                        rows.append((heads, topk, batch, name))
+                for fam in FAMILIES[heads]:
+                    splits = {min(k, topk // fam["block_t"])
+                              for k in splits_for(batch, heads, fam["block_h"])}
+                    for k in sorted(splits):
+                        rows.append((heads, topk, batch, pd.add_config(split_k=k, **fam)))
     return rows
 
 
@@ -139,6 +138,7 @@ def cmd_check(args, argv):
     gen = torch.Generator(device=device).manual_seed(args.seed)
     report = {**meta(argv), "correctness": [], "warmed": []}
     cases = H.correctness_cases(False) + EXTRA_CASES
+    plan()  # registers the lab configurations
     failed = 0
     for name in args.configs.split(","):
         if name.endswith(("_a1", "_a2")):

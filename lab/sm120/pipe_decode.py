@@ -54,18 +54,35 @@ LN2 = gl.constexpr(0.6931471805599453)
 
 # name -> the kernel's tile constexprs. num_warps is BLOCK_H // 16 * WARPS_N.
 # ABLATE is for timing experiments only (wrong results): 1 leaves out both
-# MMAs, 2 the gather's memory traffic.
+# MMAs, 2 the gather's memory traffic, 3 (two-half tiles) the second half's P.V.
 CONFIGS = {}
 
 
-def config_name(block_h, block_t, split_k, warps_n, bufs, chains, subtiles=1, ablate=0):
+def config_name(
+    block_h, block_t, split_k, warps_n, bufs, chains, subtiles=1, pv_m=0, ablate=0,
+    coalesce=1,
+):
     warps = block_h // 16 * warps_n
     name = f"pp_h{block_h}_t{block_t}_k{split_k}_w{warps}_b{bufs}_c{chains}"
-    return name + (f"_s{subtiles}" if subtiles > 1 else "") + (f"_a{ablate}" if ablate else "")
+    if subtiles > 1:
+        name += f"_s{subtiles}"
+    if pv_m and pv_m != block_h // 16:
+        name += f"_o{pv_m}"
+    if not coalesce:
+        name += "_d"
+    return name + (f"_a{ablate}" if ablate else "")
 
 
-def add_config(block_h, block_t, split_k, warps_n, bufs, chains, subtiles=1, ablate=0):
-    name = config_name(block_h, block_t, split_k, warps_n, bufs, chains, subtiles, ablate)
+def add_config(
+    block_h, block_t, split_k, warps_n, bufs, chains, subtiles=1, pv_m=0, ablate=0,
+    coalesce=1,
+):
+    """Register a configuration; pv_m 0 means the scores' warps down the heads,
+    coalesce 0 (name suffix _d) writes the output straight from the MMA layout."""
+    name = config_name(
+        block_h, block_t, split_k, warps_n, bufs, chains, subtiles, pv_m, ablate,
+        coalesce,
+    )
     CONFIGS[name] = dict(
         BLOCK_H=block_h,
         BLOCK_T=block_t,
@@ -74,19 +91,11 @@ def add_config(block_h, block_t, split_k, warps_n, bufs, chains, subtiles=1, abl
         NUM_BUFS=bufs,
         CHAINS=chains,
         SUBTILES=subtiles,
+        PV_WARPS_M=pv_m or block_h // 16,
+        COALESCE=coalesce,
         ABLATE=ablate,
     )
     return name
-
-
-# The lab sweep: BLOCK_H 64 reads each KV tile once at H = 64, BLOCK_H 16
-# once at H = 16; split-K fills the GPU at small batches.
-for _k in (1, 2, 4, 8, 16):
-    add_config(64, 16, _k, 2, 2, 4)
-    add_config(64, 32, _k, 2, 1, 2, subtiles=2)
-    add_config(16, 64, _k, 8, 1, 2)
-    add_config(16, 32, _k, 4, 2, 2)
-    add_config(32, 32, _k, 4, 2, 2)
 
 
 def num_warps_of(name):
@@ -299,6 +308,7 @@ def _attend_halves(
     BLOCK_T: gl.constexpr,
     ABLATE: gl.constexpr,
     mma: gl.constexpr,
+    mma_o: gl.constexpr,
 ):
     """_attend for a tile of two halves: each P half reaches the A operand
     layout through its own shared-memory round trip (one [BLOCK_H, BLOCK_T]
@@ -307,6 +317,8 @@ def _attend_halves(
     HALF: gl.constexpr = BLOCK_T // 2
     dot_a: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=mma, k_width=2)
     dot_b: gl.constexpr = gl.DotOperandLayout(operand_index=1, parent=mma, k_width=2)
+    dot_a_o: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=mma_o, k_width=2)
+    dot_b_o: gl.constexpr = gl.DotOperandLayout(operand_index=1, parent=mma_o, k_width=2)
     lo = _rows(kset, 0, HALF)
     hi = _rows(kset, HALF, HALF)
     tok = t0 + gl.arange(0, HALF, layout=gl.SliceLayout(0, mma))
@@ -327,12 +339,12 @@ def _attend_halves(
     p_lo = gl.exp2(s_lo - m_safe[:, None])
     p_hi = gl.exp2(s_hi - m_safe[:, None])
     l2 = l2 * alpha[:, None] + (p_lo + p_hi)
-    p_lo = gl.convert_layout(p_lo.to(gl.bfloat16), dot_a)
+    p_lo = gl.convert_layout(p_lo.to(gl.bfloat16), dot_a_o)
     if ABLATE != 1:
-        accs = _pv(p_lo, lo, accs, alpha, dot_b)
-    p_hi = gl.convert_layout(p_hi.to(gl.bfloat16), dot_a)
-    if ABLATE != 1:
-        accs = _pv_add(p_hi, hi, accs, dot_b)
+        accs = _pv(p_lo, lo, accs, _rows_to(alpha, mma, mma_o), dot_b_o)
+    p_hi = gl.convert_layout(p_hi.to(gl.bfloat16), dot_a_o)
+    if ABLATE != 1 and ABLATE != 3:
+        accs = _pv_add(p_hi, hi, accs, dot_b_o)
     return m_new, l2, accs
 
 
@@ -352,6 +364,7 @@ def _attend(
     CHAINS: gl.constexpr,
     ABLATE: gl.constexpr,
     mma: gl.constexpr,
+    mma_o: gl.constexpr,
 ):
     """One tile's scores, online softmax (base 2) and P.V.
 
@@ -361,6 +374,8 @@ def _attend(
     """
     dot_a: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=mma, k_width=2)
     dot_b: gl.constexpr = gl.DotOperandLayout(operand_index=1, parent=mma, k_width=2)
+    dot_a_o: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=mma_o, k_width=2)
+    dot_b_o: gl.constexpr = gl.DotOperandLayout(operand_index=1, parent=mma_o, k_width=2)
     tok = t0 + gl.arange(0, BLOCK_T, layout=gl.SliceLayout(0, mma))
     # The indices came in two tiles ago; this reload hits L1 or L2.
     valid = gl.load(idx_row + tok, mask=tok < end, other=-1) >= 0
@@ -376,10 +391,20 @@ def _attend(
     alpha = gl.exp2(m_i - m_safe)
     p = gl.exp2(s - m_safe[:, None])
     l2 = l2 * alpha[:, None] + p
-    p = gl.convert_layout(p.to(gl.bfloat16), dot_a)
+    p = gl.convert_layout(p.to(gl.bfloat16), dot_a_o)
     if ABLATE != 1:
-        accs = _pv(p, kset, accs, alpha, dot_b)
+        accs = _pv(p, kset, accs, _rows_to(alpha, mma, mma_o), dot_b_o)
     return m_new, l2, accs
+
+
+@gluon.jit
+def _rows_to(x, mma: gl.constexpr, mma_o: gl.constexpr):
+    """A per-head vector from the scores' layout to the accumulator's (a
+    shared-memory round trip when their warps split the heads differently)."""
+    if mma == mma_o:
+        return x
+    else:
+        return gl.convert_layout(x, gl.SliceLayout(1, mma_o))
 
 
 @gluon.jit
@@ -399,16 +424,17 @@ def _tile(
     SUBTILES: gl.constexpr,
     ABLATE: gl.constexpr,
     mma: gl.constexpr,
+    mma_o: gl.constexpr,
 ):
     if SUBTILES == 2:
         return _attend_halves(
             q_smem, kset, idx_row, t0, end, qk_scale, m_i, l2, accs,
-            BLOCK_H, BLOCK_T, ABLATE, mma,
+            BLOCK_H, BLOCK_T, ABLATE, mma, mma_o,
         )
     else:
         return _attend(
             q_smem, kset, idx_row, t0, end, qk_scale, m_i, l2, accs,
-            BLOCK_H, BLOCK_T, CHAINS, ABLATE, mma,
+            BLOCK_H, BLOCK_T, CHAINS, ABLATE, mma, mma_o,
         )
 
 
@@ -482,14 +508,30 @@ def _pipe_decode_kernel(
     NUM_BUFS: gl.constexpr,
     CHAINS: gl.constexpr,
     SUBTILES: gl.constexpr,
+    PV_WARPS_M: gl.constexpr,
+    COALESCE: gl.constexpr,
     ABLATE: gl.constexpr,
 ):
-    """Scores and P.V for BLOCK_H heads of one batch row over one split of its tokens."""
+    """Scores and P.V for BLOCK_H heads of one batch row over one split of its tokens.
+
+    The scores' MMA layout gives each warp 16 heads (WARPS_M warps down the
+    heads); the accumulator's may give each warp more (PV_WARPS_M warps
+    down the heads, each MMA's K fragment then serving 2 or 4 row blocks
+    from registers), which halves or quarters the P.V reads of the K tile.
+    """
     WARPS_M: gl.constexpr = BLOCK_H // 16
     NUM_WARPS: gl.constexpr = WARPS_M * WARPS_N
     mma: gl.constexpr = gl.NVMMADistributedLayout(
         version=[2, 0], warps_per_cta=[WARPS_M, WARPS_N], instr_shape=[16, 8]
     )
+    if PV_WARPS_M == WARPS_M:
+        mma_o: gl.constexpr = mma
+    else:
+        mma_o: gl.constexpr = gl.NVMMADistributedLayout(
+            version=[2, 0],
+            warps_per_cta=[PV_WARPS_M, NUM_WARPS // PV_WARPS_M],
+            instr_shape=[16, 8],
+        )
     # The gather: one token row per thread row, V contiguous bytes (fp8) or
     # values (rope) a thread, every thread of the program loading.
     V: gl.constexpr = BLOCK_T * 64 // (NUM_WARPS * 32)
@@ -535,14 +577,14 @@ def _pipe_decode_kernel(
 
     m_i = gl.full([BLOCK_H], float("-inf"), gl.float32, gl.SliceLayout(1, mma))
     l2 = gl.zeros([BLOCK_H, BLOCK_T // SUBTILES], gl.float32, mma)
-    z = gl.zeros([BLOCK_H, 64], gl.float32, mma)
+    z = gl.zeros([BLOCK_H, 64], gl.float32, mma_o)
     accs = (z, z, z, z, z, z, z, z)
     if NUM_BUFS == 1:
         for i in range(n_tiles):
             t0 = start + i * BLOCK_T
             m_i, l2, accs = _tile(
                 q_smem, set_a, idx_row, t0, end, qk_scale, m_i, l2, accs,
-                BLOCK_H, BLOCK_T, CHAINS, SUBTILES, ABLATE, mma,
+                BLOCK_H, BLOCK_T, CHAINS, SUBTILES, ABLATE, mma, mma_o,
             )
             # Triton puts the barrier before these stores (the MMAs read set_a).
             _store_tile(raw, set_a)
@@ -556,7 +598,7 @@ def _pipe_decode_kernel(
             t0 = start + i * BLOCK_T
             m_i, l2, accs = _tile(
                 q_smem, set_a, idx_row, t0, end, qk_scale, m_i, l2, accs,
-                BLOCK_H, BLOCK_T, CHAINS, SUBTILES, ABLATE, mma,
+                BLOCK_H, BLOCK_T, CHAINS, SUBTILES, ABLATE, mma, mma_o,
             )
             _store_tile(raw, set_b)
             gl.thread_barrier()
@@ -566,7 +608,7 @@ def _pipe_decode_kernel(
             if i + 1 < n_tiles:
                 m_i, l2, accs = _tile(
                     q_smem, set_b, idx_row, t0 + BLOCK_T, end, qk_scale, m_i, l2,
-                    accs, BLOCK_H, BLOCK_T, CHAINS, SUBTILES, ABLATE, mma,
+                    accs, BLOCK_H, BLOCK_T, CHAINS, SUBTILES, ABLATE, mma, mma_o,
                 )
             _store_tile(raw, set_a)
             gl.thread_barrier()
@@ -577,10 +619,11 @@ def _pipe_decode_kernel(
     # The program ids again rather than values kept alive across the loop,
     # whose registers it needs.
     _epilogue(
-        accs, m_i, _row_sum(l2, NUM_WARPS, mma), Out, Lse, gl.program_id(2).to(gl.int64),
+        accs, _rows_to(m_i, mma, mma_o), _rows_to(_row_sum(l2, NUM_WARPS, mma), mma, mma_o),
+        Out, Lse, gl.program_id(2).to(gl.int64),
         gl.program_id(1), gl.program_id(0) * BLOCK_H, num_heads,
         stride_out_batch, stride_out_split, stride_out_head,
-        stride_lse_batch, stride_lse_split, BLOCK_H, SPLIT_K, NUM_WARPS, mma,
+        stride_lse_batch, stride_lse_split, BLOCK_H, SPLIT_K, NUM_WARPS, COALESCE, mma_o,
     )
 
 
@@ -603,7 +646,7 @@ def _epilogue(
     stride_out_batch, stride_out_split, stride_out_head,
     stride_lse_batch, stride_lse_split,
     BLOCK_H: gl.constexpr, SPLIT_K: gl.constexpr, NUM_WARPS: gl.constexpr,
-    mma: gl.constexpr,
+    COALESCE: gl.constexpr, mma: gl.constexpr,
 ):
     """Normalise and write the output (or this split's bf16 partial) and the lse."""
     row_lay: gl.constexpr = gl.SliceLayout(1, mma)
@@ -623,9 +666,19 @@ def _epilogue(
     if SPLIT_K > 1:
         o_ptr += pid_s * stride_out_split
     o_mask = (out_heads < num_heads)[:, None]
+    # Or straight from the accumulator's layout (4-byte stores), which needs
+    # fewer registers kept across the loop for the epilogue's index math.
+    m_heads = h0 + gl.arange(0, BLOCK_H, layout=gl.SliceLayout(1, mma))
+    m_cols = gl.arange(0, 64, layout=gl.SliceLayout(0, mma))
+    m_ptr = Out + pid_b * stride_out_batch + m_heads[:, None] * stride_out_head + m_cols[None, :]
+    if SPLIT_K > 1:
+        m_ptr += pid_s * stride_out_split
     for g in gl.static_range(8):
-        o = gl.convert_layout((accs[g] * inv).to(gl.bfloat16), out_lay)
-        gl.store(o_ptr + g * 64, o, mask=o_mask)
+        o = (accs[g] * inv).to(gl.bfloat16)
+        if COALESCE:
+            gl.store(o_ptr + g * 64, gl.convert_layout(o, out_lay), mask=o_mask)
+        else:
+            gl.store(m_ptr + g * 64, o, mask=(m_heads < num_heads)[:, None])
     if SPLIT_K == 1:
         gl.store(Lse + pid_b * stride_lse_batch + heads, lse2 * LN2, mask=heads < num_heads)
     else:
