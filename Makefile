@@ -70,7 +70,7 @@ kernels:
 	$(GO) test ./gen -run '^TestGolden(Kernels|CalibrationInput)$$' -update
 
 # Rewrite the golden files of the packages that have them, then review the diff.
-GOLDEN_PKGS := ./gen ./patches ./watch ./cmd/mlagen
+GOLDEN_PKGS := ./gen ./patches ./patches/resolve ./watch ./cmd/mlagen
 golden:
 	$(GO) test $(GOLDEN_PKGS) -update
 
