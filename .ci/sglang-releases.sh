@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# Real SGLang releases against a built mlagen. For each release (0.5.14,
+# 0.5.16, 0.5.23 and, when PyPI has a newer one, the newest), with the wheel
+# downloaded by pip (no dependencies) and cached, and unpacked as
+# site-packages lays it out (sglang/ beside sglang-V.dist-info/):
+#
+#   patch     wires it; the route goes through the release's own backend
+#             choice (SGLANG_SM120_TRITON_FLASHMLA up to 0.5.14,
+#             SGLANG_SM120_FLASHMLA_BACKEND since 0.5.15); every edited file
+#             parses as Python; RECORD lists the kernel module
+#   verify    exit 0, 0 missed, the same route
+#   repatch   a second patch changes nothing
+#   revert    diff -r against a pristine copy: byte-identical, RECORD included
+#   pip       installed with pip into a scratch venv and patched there, then
+#             reinstalled: pip removes the kernel module (RECORD listed it)
+#             and verify fails on the upstream files
+#
+# One line per release; any failure prints the step and its output and exits 1.
+#
+# Usage: .ci/sglang-releases.sh BIN [TARGET]
+#   BIN     the mlagen binary (e.g. bin/mlagen)
+#   TARGET  the GPU target the kernel module is rendered for (default sm_120)
+# Environment: MLAGEN_KERNELS=DIR installs DIR/sparse_mla_mma.py instead of the
+# module BIN renders; MLAGEN_RELEASES="0.5.14 ..." replaces the fixed list.
+set -euo pipefail
+
+if [ $# -lt 1 ] || [ ! -x "$1" ]; then
+  echo "usage: $0 BIN [TARGET]   (BIN: a built mlagen, e.g. bin/mlagen)" >&2
+  exit 2
+fi
+BIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+TARGET=${2:-sm_120}
+read -r -a RELEASES <<< "${MLAGEN_RELEASES:-0.5.14 0.5.16 0.5.23}"
+CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/mlagen/wheels
+PY=${PYTHON:-python3}
+# The wheels are for CPython 3.11 on manylinux 2.34; pip picks them whatever
+# this machine runs, and installs nothing else.
+PIPSEL=(--no-deps --only-binary=:all: --python-version 3.11 --platform manylinux_2_34_x86_64)
+KARGS=(--target "$TARGET")
+if [ -n "${MLAGEN_KERNELS:-}" ]; then KARGS+=(--kernels "$MLAGEN_KERNELS"); fi
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/mlagen-releases.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+mkdir -p "$CACHE"
+
+fail() { # step, log file
+  echo "FAIL sglang $REL: $1" >&2
+  [ -n "${2:-}" ] && [ -f "$2" ] && sed 's/^/  | /' "$2" >&2
+  exit 1
+}
+
+# wheel VERSION: the cached wheel's path, downloading it on first use.
+wheel() {
+  local w
+  w=$(ls "$CACHE"/sglang-"$1"-*.whl 2>/dev/null | head -n 1 || true)
+  if [ -z "$w" ]; then
+    "$PY" -m pip download -q --progress-bar off "${PIPSEL[@]}" -d "$CACHE" "sglang==$1" > "$WORK/pip.log" 2>&1 \
+      || { REL=$1; fail "pip download sglang==$1" "$WORK/pip.log"; }
+    w=$(ls "$CACHE"/sglang-"$1"-*.whl | head -n 1)
+  fi
+  echo "$w"
+}
+
+# newest: the newest release on PyPI with a wheel for this platform, or ""
+# when the index cannot be asked (reported, not a failure: the fixed list
+# still runs).
+newest() {
+  "$PY" -m pip index versions sglang "${PIPSEL[@]:1}" 2> /dev/null | sed -n 's/^sglang (\(.*\))$/\1/p' | head -n 1 || true
+}
+
+# json FILE EXPR: evaluate a Python expression over the JSON report r; a
+# report without what EXPR reads is a failure of the step that wrote it.
+json() {
+  "$PY" -c 'import json,sys; r=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2" 2> "$WORK/json.err" \
+    || { cat "$1" >> "$WORK/json.err"; fail "the report lacks $2" "$WORK/json.err"; }
+}
+
+# check_route FILE VARIABLE: the report's route enters through the release's
+# backend choice and is proven.
+check_route() {
+  local got
+  got=$(json "$1" '",".join(e.get("variable","") for e in r["route"]["entries"])') || exit 1
+  [ "$got" = "$2" ] || fail "route enters through '$got', want '$2'" "$1"
+  [ "$(json "$1" 'len(r["missed"])')" = 0 ] || fail "references missed" "$1"
+  [ "$(json "$1" 'len(r["problems"])')" = 0 ] || fail "problems reported" "$1"
+}
+
+# cycle REL WHEEL VARIABLE: patch, verify, repatch, revert on the unpacked wheel.
+cycle() {
+  local d=$WORK/$1 root
+  mkdir -p "$d/pristine" "$d/site"
+  (cd "$d/pristine" && "$PY" -m zipfile -e "$2" .) > "$d/unzip.log" 2>&1 || fail "unpack $2" "$d/unzip.log"
+  cp -a "$d/pristine/." "$d/site/"
+  root=$d/site/sglang
+  "$BIN" patch "${KARGS[@]}" --json "$root" > "$d/patch.json" 2> "$d/patch.err" || fail "patch (exit $?)" "$d/patch.err"
+  check_route "$d/patch.json" "$3"
+  json "$d/patch.json" '"\n".join(c["path"] for c in r["changes"] if c["path"].endswith(".py"))' > "$d/edited"
+  (cd "$root" && "$PY" -c 'import ast,sys; [ast.parse(open(p, "rb").read(), p) for p in sys.argv[1:]]' $(cat "$d/edited")) \
+    > "$d/parse.log" 2>&1 || fail "an edited file does not parse as Python" "$d/parse.log"
+  grep -q '/flash_mla_sm120_mma.py,sha256=' "$d"/site/sglang-*.dist-info/RECORD || fail "RECORD does not list the kernel module"
+  "$BIN" verify --json "$root" > "$d/verify.json" 2> "$d/verify.err" || fail "verify (exit $?)" "$d/verify.json"
+  check_route "$d/verify.json" "$3"
+  "$BIN" patch "${KARGS[@]}" --json "$root" > "$d/again.json" 2>&1 || fail "second patch" "$d/again.json"
+  [ "$(json "$d/again.json" 'r["nothing_to_do"]')" = True ] || fail "a second patch changed more" "$d/again.json"
+  "$BIN" patch --revert "$root" > "$d/revert.log" 2>&1 || fail "revert" "$d/revert.log"
+  diff -r "$d/pristine" "$d/site" > "$d/diff.log" 2>&1 || fail "revert is not byte-identical" "$d/diff.log"
+  EDITS=$(json "$d/patch.json" 'len(r["changes"])')
+  WHOLE=$(json "$d/patch.json" '"whole call guarded" if r["route"]["whole_call"]["wired"] else "whole call per cache (the kernel module has no whole-call entry)"')
+}
+
+# piptrip REL WHEEL: install with pip into a scratch venv and patch there;
+# reinstall over the patched tree: pip removes what the old RECORD listed, so
+# the kernel module must be gone, and verify must not call the tree wired.
+piptrip() {
+  local v=$WORK/venv sp
+  [ -x "$v/bin/python" ] || "$PY" -m venv "$v" > "$WORK/venv.log" 2>&1 || fail "python3 -m venv" "$WORK/venv.log"
+  sp=$("$v/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+  "$v/bin/python" -m pip install -q --no-deps --no-compile "$2" > "$WORK/pip.log" 2>&1 || fail "pip install" "$WORK/pip.log"
+  "$BIN" patch "${KARGS[@]}" --json "$sp/sglang" > "$WORK/pip-patch.json" 2>&1 || fail "patch in site-packages" "$WORK/pip-patch.json"
+  kp=$sp/sglang/$(json "$WORK/pip-patch.json" 'r["kernel_module"]')
+  [ -f "$kp" ] || fail "no kernel module at $kp after patching" "$WORK/pip-patch.json"
+  "$v/bin/python" -m pip install -q --no-deps --no-compile --force-reinstall "$2" > "$WORK/pip.log" 2>&1 || fail "pip reinstall" "$WORK/pip.log"
+  [ ! -e "$kp" ] || fail "pip left the kernel module behind: RECORD did not list it"
+  if "$BIN" verify "$sp/sglang" > "$WORK/pip-verify.log" 2>&1; then
+    fail "verify passes on a tree pip reinstalled over the wiring" "$WORK/pip-verify.log"
+  fi
+  "$v/bin/python" -m pip uninstall -q -y sglang > "$WORK/pip.log" 2>&1 || fail "pip uninstall" "$WORK/pip.log"
+}
+
+# variable REL: the backend variable the release's entry point chooses by.
+variable() {
+  case "$1" in
+    0.5.13* | 0.5.14*) echo SGLANG_SM120_TRITON_FLASHMLA ;;
+    *) echo SGLANG_SM120_FLASHMLA_BACKEND ;;
+  esac
+}
+
+START=$SECONDS
+latest=$(newest)
+if [ -z "$latest" ]; then
+  echo "newest on PyPI: not checked (pip index versions failed; the fixed releases run)"
+else
+  last=$(printf '%s\n' "${RELEASES[@]}" | sort -V | tail -n 1)
+  if [ "$(printf '%s\n%s\n' "$last" "$latest" | sort -V | tail -n 1)" != "$last" ]; then
+    echo "newest on PyPI: $latest, newer than $last: added"
+    RELEASES+=("$latest")
+  else
+    echo "newest on PyPI: $latest (in the list)"
+  fi
+fi
+for REL in "${RELEASES[@]}"; do
+  t0=$SECONDS
+  w=$(wheel "$REL")
+  t1=$SECONDS
+  cycle "$REL" "$w" "$(variable "$REL")"
+  piptrip "$REL" "$w"
+  echo "sglang $REL: patch ok ($EDITS files, route through $(variable "$REL"), $WHOLE), verify ok, repatch no-op, revert identical, pip removes the module, reinstall caught ($((SECONDS - t0)) s, download $((t1 - t0)) s)"
+done
+echo "all ${#RELEASES[@]} releases passed in $((SECONDS - START)) s (wheels cached in $CACHE)"
