@@ -41,6 +41,9 @@ done
 DISABLE_MMA_V3=1 timeout $CHECK_LIMIT $PY bench.py check --configs base_sm120 --json /tmp/k1w/check_base120.json \
   >/tmp/k1w/check_base120.log 2>&1 &
 pids+=($!)
+DISABLE_MMA_V3=1 timeout $CHECK_LIMIT $PY bench.py check --configs pipe_decode --json /tmp/k1w/check_sel.json \
+  >/tmp/k1w/check_sel.log 2>&1 &
+pids+=($!)
 env -u DISABLE_MMA_V3 timeout $CHECK_LIMIT $PY bench.py check --configs base_sm90 --json /tmp/k1w/check_base90.json \
   >/tmp/k1w/check_base90.log 2>&1 &
 pids+=($!)
@@ -54,7 +57,7 @@ env -u DISABLE_MMA_V3 $PY bench.py time --modules base_sm90 --json "$OUT/time_sm
   --deadline $((START + ${SM90_DEADLINE:-200})) \
   >"$OUT/time.log" 2>&1
 echo "sm90 timing done after $(( $(date +%s) - START )) s"
-DISABLE_MMA_V3=1 $PY bench.py time --modules base_sm120,pp --json "$OUT/time_lab.json" \
+DISABLE_MMA_V3=1 $PY bench.py time --modules base_sm120,pipe_decode,pp --json "$OUT/time_lab.json" \
   --deadline $((START + ${LAB_DEADLINE:-265})) \
   >>"$OUT/time.log" 2>&1
 echo "lab timing done after $(( $(date +%s) - START )) s"

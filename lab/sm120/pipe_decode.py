@@ -54,7 +54,10 @@ LN2 = gl.constexpr(0.6931471805599453)
 
 # name -> the kernel's tile constexprs. num_warps is BLOCK_H // 16 * WARPS_N.
 # ABLATE is for timing experiments only (wrong results): 1 leaves out both
-# MMAs, 2 the gather's memory traffic, 3 (two-half tiles) the second half's P.V.
+# MMAs, 2 the gather's memory traffic, 3 (two-half tiles) the second half's
+# P.V; 4 and 5 (two-half tiles) leave out the gather's memory traffic and
+# read Q's (4) or the K tile's (5) score operand of one column group for all
+# eight, so the shared-memory reads of that operand fall to an eighth.
 CONFIGS = {}
 
 
@@ -96,6 +99,48 @@ def add_config(
         ABLATE=ablate,
     )
     return name
+
+
+# The configurations the prototype would ship, chosen from the lab runs on
+# the H200 (lab/sm120/NOTES.md, runs 1 and 2): every one compiles for sm_120
+# without spills within 101,376 B. select() keys on heads (up to 16, or
+# more: a 64-head program masks the rows past H), then the first batch bound
+# >= batch, then the first topk bound >= topk (None: no bound).
+_H16 = dict(block_h=16, block_t=64, warps_n=8, bufs=1, chains=2)
+_H64_T16 = dict(block_h=64, block_t=16, warps_n=2, bufs=2, chains=2)
+_H64_T32 = dict(
+    block_h=64, block_t=32, warps_n=2, bufs=1, chains=2, subtiles=2, pv_m=2, coalesce=0
+)
+HEAD_BOUNDS = (16, None)
+BATCH_BOUNDS = (1, 16, 64, None)
+TOPK_BOUNDS = (512, None)
+SELECTION = (
+    (  # heads <= 16
+        (add_config(split_k=8, **_H16), add_config(split_k=32, **_H16)),  # batch 1
+        (add_config(split_k=8, **_H16), add_config(split_k=8, **_H16)),  # <= 16
+        (add_config(split_k=2, **_H16), add_config(split_k=2, **_H16)),  # <= 64
+        (add_config(split_k=1, **_H16), add_config(split_k=1, **_H16)),  # more
+    ),
+    (  # more heads
+        (add_config(split_k=32, **_H64_T16), add_config(split_k=32, **_H64_T16)),
+        (add_config(split_k=8, **_H64_T16), add_config(split_k=8, **_H64_T32)),
+        (add_config(split_k=2, **_H64_T32), add_config(split_k=2, **_H64_T32)),
+        (add_config(split_k=1, **_H64_T32), add_config(split_k=1, **_H64_T32)),
+    ),
+)
+
+
+def _bucket(bounds, n):
+    for i, bound in enumerate(bounds):
+        if bound is None or n <= bound:
+            return i
+    return len(bounds) - 1
+
+
+def select(batch, topk, heads):
+    """Name of the configuration for this batch size, topk and head count."""
+    table = SELECTION[_bucket(HEAD_BOUNDS, heads)]
+    return table[_bucket(BATCH_BOUNDS, batch)][_bucket(TOPK_BOUNDS, topk)]
 
 
 def num_warps_of(name):
@@ -141,7 +186,7 @@ def _fetch(
     cols = gl.arange(0, 64, layout=gl.SliceLayout(0, lay))
     valid = idx >= 0
     data, scales_at = _token_offsets(gl.where(valid, idx, 0), page_stride, page_size)
-    if ABLATE == 2:
+    if ABLATE == 2 or ABLATE == 4 or ABLATE == 5:
         valid = valid & False
     ok = valid[:, None]
     nope = KV + data[:, None] + cols[None, :]
@@ -282,14 +327,29 @@ def _rows(kset, start: gl.constexpr, length: gl.constexpr):
 
 
 @gluon.jit
-def _scores_halves(q_smem, lo, hi, z, dot_a: gl.constexpr, dot_b: gl.constexpr):
+def _scores_halves(
+    q_smem, lo, hi, z, dot_a: gl.constexpr, dot_b: gl.constexpr, ABLATE: gl.constexpr
+):
     """S for two token halves of a tile, each Q fragment loaded once for both."""
     s_lo = z
     s_hi = z
-    for g in gl.static_range(8):
-        a = q_smem.slice(g * 64, 64, dim=1).load(dot_a)
-        s_lo = mma_v2(a, lo[g].permute((1, 0)).load(dot_b), s_lo)
-        s_hi = mma_v2(a, hi[g].permute((1, 0)).load(dot_b), s_hi)
+    if ABLATE == 4:
+        a = q_smem.slice(0, 64, dim=1).load(dot_a)
+        for g in gl.static_range(8):
+            s_lo = mma_v2(a, lo[g].permute((1, 0)).load(dot_b), s_lo)
+            s_hi = mma_v2(a, hi[g].permute((1, 0)).load(dot_b), s_hi)
+    elif ABLATE == 5:
+        b_lo = lo[0].permute((1, 0)).load(dot_b)
+        b_hi = hi[0].permute((1, 0)).load(dot_b)
+        for g in gl.static_range(8):
+            a = q_smem.slice(g * 64, 64, dim=1).load(dot_a)
+            s_lo = mma_v2(a, b_lo, s_lo)
+            s_hi = mma_v2(a, b_hi, s_hi)
+    else:
+        for g in gl.static_range(8):
+            a = q_smem.slice(g * 64, 64, dim=1).load(dot_a)
+            s_lo = mma_v2(a, lo[g].permute((1, 0)).load(dot_b), s_lo)
+            s_hi = mma_v2(a, hi[g].permute((1, 0)).load(dot_b), s_hi)
     return s_lo, s_hi
 
 
@@ -329,7 +389,7 @@ def _attend_halves(
         s_lo = z
         s_hi = z
     else:
-        s_lo, s_hi = _scores_halves(q_smem, lo, hi, z, dot_a, dot_b)
+        s_lo, s_hi = _scores_halves(q_smem, lo, hi, z, dot_a, dot_b, ABLATE)
     s_lo = gl.where(valid_lo[None, :], s_lo * qk_scale, float("-inf"))
     s_hi = gl.where(valid_hi[None, :], s_hi * qk_scale, float("-inf"))
     m_new = gl.maximum(m_i, gl.max(gl.maximum(s_lo, s_hi), 1))
@@ -768,6 +828,13 @@ def supports(q, k_cache, indices):
         and indices.dtype == torch.int32
         and indices.shape[0] == q.shape[0]
     )
+
+
+def sparse_decode(q, k_cache, indices, topk_length, softmax_scale):
+    """Drop-in for _run_triton_sparse_decode: (out [B, 1, H, 512] bf16, lse [B, 1, H] fp32)."""
+    batch, _, heads, _ = q.shape
+    name = select(batch, indices.reshape(batch, -1).shape[1], heads)
+    return launch(name, q, k_cache, indices, topk_length, softmax_scale)
 
 
 def launch(name, q, k_cache, indices, topk_length, softmax_scale):

@@ -45,7 +45,7 @@ def main(argv=None):
           f"{len(failed)} failing: {', '.join(failed) or 'none'}")
     shapes = sorted({(t["heads"], t["topk"], t["batch"]) for t in times})
     print(f"{'H':>3s} {'topk':>5s} {'B':>4s} {'sm90':>7s} {'sm120':>7s} {'lab best':>8s} "
-          f"{'ratio':>5s} {'floor%':>6s}  best configuration")
+          f"{'ratio':>5s} {'floor%':>6s} {'select':>7s} {'ratio':>5s}  best configuration")
     worst = 0.0
     for h, k, b in shapes:
         rows = [t for t in times if (t["heads"], t["topk"], t["batch"]) == (h, k, b)
@@ -55,6 +55,8 @@ def main(argv=None):
                and t["variant"] in checked and t["variant"] not in failed]
         best = min(lab, key=lambda t: t["graph_us"]) if lab else None
         s90, s120 = by.get("base_sm90"), by.get("base_sm120")
+        sel = by.get("pipe_decode") if "pipe_decode" not in failed else None
+        sel_ratio = sel / s90 if sel and s90 else 0.0
         ratio = best["graph_us"] / s90 if best and s90 else None
         if ratio:
             worst = max(worst, ratio)
@@ -62,8 +64,8 @@ def main(argv=None):
         fmt = lambda v: f"{v:7.1f}" if v is not None else "      -"  # noqa: E731
         print(f"{h:3d} {k:5d} {b:4d} {fmt(s90)} {fmt(s120)} "
               f"{fmt(best['graph_us']) if best else '      -':>8s} "
-              f"{ratio if ratio else 0:5.2f} {100 * floor / best['graph_us'] if best else 0:6.1f}  "
-              f"{best['variant'] if best else '-'}")
+              f"{ratio if ratio else 0:5.2f} {100 * floor / best['graph_us'] if best else 0:6.1f} "
+              f"{fmt(sel)} {sel_ratio:5.2f}  {best['variant'] if best else '-'}")
     print(f"worst lab/sm90 ratio {worst:.2f} (target <= 1.5)")
     return 0
 
