@@ -1,0 +1,291 @@
+"""Which path a decode call takes on a patched copy of SGLang's sm_120 files.
+
+Run on the GPU, from the repository root, after gpu/route/prepare.sh:
+
+    python3 gpu/route/check.py gpu/route/work/sm90 [gpu/route/work/sm120]
+
+Each tree is a patched copy of SGLang 0.5.23's entry module, SIMT module and
+environ.py. SGLang chooses its backend at import, so every scenario runs in a
+fresh process:
+
+    unset-default  gate unset, default backend: FlashInfer's branch runs (a
+                   stand-in records it: FlashInfer is not installed here)
+    unset-triton   gate unset, SGLANG_SM120_FLASHMLA_BACKEND=triton: SGLang's
+                   SIMT kernel, on both caches
+    set-default    gate set after import, default backend: the MMA kernel
+    set-torch      gate set after import, backend torch: the MMA kernel
+
+Calling flash_mla_with_kvcache_sm120 with FlashMLA's keywords (a window cache,
+an extra cache, topk lengths, an attention sink), it counts the calls that
+reach SGLang's SIMT kernel and the kernel module's entry points, keeps the
+module's "mlagen: ..." log lines, checks the result against a float64
+reference built with the emitted harness's helpers, and replays the call from
+a CUDA graph (the result must equal the eager one). One line per scenario;
+exit 1 when a scenario takes another path than expected or is wrong. A tree
+whose kernel module targets another GPU generation than this one is reported,
+not judged (sm_120 runs here as mma.sync with DISABLE_MMA_V3=1). --interpret
+runs tiny shapes on the CPU under the Triton interpreter (the MMA module
+declines CPU tensors there, so only the plumbing is judged).
+"""
+
+import importlib
+import importlib.util
+import json
+import logging
+import os
+import subprocess
+import sys
+import types
+
+import torch
+
+GATE = "SGLANG_SM120_MMA_FLASHMLA"
+PKG = "sglang.kernels.ops.attention"
+SCENARIOS = {
+    "unset-default": {},
+    "unset-triton": {"SGLANG_SM120_FLASHMLA_BACKEND": "triton"},
+    "set-default": {},
+    "set-torch": {"SGLANG_SM120_FLASHMLA_BACKEND": "torch"},
+}
+
+
+class TookFlashInfer(Exception):
+    """Raised by the FlashInfer stand-in: the default branch was taken."""
+
+
+def fake_flashinfer():
+    """Stand-in flashinfer package: reaching its decode proves the branch."""
+
+    def decode(*args, **kwargs):
+        raise TookFlashInfer()
+
+    inner = types.ModuleType("flashinfer.mla._sparse_mla_sm120")
+    inner._DECODE_MAX_TOKENS = 64
+    inner._DECODE_DSV4_DISPATCH = ()
+    inner._sparse_mla_sm120_paged_attention = decode
+    mla = types.ModuleType("flashinfer.mla")
+    mla._sparse_mla_sm120 = inner
+    mla.trtllm_batch_decode_with_kv_cache_mla = decode
+    top = types.ModuleType("flashinfer")
+    top.mla = mla
+    sys.modules.update(
+        {"flashinfer": top, "flashinfer.mla": mla, inner.__name__: inner}
+    )
+
+
+def counted(module, name, calls):
+    """Replace module.name by a wrapper that counts its calls."""
+    real = getattr(module, name, None)
+    if real is None:
+        return
+    calls[name] = 0
+
+    def wrapper(*args, **kwargs):
+        calls[name] += 1
+        return real(*args, **kwargs)
+
+    setattr(module, name, wrapper)
+
+
+def whole_reference(h, caches, q, sink, scale):
+    """Float64 whole call: both caches, merged by LSE, then the sink."""
+    outs, lses = [], []
+    for buf, page, idx, length in caches:
+        out, lse = h.reference(q, h.dequantize(buf, page), idx, length, scale)
+        outs.append(out)
+        lses.append(lse)
+    lse = torch.logaddexp(lses[0], lses[1])
+    out = torch.zeros_like(outs[0])
+    for o, l in zip(outs, lses):
+        w = torch.where(torch.isinf(l), torch.zeros_like(l), torch.exp(l - lse))
+        out += torch.nan_to_num(w).unsqueeze(-1) * o
+    total = torch.logaddexp(lse, sink.double().view(1, 1, -1).expand_as(lse))
+    w = torch.where(torch.isinf(lse), torch.zeros_like(lse), torch.exp(lse - total))
+    return out * w.unsqueeze(-1), total.permute(0, 2, 1)
+
+
+def errors(out, lse, ref_out, ref_lse):
+    """Relative error of out, largest LSE difference (where finite), NaNs."""
+    diff = (out.double() - ref_out).abs().max().item()
+    rel = diff / max(ref_out.abs().max().item(), 1e-30)
+    finite = torch.isfinite(ref_lse)
+    lse_err = (
+        (lse.double() - ref_lse)[finite].abs().max().item() if finite.any() else 0.0
+    )
+    same_inf = bool((torch.isfinite(lse) == finite).all())
+    return rel, lse_err, bool(out.isnan().any()) or not same_inf
+
+
+def child(tree, scenario, interpret):
+    """One scenario in this process; prints its observations as JSON."""
+    sys.path.insert(0, tree)
+    fake_flashinfer()
+    if (
+        interpret
+    ):  # the interpreter has no benchmarker: autotuning takes the first config
+        from triton.runtime import autotuner
+
+        autotuner.Autotuner.do_bench = property(
+            lambda self: lambda fn, quantiles=None: [1.0, 1.0, 1.0]
+        )
+    records = []
+    handler = logging.Handler()
+    handler.emit = lambda r: records.append(r.getMessage())
+    logging.getLogger().addHandler(handler)
+    logging.getLogger().setLevel(logging.INFO)
+    entry = importlib.import_module(PKG + ".flash_mla_sm120")
+    simt = importlib.import_module(PKG + ".flash_mla_sm120_triton")
+    mma = importlib.import_module(PKG + ".flash_mla_sm120_mma")
+    calls = {}
+    counted(simt, "_run_triton_sparse_decode", calls)
+    for name in ("sparse_decode", "sparse_decode_full"):
+        counted(mma, name, calls)
+    harness = os.path.join("kernels", mma.TARGET.replace("_", ""), "harness.py")
+    spec = importlib.util.spec_from_file_location("route_harness", harness)
+    h = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(h)
+    if scenario.startswith("set"):
+        os.environ[GATE] = "1"  # after import: the guards read it at call time
+    device = torch.device("cpu" if interpret else "cuda")
+    gen = torch.Generator(device=device).manual_seed(0)
+    batch, heads, window, extra = (3, 16, 16, 32) if interpret else (4, 64, 128, 512)
+    buf, q, idx, length = h.make_inputs(64, batch, heads, window, True, gen, device)
+    ebuf, _, eidx, elength = h.make_inputs(64, batch, heads, extra, True, gen, device)
+    sink = torch.randn(heads, generator=gen, device=device, dtype=torch.float32)
+    scale = q.shape[-1] ** -0.5
+    kwargs = dict(
+        q=q,
+        k_cache=h.as_k_cache(buf, 64),
+        indices=idx.view(batch, 1, -1),
+        topk_length=length,
+        attn_sink=sink,
+        head_dim_v=512,
+        softmax_scale=scale,
+        extra_k_cache=h.as_k_cache(ebuf, 64),
+        extra_indices_in_kvcache=eidx.view(batch, 1, -1),
+        extra_topk_length=elength,
+    )
+    seen = {"scenario": scenario, "target": mma.TARGET, "flashinfer": False}
+    try:
+        out, lse = entry.flash_mla_with_kvcache_sm120(**kwargs)
+    except TookFlashInfer:
+        seen.update(flashinfer=True, calls=calls, log=records)
+        print(json.dumps(seen))
+        return
+    ref = whole_reference(
+        h, [(buf, 64, idx, length), (ebuf, 64, eidx, elength)], q, sink, scale
+    )
+    seen["out_err"], seen["lse_err"], seen["nan"] = errors(out, lse, *ref)
+    seen["graph"] = "skipped (CPU)" if interpret else replay(entry, kwargs, out, lse)
+    seen.update(calls=calls, log=records)
+    print(json.dumps(seen))
+
+
+def replay(entry, kwargs, out, lse):
+    """Capture the call in a CUDA graph, replay it, compare with eager."""
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        for _ in range(2):
+            entry.flash_mla_with_kvcache_sm120(**kwargs)
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        g_out, g_lse = entry.flash_mla_with_kvcache_sm120(**kwargs)
+    graph.replay()
+    torch.cuda.synchronize()
+    same = torch.equal(g_out, out) and torch.equal(g_lse, lse)
+    return "equal" if same else "differs"
+
+
+def judge(seen, interpret, native):
+    """The problems of one scenario's observations ([] when it passed)."""
+    calls, sc = seen["calls"], seen["scenario"]
+    simt = calls.get("_run_triton_sparse_decode", 0)
+    full, per = calls.get("sparse_decode_full", 0), calls.get("sparse_decode", 0)
+    bad = []
+    if sc == "unset-default":
+        if not seen["flashinfer"] or simt or full or per:
+            bad.append("the default backend did not take FlashInfer's branch alone")
+        return bad
+    if seen["flashinfer"]:
+        return ["took FlashInfer's branch"]
+    if seen["nan"] or seen["out_err"] > 1e-2 or seen["lse_err"] > 1e-2:
+        bad.append("wrong result")
+    if seen["graph"] == "differs":
+        bad.append("graph replay differs from eager")
+    if sc == "unset-triton":
+        if simt != 2 or full or per:
+            bad.append(
+                "gate unset did not run SGLang's SIMT kernel on both caches alone"
+            )
+        return bad
+    if interpret or not native:
+        return bad  # the path is reported, not judged
+    whole = "sparse_decode_full" in calls
+    want = "whole call" if whole else "per cache"
+    ran = (full >= 1 and not per) if whole else per == 2
+    if simt or not ran:
+        bad.append(f"gate set did not run the MMA kernel ({want})")
+    if not any(f"on the MMA kernel ({want}" in line for line in seen["log"]):
+        bad.append(f"no 'on the MMA kernel ({want}' log line")
+    return bad
+
+
+def path_of(seen):
+    c = seen["calls"]
+    if seen["flashinfer"]:
+        return "FlashInfer branch"
+    parts = [f"{n} x{k}" for n, k in sorted(c.items()) if k]
+    return ", ".join(parts) or "no counted call"
+
+
+def main(argv):
+    if argv[:1] == ["--child"]:
+        return child(argv[1], argv[2], "--interpret" in argv)
+    interpret = "--interpret" in argv
+    trees = [a for a in argv if not a.startswith("--")]
+    if not trees:
+        print(__doc__)
+        return 2
+    native = None if interpret else "sm_%d%d" % torch.cuda.get_device_capability()
+    failed = 0
+    for tree in trees:
+        for name, extra in SCENARIOS.items():
+            env = dict(os.environ, **extra)
+            env.pop(GATE, None)
+            if interpret:
+                env["TRITON_INTERPRET"] = "1"
+            if "sm120" in tree:
+                env["DISABLE_MMA_V3"] = "1"  # mma.sync on an H200, as on sm_120
+            args = [sys.executable, __file__, "--child", tree, name]
+            run = subprocess.run(
+                args + (["--interpret"] if interpret else []),
+                env=env,
+                capture_output=True,
+                text=True,
+            )
+            if run.returncode != 0 or not run.stdout.strip():
+                print(f"FAIL {tree} {name}: the scenario crashed\n{run.stderr[-4000:]}")
+                failed += 1
+                continue
+            seen = json.loads(run.stdout.strip().splitlines()[-1])
+            bad = judge(seen, interpret, seen["target"] == native)
+            failed += bool(bad)
+            errs = (
+                ""
+                if seen["flashinfer"]
+                else f", out err {seen['out_err']:.1e}, lse err {seen['lse_err']:.1e}, graph {seen['graph']}"
+            )
+            print(
+                f"{'FAIL' if bad else 'ok  '} {tree} {name}: {path_of(seen)}{errs}; "
+                + "; ".join(bad)
+            )
+            for line in seen["log"]:
+                if line.startswith("mlagen"):
+                    print(f"       log: {line}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
