@@ -23,7 +23,7 @@ func TestPartialParseMatchesWhole(t *testing.T) {
 		}
 		in := map[string][]byte{}
 		for _, f := range ar.Files {
-			if p, ok := strings.CutPrefix(f.Name, "in/"); ok {
+			if p, ok := strings.CutPrefix(f.Name, "in/"); ok && strings.HasSuffix(p, ".py") {
 				in[p] = f.Data
 			}
 		}
