@@ -14,6 +14,8 @@
 # repository root: python3 gpu/route/check.py gpu/route/work/sm90
 #
 # Usage: gpu/route/prepare.sh [BIN]   (BIN: a built mlagen, default bin/mlagen)
+# MLAGEN_KERNELS=DIR patches with DIR/sparse_mla_mma.py instead of the module
+# BIN renders (for example a module with the whole-call entry points).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BIN=${1:-bin/mlagen}
@@ -62,7 +64,9 @@ PYEOF
 for t in sm90:sm_90 sm120:sm_120; do
   dir=$WORK/${t%%:*}
   cp -a "$WORK/upstream" "$dir"
-  "$BIN" patch --target "${t##*:}" "$dir" > "$dir.patch.log" || { cat "$dir.patch.log" >&2; exit 1; }
+  kargs=(--target "${t##*:}")
+  if [ -n "${MLAGEN_KERNELS:-}" ]; then kargs+=(--kernels "$MLAGEN_KERNELS"); fi
+  "$BIN" patch "${kargs[@]}" "$dir" > "$dir.patch.log" || { cat "$dir.patch.log" >&2; exit 1; }
   grep -E '^(set |[0-9]+ references? wired)' "$dir.patch.log" | sed "s|^|${t##*:}: |"
 done
 echo "ready: carry $WORK to the device, then run: python3 gpu/route/check.py $WORK/sm90 [$WORK/sm120]"
