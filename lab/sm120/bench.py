@@ -45,10 +45,6 @@ SMS = 132  # the H200's multiprocessors: the split-K rule fills them
 FAMILIES = {
     64: [
         dict(block_h=64, block_t=16, warps_n=2, bufs=2, chains=2),
-        dict(block_h=64, block_t=32, warps_n=2, bufs=1, chains=2, subtiles=2, pv_m=2,
-             coalesce=0),
-        # Spills 20 B on sm_120 (none on sm_90): timed for what the coalesced
-        # epilogue is worth.
         dict(block_h=64, block_t=32, warps_n=2, bufs=1, chains=2, subtiles=2),
     ],
     16: [dict(block_h=16, block_t=64, warps_n=8, bufs=1, chains=2)],

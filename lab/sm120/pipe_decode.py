@@ -71,8 +71,8 @@ def config_name(
         name += f"_s{subtiles}"
     if pv_m and pv_m != block_h // 16:
         name += f"_o{pv_m}"
-    if not coalesce:
-        name += "_d"
+    if coalesce != 1:
+        name += {0: "_d", 2: "_q"}[coalesce]
     return name + (f"_a{ablate}" if ablate else "")
 
 
@@ -81,7 +81,8 @@ def add_config(
     coalesce=1,
 ):
     """Register a configuration; pv_m 0 means the scores' warps down the heads,
-    coalesce 0 (name suffix _d) writes the output straight from the MMA layout."""
+    coalesce 0 (name suffix _d) writes the output straight from the MMA layout,
+    2 (_q) through Q's shared memory, 1 through convert_layout."""
     name = config_name(
         block_h, block_t, split_k, warps_n, bufs, chains, subtiles, pv_m, ablate,
         coalesce,
@@ -108,9 +109,7 @@ def add_config(
 # >= batch, then the first topk bound >= topk (None: no bound).
 _H16 = dict(block_h=16, block_t=64, warps_n=8, bufs=1, chains=2)
 _H64_T16 = dict(block_h=64, block_t=16, warps_n=2, bufs=2, chains=2)
-_H64_T32 = dict(
-    block_h=64, block_t=32, warps_n=2, bufs=1, chains=2, subtiles=2, pv_m=2, coalesce=0
-)
+_H64_T32 = dict(block_h=64, block_t=32, warps_n=2, bufs=1, chains=2, subtiles=2)
 HEAD_BOUNDS = (16, None)
 BATCH_BOUNDS = (1, 16, 64, None)
 TOPK_BOUNDS = (512, None)
@@ -354,6 +353,16 @@ def _scores_halves(
 
 
 @gluon.jit
+def _pair_sum(x):
+    """x [R, C] in the MMA layout summed over column pairs: [R, C // 2].
+
+    Each thread of an mma.sync accumulator holds columns in adjacent pairs,
+    so this adds in registers and keeps half the running denominators.
+    """
+    return gl.sum(gl.reshape(x, [x.shape[0], x.shape[1] // 2, 2]), 2)
+
+
+@gluon.jit
 def _attend_halves(
     q_smem,
     kset,
@@ -398,7 +407,8 @@ def _attend_halves(
     alpha = gl.exp2(m_i - m_safe)
     p_lo = gl.exp2(s_lo - m_safe[:, None])
     p_hi = gl.exp2(s_hi - m_safe[:, None])
-    l2 = l2 * alpha[:, None] + (p_lo + p_hi)
+    l2 = l2 * gl.convert_layout(alpha, gl.SliceLayout(1, l2.type.layout))[:, None]
+    l2 = l2 + _pair_sum(p_lo + p_hi)
     p_lo = gl.convert_layout(p_lo.to(gl.bfloat16), dot_a_o)
     if ABLATE != 1:
         accs = _pv(p_lo, lo, accs, _rows_to(alpha, mma, mma_o), dot_b_o)
@@ -637,6 +647,8 @@ def _pipe_decode_kernel(
 
     m_i = gl.full([BLOCK_H], float("-inf"), gl.float32, gl.SliceLayout(1, mma))
     l2 = gl.zeros([BLOCK_H, BLOCK_T // SUBTILES], gl.float32, mma)
+    if SUBTILES == 2:
+        l2 = _pair_sum(l2)
     z = gl.zeros([BLOCK_H, 64], gl.float32, mma_o)
     accs = (z, z, z, z, z, z, z, z)
     if NUM_BUFS == 1:
@@ -680,7 +692,7 @@ def _pipe_decode_kernel(
     # whose registers it needs.
     _epilogue(
         accs, _rows_to(m_i, mma, mma_o), _rows_to(_row_sum(l2, NUM_WARPS, mma), mma, mma_o),
-        Out, Lse, gl.program_id(2).to(gl.int64),
+        q_smem, Out, Lse, gl.program_id(2).to(gl.int64),
         gl.program_id(1), gl.program_id(0) * BLOCK_H, num_heads,
         stride_out_batch, stride_out_split, stride_out_head,
         stride_lse_batch, stride_lse_split, BLOCK_H, SPLIT_K, NUM_WARPS, COALESCE, mma_o,
@@ -702,7 +714,7 @@ def _row_sum(l2, NUM_WARPS: gl.constexpr, mma: gl.constexpr):
 
 @gluon.jit
 def _epilogue(
-    accs, m_i, l_i, Out, Lse, pid_b, pid_s, h0, num_heads,
+    accs, m_i, l_i, q_smem, Out, Lse, pid_b, pid_s, h0, num_heads,
     stride_out_batch, stride_out_split, stride_out_head,
     stride_lse_batch, stride_lse_split,
     BLOCK_H: gl.constexpr, SPLIT_K: gl.constexpr, NUM_WARPS: gl.constexpr,
@@ -733,12 +745,23 @@ def _epilogue(
     m_ptr = Out + pid_b * stride_out_batch + m_heads[:, None] * stride_out_head + m_cols[None, :]
     if SPLIT_K > 1:
         m_ptr += pid_s * stride_out_split
-    for g in gl.static_range(8):
-        o = (accs[g] * inv).to(gl.bfloat16)
-        if COALESCE:
-            gl.store(o_ptr + g * 64, gl.convert_layout(o, out_lay), mask=o_mask)
-        else:
-            gl.store(m_ptr + g * 64, o, mask=(m_heads < num_heads)[:, None])
+    if COALESCE == 2:
+        # Through Q's shared memory, free once the loop is done: the same
+        # round trip as convert_layout, in one pass with one barrier.
+        gl.thread_barrier()
+        for g in gl.static_range(8):
+            q_smem.slice(g * 64, 64, dim=1).store((accs[g] * inv).to(gl.bfloat16))
+        gl.thread_barrier()
+        for g in gl.static_range(8):
+            o = q_smem.slice(g * 64, 64, dim=1).load(out_lay)
+            gl.store(o_ptr + g * 64, o, mask=o_mask)
+    else:
+        for g in gl.static_range(8):
+            o = (accs[g] * inv).to(gl.bfloat16)
+            if COALESCE:
+                gl.store(o_ptr + g * 64, gl.convert_layout(o, out_lay), mask=o_mask)
+            else:
+                gl.store(m_ptr + g * 64, o, mask=(m_heads < num_heads)[:, None])
     if SPLIT_K == 1:
         gl.store(Lse + pid_b * stride_lse_batch + heads, lse2 * LN2, mask=heads < num_heads)
     else:
