@@ -83,10 +83,14 @@ def plan():
         for topk in TOPKS:
             for batch in BATCHES:
                 for fam in FAMILIES[heads]:
-                    splits = {min(k, topk // fam["block_t"])
-                              for k in splits_for(batch, heads, fam["block_h"])}
+                    splits = {
+                        min(k, topk // fam["block_t"])
+                        for k in splits_for(batch, heads, fam["block_h"])
+                    }
                     for k in sorted(splits):
-                        rows.append((heads, topk, batch, pd.add_config(split_k=k, **fam)))
+                        rows.append(
+                            (heads, topk, batch, pd.add_config(split_k=k, **fam))
+                        )
     return rows
 
 
@@ -143,27 +147,56 @@ def cmd_check(args, argv):
             try:
                 row = {"variant": name, **H.check(module, case, gen, device)}
             except Exception as e:  # noqa: BLE001 - a compile error is a result
-                row = {"variant": name, "case": case[0], "passed": False,
-                       "error": " ".join(str(e).split())[:600]}
+                row = {
+                    "variant": name,
+                    "case": case[0],
+                    "passed": False,
+                    "error": " ".join(str(e).split())[:600],
+                }
             failed += not row["passed"]
             report["correctness"].append(row)
-            print(f"{name:30s} {row['case']:28s} "
-                  + (f"rel {row['rel_err']:.2e} lse {row['lse_err']:.1e} " if "rel_err" in row else row.get("error", "")[:200] + " ")
-                  + ("ok" if row["passed"] else "FAIL"), flush=True)
-        with open(args.json, "w") as f:  # after each configuration: a cut-short run keeps its rows
+            print(
+                f"{name:30s} {row['case']:28s} "
+                + (
+                    f"rel {row['rel_err']:.2e} lse {row['lse_err']:.1e} "
+                    if "rel_err" in row
+                    else row.get("error", "")[:200] + " "
+                )
+                + ("ok" if row["passed"] else "FAIL"),
+                flush=True,
+            )
+        with open(
+            args.json, "w"
+        ) as f:  # after each configuration: a cut-short run keeps its rows
             json.dump(report, f, indent=1)
     # Compile the timed specialisations too, so the timing process finds them
     # cached: a lab configuration at the shapes the plan times it, a shipped
     # module at every shape.
     wanted = set(args.configs.split(","))
     shapes = [(h, t, b, n) for h, t, b, n in plan() if n in wanted]
-    shapes += [(h, t, b, n) for n in wanted if not n.startswith("pp_")
-               for h in HEADS for t in TOPKS for b in BATCHES]
+    shapes += [
+        (h, t, b, n)
+        for n in wanted
+        if not n.startswith("pp_")
+        for h in HEADS
+        for t in TOPKS
+        for b in BATCHES
+    ]
     for heads, topk, batch, name in shapes:
-        buf, q, idx, tl_ = H.make_inputs(64, batch, heads, topk, True, gen, device,
-                                         pool_tokens=max(batch * topk, 1 << 16))
+        buf, q, idx, tl_ = H.make_inputs(
+            64,
+            batch,
+            heads,
+            topk,
+            True,
+            gen,
+            device,
+            pool_tokens=max(batch * topk, 1 << 16),
+        )
         try:
-            load(name).sparse_decode(q, H.as_k_cache(buf, 64), idx, tl_, H.HEAD_DIM ** -0.5)
+            load(name).sparse_decode(
+                q, H.as_k_cache(buf, 64), idx, tl_, H.HEAD_DIM**-0.5
+            )
             report["warmed"].append([heads, topk, batch, name])
         except Exception as e:  # noqa: BLE001
             report["warmed"].append([heads, topk, batch, name, str(e)[:300]])
@@ -184,25 +217,44 @@ def cmd_time(args, argv):
         for topk in TOPKS:
             for batch in BATCHES:
                 if args.deadline and time.time() > args.deadline:
-                    print(f"deadline reached: H{heads} k{topk} B{batch} and later not timed")
+                    print(
+                        f"deadline reached: H{heads} k{topk} B{batch} and later not timed"
+                    )
                     report["cut_short"] = True
                     break
                 sets = H.timing_sets(batch, topk, heads, gen, device)
                 floor, _, _ = H.floor_us(batch, heads, topk)
                 names = [m for m in mods if m != "pp"]
                 if "pp" in mods:
-                    names += [n for h, t, b, n in plan_rows if (h, t, b) == (heads, topk, batch)]
+                    names += [
+                        n
+                        for h, t, b, n in plan_rows
+                        if (h, t, b) == (heads, topk, batch)
+                    ]
                 for name in names:
                     try:
-                        us = H.time_shape(load(name), batch, topk, heads, sets, graph=True)
+                        us = H.time_shape(
+                            load(name), batch, topk, heads, sets, graph=True
+                        )
                         err = None
                     except Exception as e:  # noqa: BLE001
                         us, err = None, " ".join(str(e).split())[:300]
-                    report["timing"].append({"variant": name, "heads": heads, "topk": topk,
-                                             "batch": batch, "graph_us": us, "floor_us": floor,
-                                             "error": err})
-                    print(f"H{heads:<3d} k{topk:<5d} B{batch:<4d} {name:30s} "
-                          + (f"{us:8.2f} us" if us is not None else "ERROR " + err[:150]), flush=True)
+                    report["timing"].append(
+                        {
+                            "variant": name,
+                            "heads": heads,
+                            "topk": topk,
+                            "batch": batch,
+                            "graph_us": us,
+                            "floor_us": floor,
+                            "error": err,
+                        }
+                    )
+                    print(
+                        f"H{heads:<3d} k{topk:<5d} B{batch:<4d} {name:30s} "
+                        + (f"{us:8.2f} us" if us is not None else "ERROR " + err[:150]),
+                        flush=True,
+                    )
                 del sets
                 torch.cuda.empty_cache()
                 with open(args.json, "w") as f:
@@ -212,20 +264,28 @@ def cmd_time(args, argv):
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     sub = ap.add_subparsers(dest="cmd", required=True)
     c = sub.add_parser("check")
     c.add_argument("--configs", required=True)
     c.add_argument("--json", required=True)
     c.add_argument("--seed", type=int, default=0)
     t = sub.add_parser("time")
-    t.add_argument("--modules", required=True,
-                   help="comma list: pp (the lab plan), base_sm120, base_sm90")
+    t.add_argument(
+        "--modules",
+        required=True,
+        help="comma list: pp (the lab plan), base_sm120, base_sm90",
+    )
     t.add_argument("--json", required=True)
     t.add_argument("--seed", type=int, default=1)
-    t.add_argument("--deadline", type=float, default=0,
-                   help="Unix time after which no further shape is started")
+    t.add_argument(
+        "--deadline",
+        type=float,
+        default=0,
+        help="Unix time after which no further shape is started",
+    )
     sub.add_parser("plan")
     args = ap.parse_args(argv)
     if args.cmd == "plan":
@@ -234,7 +294,8 @@ def main(argv=None):
         names = sorted({r[3] for r in plan()})
         # the ablations go with the configurations they are made from
         names = [n for n in names if not re.search(r"_a\d$", n)] + [
-            n for n in names if re.search(r"_a\d$", n)]
+            n for n in names if re.search(r"_a\d$", n)
+        ]
         print(len(names), "configurations:", ",".join(names))
         return 0
     return cmd_check(args, argv) if args.cmd == "check" else cmd_time(args, argv)

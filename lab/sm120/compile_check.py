@@ -1,7 +1,7 @@
 """Cross-compile the lab kernels for sm_120 and sm_90 (no GPU) and read what the compiler did.
 
-For every configuration of pipe_decode.CONFIGS (or the names given) this
-builds the kernel with an explicit GPUTarget, as calib/calibrate.py does, and
+For every configuration that bench.py's plan times (or the names given,
+which must be among them) this builds the kernel with an explicit GPUTarget, as calib/calibrate.py does, and
 reports: the shared memory Triton allocates, ptxas's registers and spill
 bytes (ptxas-blackwell for sm_120), whether ptxas accepted every instruction
 for the target, and from the SASS (cuobjdump) the HMMA and HGMMA counts,
@@ -45,6 +45,7 @@ CONSTEXPRS = (
     "SUBTILES",
     "PV_WARPS_M",
     "COALESCE",
+    "PIPE",
     "ABLATE",
 )
 
@@ -87,7 +88,11 @@ def sass_stats(cubin_path):
             w: len(re.findall(rf"\bLDG\.E(?:\.[A-Z0-9_]+)*\.{w}\b", sass))
             for w in ("U8", "16", "32", "64", "128")
         }
-        | {"plain32": len(re.findall(r"\bLDG\.E(?:\.EL|\.LTC\d+B|\.CONSTANT)*\s", sass))},
+        | {
+            "plain32": len(
+                re.findall(r"\bLDG\.E(?:\.EL|\.LTC\d+B|\.CONSTANT)*\s", sass)
+            )
+        },
         "sts": len(re.findall(r"\bSTS(\.\S+)?\b", sass)),
         "stl": len(re.findall(r"\bSTL", sass)),
         "lines": sass.count("\n"),

@@ -2,8 +2,9 @@
 
 Not product code: the product is generated from ``templates/``. This module is
 the prototype of a template family for the targets that have only
-``mma.sync`` (sm_80, sm_86, sm_89, sm_120): no wgmma, no TMA multicast, no
-clusters, no setmaxnreg. It keeps the bundle's host contract,
+``mma.sync`` (sm_89, sm_120; sm_80 and sm_86 once the dequantisation no
+longer uses Triton's fp8e4nv type, which those targets lack): no wgmma, no
+TMA multicast, no clusters, no setmaxnreg. It keeps the bundle's host contract,
 ``sparse_decode(q, k_cache, indices, topk_length, softmax_scale) ->
 (out [B, 1, H, 512] bf16, lse [B, 1, H] fp32)``, with every tile parameter a
 constexpr and nothing autotuned.
@@ -27,6 +28,10 @@ The kernel (Gluon, ``mma_v2``), one program per (head block, split, batch row):
   and the tile may be twice as wide in the same shared memory.
 * Split-K over programs as the shipped kernels do, bf16 partials and a
   log-sum-exp combine kernel.
+
+What was measured, and what limits it (the gather's latency is still paid
+every tile: the compiler unpacks the loop-carried raw bytes before the back
+edge), is in NOTES.md beside this file.
 """
 
 import torch
@@ -53,6 +58,9 @@ TOKEN_SCALE_BYTES = gl.constexpr(_TOKEN_SCALE_BYTES)
 LN2 = gl.constexpr(0.6931471805599453)
 
 # name -> the kernel's tile constexprs. num_warps is BLOCK_H // 16 * WARPS_N.
+# PIPE 2 issues a tile's loads at the top of the iteration before its
+# store instead of carrying them around the loop (PIPE 1): compiled and
+# read in SASS only, never run on a GPU (NOTES.md, "the gather's latency").
 # ABLATE is for timing experiments only (wrong results): 1 leaves out both
 # MMAs, 2 the gather's memory traffic, 3 (two-half tiles) the second half's
 # P.V; 4 and 5 (two-half tiles) leave out the gather's memory traffic and
@@ -62,8 +70,17 @@ CONFIGS = {}
 
 
 def config_name(
-    block_h, block_t, split_k, warps_n, bufs, chains, subtiles=1, pv_m=0, ablate=0,
+    block_h,
+    block_t,
+    split_k,
+    warps_n,
+    bufs,
+    chains,
+    subtiles=1,
+    pv_m=0,
+    ablate=0,
     coalesce=1,
+    pipe=1,
 ):
     warps = block_h // 16 * warps_n
     name = f"pp_h{block_h}_t{block_t}_k{split_k}_w{warps}_b{bufs}_c{chains}"
@@ -73,19 +90,39 @@ def config_name(
         name += f"_o{pv_m}"
     if coalesce != 1:
         name += {0: "_d", 2: "_q"}[coalesce]
+    if pipe != 1:
+        name += f"_p{pipe}"
     return name + (f"_a{ablate}" if ablate else "")
 
 
 def add_config(
-    block_h, block_t, split_k, warps_n, bufs, chains, subtiles=1, pv_m=0, ablate=0,
+    block_h,
+    block_t,
+    split_k,
+    warps_n,
+    bufs,
+    chains,
+    subtiles=1,
+    pv_m=0,
+    ablate=0,
     coalesce=1,
+    pipe=1,
 ):
     """Register a configuration; pv_m 0 means the scores' warps down the heads,
     coalesce 0 (name suffix _d) writes the output straight from the MMA layout,
     2 (_q) through Q's shared memory, 1 through convert_layout."""
     name = config_name(
-        block_h, block_t, split_k, warps_n, bufs, chains, subtiles, pv_m, ablate,
+        block_h,
+        block_t,
+        split_k,
+        warps_n,
+        bufs,
+        chains,
+        subtiles,
+        pv_m,
+        ablate,
         coalesce,
+        pipe,
     )
     CONFIGS[name] = dict(
         BLOCK_H=block_h,
@@ -97,19 +134,21 @@ def add_config(
         SUBTILES=subtiles,
         PV_WARPS_M=pv_m or block_h // 16,
         COALESCE=coalesce,
+        PIPE=pipe,
         ABLATE=ablate,
     )
     return name
 
 
-# The configurations the prototype would ship, chosen from the lab runs on
-# the H200 (lab/sm120/NOTES.md, runs 1 and 2): every one compiles for sm_120
-# without spills within 101,376 B. select() keys on heads (up to 16, or
+# The configurations the prototype would ship, the fastest correct ones of
+# lab run 3 on the H200 (lab/sm120/NOTES.md; every one compiles for sm_120
+# without spills within 101,376 B). select() keys on heads (up to 16, or
 # more: a 64-head program masks the rows past H), then the first batch bound
-# >= batch, then the first topk bound >= topk (None: no bound).
+# >= batch, then the first topk bound >= topk (None: no bound). At batch 1
+# the shipped tl.dot kernel (BLOCK_H 16, deep split-K) is faster still; a
+# bundle would hold both families and select across them.
 _H16 = dict(block_h=16, block_t=64, warps_n=8, bufs=1, chains=2)
-_H64_T16 = dict(block_h=64, block_t=16, warps_n=2, bufs=2, chains=2)
-_H64_T32 = dict(block_h=64, block_t=32, warps_n=2, bufs=1, chains=2, subtiles=2)
+_H64 = dict(block_h=64, block_t=32, warps_n=2, bufs=1, chains=2, subtiles=2)
 HEAD_BOUNDS = (16, None)
 BATCH_BOUNDS = (1, 16, 64, None)
 TOPK_BOUNDS = (512, None)
@@ -121,10 +160,10 @@ SELECTION = (
         (add_config(split_k=1, **_H16), add_config(split_k=1, **_H16)),  # more
     ),
     (  # more heads
-        (add_config(split_k=32, **_H64_T16), add_config(split_k=32, **_H64_T16)),
-        (add_config(split_k=8, **_H64_T16), add_config(split_k=8, **_H64_T32)),
-        (add_config(split_k=2, **_H64_T32), add_config(split_k=2, **_H64_T32)),
-        (add_config(split_k=1, **_H64_T32), add_config(split_k=1, **_H64_T32)),
+        (add_config(split_k=16, **_H64), add_config(split_k=32, **_H64)),
+        (add_config(split_k=8, **_H64), add_config(split_k=8, **_H64)),
+        (add_config(split_k=2, **_H64), add_config(split_k=2, **_H64)),
+        (add_config(split_k=1, **_H64), add_config(split_k=1, **_H64)),
     ),
 )
 
@@ -240,14 +279,18 @@ def _store_tile(raw, kset):
 
 
 @gluon.jit
-def _scores_group(q_smem, kset, g: gl.constexpr, s, dot_a: gl.constexpr, dot_b: gl.constexpr):
+def _scores_group(
+    q_smem, kset, g: gl.constexpr, s, dot_a: gl.constexpr, dot_b: gl.constexpr
+):
     a = q_smem.slice(g * 64, 64, dim=1).load(dot_a)
     b = kset[g].permute((1, 0)).load(dot_b)
     return mma_v2(a, b, s)
 
 
 @gluon.jit
-def _scores(q_smem, kset, z, dot_a: gl.constexpr, dot_b: gl.constexpr, CHAINS: gl.constexpr):
+def _scores(
+    q_smem, kset, z, dot_a: gl.constexpr, dot_b: gl.constexpr, CHAINS: gl.constexpr
+):
     """S = Q.Kt over the 8 column groups, both operands read from shared memory.
 
     Each warp's share of S is one or two 16x8 tiles, so one accumulator would
@@ -386,8 +429,12 @@ def _attend_halves(
     HALF: gl.constexpr = BLOCK_T // 2
     dot_a: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=mma, k_width=2)
     dot_b: gl.constexpr = gl.DotOperandLayout(operand_index=1, parent=mma, k_width=2)
-    dot_a_o: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=mma_o, k_width=2)
-    dot_b_o: gl.constexpr = gl.DotOperandLayout(operand_index=1, parent=mma_o, k_width=2)
+    dot_a_o: gl.constexpr = gl.DotOperandLayout(
+        operand_index=0, parent=mma_o, k_width=2
+    )
+    dot_b_o: gl.constexpr = gl.DotOperandLayout(
+        operand_index=1, parent=mma_o, k_width=2
+    )
     lo = _rows(kset, 0, HALF)
     hi = _rows(kset, HALF, HALF)
     tok = t0 + gl.arange(0, HALF, layout=gl.SliceLayout(0, mma))
@@ -444,8 +491,12 @@ def _attend(
     """
     dot_a: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=mma, k_width=2)
     dot_b: gl.constexpr = gl.DotOperandLayout(operand_index=1, parent=mma, k_width=2)
-    dot_a_o: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=mma_o, k_width=2)
-    dot_b_o: gl.constexpr = gl.DotOperandLayout(operand_index=1, parent=mma_o, k_width=2)
+    dot_a_o: gl.constexpr = gl.DotOperandLayout(
+        operand_index=0, parent=mma_o, k_width=2
+    )
+    dot_b_o: gl.constexpr = gl.DotOperandLayout(
+        operand_index=1, parent=mma_o, k_width=2
+    )
     tok = t0 + gl.arange(0, BLOCK_T, layout=gl.SliceLayout(0, mma))
     # The indices came in two tiles ago; this reload hits L1 or L2.
     valid = gl.load(idx_row + tok, mask=tok < end, other=-1) >= 0
@@ -498,13 +549,38 @@ def _tile(
 ):
     if SUBTILES == 2:
         return _attend_halves(
-            q_smem, kset, idx_row, t0, end, qk_scale, m_i, l2, accs,
-            BLOCK_H, BLOCK_T, ABLATE, mma, mma_o,
+            q_smem,
+            kset,
+            idx_row,
+            t0,
+            end,
+            qk_scale,
+            m_i,
+            l2,
+            accs,
+            BLOCK_H,
+            BLOCK_T,
+            ABLATE,
+            mma,
+            mma_o,
         )
     else:
         return _attend(
-            q_smem, kset, idx_row, t0, end, qk_scale, m_i, l2, accs,
-            BLOCK_H, BLOCK_T, CHAINS, ABLATE, mma, mma_o,
+            q_smem,
+            kset,
+            idx_row,
+            t0,
+            end,
+            qk_scale,
+            m_i,
+            l2,
+            accs,
+            BLOCK_H,
+            BLOCK_T,
+            CHAINS,
+            ABLATE,
+            mma,
+            mma_o,
         )
 
 
@@ -580,6 +656,7 @@ def _pipe_decode_kernel(
     SUBTILES: gl.constexpr,
     PV_WARPS_M: gl.constexpr,
     COALESCE: gl.constexpr,
+    PIPE: gl.constexpr,
     ABLATE: gl.constexpr,
 ):
     """Scores and P.V for BLOCK_H heads of one batch row over one split of its tokens.
@@ -628,7 +705,18 @@ def _pipe_decode_kernel(
     # The first tile's indices and raw bytes go out before Q is staged.
     tok = start + gl.arange(0, BLOCK_T, layout=rows)
     idx = gl.load(idx_row + tok, mask=tok < end, other=-1)
-    raw, idx = _fetch(KV, idx_row, idx, start + BLOCK_T, end, page_stride, page_size, BLOCK_T, ABLATE, lay)
+    raw, idx = _fetch(
+        KV,
+        idx_row,
+        idx,
+        start + BLOCK_T,
+        end,
+        page_stride,
+        page_size,
+        BLOCK_T,
+        ABLATE,
+        lay,
+    )
 
     q_smem = gl.allocate_shared_memory(
         gl.bfloat16,
@@ -636,14 +724,19 @@ def _pipe_decode_kernel(
         gl.NVMMASharedLayout.get_default_for([BLOCK_H, HEAD_DIM], gl.bfloat16),
     )
     _load_q(
-        Q, q_smem, pid_b, stride_q_batch, stride_q_head, h0, num_heads, BLOCK_H, NUM_WARPS
+        Q,
+        q_smem,
+        pid_b,
+        stride_q_batch,
+        stride_q_head,
+        h0,
+        num_heads,
+        BLOCK_H,
+        NUM_WARPS,
     )
     set_a = _alloc_set(BLOCK_T)
     _store_tile(raw, set_a)
     gl.thread_barrier()
-    raw, idx = _fetch(
-        KV, idx_row, idx, start + 2 * BLOCK_T, end, page_stride, page_size, BLOCK_T, ABLATE, lay
-    )
 
     m_i = gl.full([BLOCK_H], float("-inf"), gl.float32, gl.SliceLayout(1, mma))
     l2 = gl.zeros([BLOCK_H, BLOCK_T // SUBTILES], gl.float32, mma)
@@ -651,51 +744,257 @@ def _pipe_decode_kernel(
         l2 = _pair_sum(l2)
     z = gl.zeros([BLOCK_H, 64], gl.float32, mma_o)
     accs = (z, z, z, z, z, z, z, z)
-    if NUM_BUFS == 1:
-        for i in range(n_tiles):
-            t0 = start + i * BLOCK_T
-            m_i, l2, accs = _tile(
-                q_smem, set_a, idx_row, t0, end, qk_scale, m_i, l2, accs,
-                BLOCK_H, BLOCK_T, CHAINS, SUBTILES, ABLATE, mma, mma_o,
-            )
-            # Triton puts the barrier before these stores (the MMAs read set_a).
-            _store_tile(raw, set_a)
-            gl.thread_barrier()
-            raw, idx = _fetch(
-                KV, idx_row, idx, t0 + 3 * BLOCK_T, end, page_stride, page_size, BLOCK_T, ABLATE, lay
-            )
-    else:
-        set_b = _alloc_set(BLOCK_T)
-        for i in range(0, n_tiles, 2):
-            t0 = start + i * BLOCK_T
-            m_i, l2, accs = _tile(
-                q_smem, set_a, idx_row, t0, end, qk_scale, m_i, l2, accs,
-                BLOCK_H, BLOCK_T, CHAINS, SUBTILES, ABLATE, mma, mma_o,
-            )
-            _store_tile(raw, set_b)
-            gl.thread_barrier()
-            raw, idx = _fetch(
-                KV, idx_row, idx, t0 + 3 * BLOCK_T, end, page_stride, page_size, BLOCK_T, ABLATE, lay
-            )
-            if i + 1 < n_tiles:
-                m_i, l2, accs = _tile(
-                    q_smem, set_b, idx_row, t0 + BLOCK_T, end, qk_scale, m_i, l2,
-                    accs, BLOCK_H, BLOCK_T, CHAINS, SUBTILES, ABLATE, mma, mma_o,
+    if PIPE == 2:
+        # Tile i + 1's loads are issued at the top of iteration i and stored
+        # at its end, so the raw bytes are never carried around the loop:
+        # carried, Triton's fp8 elements become one register a byte, which
+        # the compiler unpacks (and so waits for) before the back edge.
+        if NUM_BUFS == 1:
+            for i in range(n_tiles):
+                t0 = start + i * BLOCK_T
+                raw, idx = _fetch(
+                    KV,
+                    idx_row,
+                    idx,
+                    t0 + 2 * BLOCK_T,
+                    end,
+                    page_stride,
+                    page_size,
+                    BLOCK_T,
+                    ABLATE,
+                    lay,
                 )
-            _store_tile(raw, set_a)
-            gl.thread_barrier()
-            raw, idx = _fetch(
-                KV, idx_row, idx, t0 + 4 * BLOCK_T, end, page_stride, page_size, BLOCK_T, ABLATE, lay
-            )
+                m_i, l2, accs = _tile(
+                    q_smem,
+                    set_a,
+                    idx_row,
+                    t0,
+                    end,
+                    qk_scale,
+                    m_i,
+                    l2,
+                    accs,
+                    BLOCK_H,
+                    BLOCK_T,
+                    CHAINS,
+                    SUBTILES,
+                    ABLATE,
+                    mma,
+                    mma_o,
+                )
+                _store_tile(raw, set_a)
+                gl.thread_barrier()
+        else:
+            set_b = _alloc_set(BLOCK_T)
+            for i in range(0, n_tiles, 2):
+                t0 = start + i * BLOCK_T
+                raw, idx = _fetch(
+                    KV,
+                    idx_row,
+                    idx,
+                    t0 + 2 * BLOCK_T,
+                    end,
+                    page_stride,
+                    page_size,
+                    BLOCK_T,
+                    ABLATE,
+                    lay,
+                )
+                m_i, l2, accs = _tile(
+                    q_smem,
+                    set_a,
+                    idx_row,
+                    t0,
+                    end,
+                    qk_scale,
+                    m_i,
+                    l2,
+                    accs,
+                    BLOCK_H,
+                    BLOCK_T,
+                    CHAINS,
+                    SUBTILES,
+                    ABLATE,
+                    mma,
+                    mma_o,
+                )
+                _store_tile(raw, set_b)
+                gl.thread_barrier()
+                raw, idx = _fetch(
+                    KV,
+                    idx_row,
+                    idx,
+                    t0 + 3 * BLOCK_T,
+                    end,
+                    page_stride,
+                    page_size,
+                    BLOCK_T,
+                    ABLATE,
+                    lay,
+                )
+                if i + 1 < n_tiles:
+                    m_i, l2, accs = _tile(
+                        q_smem,
+                        set_b,
+                        idx_row,
+                        t0 + BLOCK_T,
+                        end,
+                        qk_scale,
+                        m_i,
+                        l2,
+                        accs,
+                        BLOCK_H,
+                        BLOCK_T,
+                        CHAINS,
+                        SUBTILES,
+                        ABLATE,
+                        mma,
+                        mma_o,
+                    )
+                _store_tile(raw, set_a)
+                gl.thread_barrier()
+    else:
+        raw, idx = _fetch(
+            KV,
+            idx_row,
+            idx,
+            start + 2 * BLOCK_T,
+            end,
+            page_stride,
+            page_size,
+            BLOCK_T,
+            ABLATE,
+            lay,
+        )
+        if NUM_BUFS == 1:
+            for i in range(n_tiles):
+                t0 = start + i * BLOCK_T
+                m_i, l2, accs = _tile(
+                    q_smem,
+                    set_a,
+                    idx_row,
+                    t0,
+                    end,
+                    qk_scale,
+                    m_i,
+                    l2,
+                    accs,
+                    BLOCK_H,
+                    BLOCK_T,
+                    CHAINS,
+                    SUBTILES,
+                    ABLATE,
+                    mma,
+                    mma_o,
+                )
+                # Triton puts the barrier before these stores (the MMAs read set_a).
+                _store_tile(raw, set_a)
+                gl.thread_barrier()
+                raw, idx = _fetch(
+                    KV,
+                    idx_row,
+                    idx,
+                    t0 + 3 * BLOCK_T,
+                    end,
+                    page_stride,
+                    page_size,
+                    BLOCK_T,
+                    ABLATE,
+                    lay,
+                )
+        else:
+            set_b = _alloc_set(BLOCK_T)
+            for i in range(0, n_tiles, 2):
+                t0 = start + i * BLOCK_T
+                m_i, l2, accs = _tile(
+                    q_smem,
+                    set_a,
+                    idx_row,
+                    t0,
+                    end,
+                    qk_scale,
+                    m_i,
+                    l2,
+                    accs,
+                    BLOCK_H,
+                    BLOCK_T,
+                    CHAINS,
+                    SUBTILES,
+                    ABLATE,
+                    mma,
+                    mma_o,
+                )
+                _store_tile(raw, set_b)
+                gl.thread_barrier()
+                raw, idx = _fetch(
+                    KV,
+                    idx_row,
+                    idx,
+                    t0 + 3 * BLOCK_T,
+                    end,
+                    page_stride,
+                    page_size,
+                    BLOCK_T,
+                    ABLATE,
+                    lay,
+                )
+                if i + 1 < n_tiles:
+                    m_i, l2, accs = _tile(
+                        q_smem,
+                        set_b,
+                        idx_row,
+                        t0 + BLOCK_T,
+                        end,
+                        qk_scale,
+                        m_i,
+                        l2,
+                        accs,
+                        BLOCK_H,
+                        BLOCK_T,
+                        CHAINS,
+                        SUBTILES,
+                        ABLATE,
+                        mma,
+                        mma_o,
+                    )
+                _store_tile(raw, set_a)
+                gl.thread_barrier()
+                raw, idx = _fetch(
+                    KV,
+                    idx_row,
+                    idx,
+                    t0 + 4 * BLOCK_T,
+                    end,
+                    page_stride,
+                    page_size,
+                    BLOCK_T,
+                    ABLATE,
+                    lay,
+                )
 
     # The program ids again rather than values kept alive across the loop,
     # whose registers it needs.
     _epilogue(
-        accs, _rows_to(m_i, mma, mma_o), _rows_to(_row_sum(l2, NUM_WARPS, mma), mma, mma_o),
-        q_smem, Out, Lse, gl.program_id(2).to(gl.int64),
-        gl.program_id(1), gl.program_id(0) * BLOCK_H, num_heads,
-        stride_out_batch, stride_out_split, stride_out_head,
-        stride_lse_batch, stride_lse_split, BLOCK_H, SPLIT_K, NUM_WARPS, COALESCE, mma_o,
+        accs,
+        _rows_to(m_i, mma, mma_o),
+        _rows_to(_row_sum(l2, NUM_WARPS, mma), mma, mma_o),
+        q_smem,
+        Out,
+        Lse,
+        gl.program_id(2).to(gl.int64),
+        gl.program_id(1),
+        gl.program_id(0) * BLOCK_H,
+        num_heads,
+        stride_out_batch,
+        stride_out_split,
+        stride_out_head,
+        stride_lse_batch,
+        stride_lse_split,
+        BLOCK_H,
+        SPLIT_K,
+        NUM_WARPS,
+        COALESCE,
+        mma_o,
     )
 
 
@@ -714,11 +1013,26 @@ def _row_sum(l2, NUM_WARPS: gl.constexpr, mma: gl.constexpr):
 
 @gluon.jit
 def _epilogue(
-    accs, m_i, l_i, q_smem, Out, Lse, pid_b, pid_s, h0, num_heads,
-    stride_out_batch, stride_out_split, stride_out_head,
-    stride_lse_batch, stride_lse_split,
-    BLOCK_H: gl.constexpr, SPLIT_K: gl.constexpr, NUM_WARPS: gl.constexpr,
-    COALESCE: gl.constexpr, mma: gl.constexpr,
+    accs,
+    m_i,
+    l_i,
+    q_smem,
+    Out,
+    Lse,
+    pid_b,
+    pid_s,
+    h0,
+    num_heads,
+    stride_out_batch,
+    stride_out_split,
+    stride_out_head,
+    stride_lse_batch,
+    stride_lse_split,
+    BLOCK_H: gl.constexpr,
+    SPLIT_K: gl.constexpr,
+    NUM_WARPS: gl.constexpr,
+    COALESCE: gl.constexpr,
+    mma: gl.constexpr,
 ):
     """Normalise and write the output (or this split's bf16 partial) and the lse."""
     row_lay: gl.constexpr = gl.SliceLayout(1, mma)
@@ -731,10 +1045,17 @@ def _epilogue(
     if BLOCK_H // NUM_WARPS >= 4:
         out_lay: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [NUM_WARPS, 1], [1, 0])
     else:
-        out_lay: gl.constexpr = gl.BlockedLayout([1, 4], [2, 16], [NUM_WARPS, 1], [1, 0])
+        out_lay: gl.constexpr = gl.BlockedLayout(
+            [1, 4], [2, 16], [NUM_WARPS, 1], [1, 0]
+        )
     out_heads = h0 + gl.arange(0, BLOCK_H, layout=gl.SliceLayout(1, out_lay))
     out_cols = gl.arange(0, 64, layout=gl.SliceLayout(0, out_lay))
-    o_ptr = Out + pid_b * stride_out_batch + out_heads[:, None] * stride_out_head + out_cols[None, :]
+    o_ptr = (
+        Out
+        + pid_b * stride_out_batch
+        + out_heads[:, None] * stride_out_head
+        + out_cols[None, :]
+    )
     if SPLIT_K > 1:
         o_ptr += pid_s * stride_out_split
     o_mask = (out_heads < num_heads)[:, None]
@@ -742,7 +1063,12 @@ def _epilogue(
     # fewer registers kept across the loop for the epilogue's index math.
     m_heads = h0 + gl.arange(0, BLOCK_H, layout=gl.SliceLayout(1, mma))
     m_cols = gl.arange(0, 64, layout=gl.SliceLayout(0, mma))
-    m_ptr = Out + pid_b * stride_out_batch + m_heads[:, None] * stride_out_head + m_cols[None, :]
+    m_ptr = (
+        Out
+        + pid_b * stride_out_batch
+        + m_heads[:, None] * stride_out_head
+        + m_cols[None, :]
+    )
     if SPLIT_K > 1:
         m_ptr += pid_s * stride_out_split
     if COALESCE == 2:
@@ -763,7 +1089,9 @@ def _epilogue(
             else:
                 gl.store(m_ptr + g * 64, o, mask=(m_heads < num_heads)[:, None])
     if SPLIT_K == 1:
-        gl.store(Lse + pid_b * stride_lse_batch + heads, lse2 * LN2, mask=heads < num_heads)
+        gl.store(
+            Lse + pid_b * stride_lse_batch + heads, lse2 * LN2, mask=heads < num_heads
+        )
     else:
         # The lse stays base 2 until the combine kernel merges the partials.
         lse_ptr = Lse + pid_b * stride_lse_batch + pid_s * stride_lse_split + heads
@@ -880,7 +1208,9 @@ def launch(name, q, k_cache, indices, topk_length, softmax_scale):
     else:
         # Allocated inside the call: CUDA-graph capture records these too.
         part = torch.empty(
-            (batch, split_k, num_heads, _HEAD_DIM), dtype=torch.bfloat16, device=q.device
+            (batch, split_k, num_heads, _HEAD_DIM),
+            dtype=torch.bfloat16,
+            device=q.device,
         )
         part_lse = torch.empty(
             (batch, split_k, num_heads), dtype=torch.float32, device=q.device

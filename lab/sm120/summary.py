@@ -25,8 +25,10 @@ def main(argv=None):
         with open(path) as f:
             r = json.load(f)
         checks += r["correctness"]
-        metas.append({k: v for k, v in r.items() if k not in ("correctness", "warmed")}
-                     | {"warm_errors": [w for w in r["warmed"] if len(w) > 4]})
+        metas.append(
+            {k: v for k, v in r.items() if k not in ("correctness", "warmed")}
+            | {"warm_errors": [w for w in r["warmed"] if len(w) > 4]}
+        )
     for path in args.times.split(","):
         try:
             with open(path) as f:
@@ -41,18 +43,31 @@ def main(argv=None):
     with open(args.out, "w") as f:
         json.dump({"runs": metas, "correctness": checks, "timing": times}, f, indent=1)
 
-    print(f"correctness: {len(checks)} rows, {len(checked)} variants, "
-          f"{len(failed)} failing: {', '.join(failed) or 'none'}")
+    print(
+        f"correctness: {len(checks)} rows, {len(checked)} variants, "
+        f"{len(failed)} failing: {', '.join(failed) or 'none'}"
+    )
     shapes = sorted({(t["heads"], t["topk"], t["batch"]) for t in times})
-    print(f"{'H':>3s} {'topk':>5s} {'B':>4s} {'sm90':>7s} {'sm120':>7s} {'lab best':>8s} "
-          f"{'ratio':>5s} {'floor%':>6s} {'select':>7s} {'ratio':>5s}  best configuration")
+    print(
+        f"{'H':>3s} {'topk':>5s} {'B':>4s} {'sm90':>7s} {'sm120':>7s} {'lab best':>8s} "
+        f"{'ratio':>5s} {'floor%':>6s} {'select':>7s} {'ratio':>5s}  best configuration"
+    )
     worst = 0.0
     for h, k, b in shapes:
-        rows = [t for t in times if (t["heads"], t["topk"], t["batch"]) == (h, k, b)
-                and t["graph_us"] is not None]
+        rows = [
+            t
+            for t in times
+            if (t["heads"], t["topk"], t["batch"]) == (h, k, b)
+            and t["graph_us"] is not None
+        ]
         by = {t["variant"]: t["graph_us"] for t in rows}
-        lab = [t for t in rows if t["variant"].startswith("pp_")
-               and t["variant"] in checked and t["variant"] not in failed]
+        lab = [
+            t
+            for t in rows
+            if t["variant"].startswith("pp_")
+            and t["variant"] in checked
+            and t["variant"] not in failed
+        ]
         best = min(lab, key=lambda t: t["graph_us"]) if lab else None
         s90, s120 = by.get("base_sm90"), by.get("base_sm120")
         sel = by.get("pipe_decode") if "pipe_decode" not in failed else None
@@ -62,10 +77,12 @@ def main(argv=None):
             worst = max(worst, ratio)
         floor = rows[0]["floor_us"] if rows else None
         fmt = lambda v: f"{v:7.1f}" if v is not None else "      -"  # noqa: E731
-        print(f"{h:3d} {k:5d} {b:4d} {fmt(s90)} {fmt(s120)} "
-              f"{fmt(best['graph_us']) if best else '      -':>8s} "
-              f"{ratio if ratio else 0:5.2f} {100 * floor / best['graph_us'] if best else 0:6.1f} "
-              f"{fmt(sel)} {sel_ratio:5.2f}  {best['variant'] if best else '-'}")
+        print(
+            f"{h:3d} {k:5d} {b:4d} {fmt(s90)} {fmt(s120)} "
+            f"{fmt(best['graph_us']) if best else '      -':>8s} "
+            f"{ratio if ratio else 0:5.2f} {100 * floor / best['graph_us'] if best else 0:6.1f} "
+            f"{fmt(sel)} {sel_ratio:5.2f}  {best['variant'] if best else '-'}"
+        )
     print(f"worst lab/sm90 ratio {worst:.2f} (target <= 1.5)")
     return 0
 
