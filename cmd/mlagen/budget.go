@@ -1,9 +1,6 @@
 package main
 
 import (
-	"encoding/json"
-	"fmt"
-
 	"github.com/mlagen/mlagen/gen"
 )
 
@@ -26,22 +23,20 @@ Exit status: 0 at least one variant fits, 1 none fits, 2 bad flags.
 `
 
 func runBudget(e *env, args []string) int {
-	fs := newFlagSet("budget", e)
+	f := newCmdFlags("budget", budgetUsage)
 	var sf sweepFlags
-	sf.register(fs)
-	asJSON := fs.Bool("json", false, "print JSON instead of text")
-	table := fs.Bool("table", false, "one line per variant instead of the breakdowns")
-	if done, code := parseFlags(fs, e, args, budgetUsage); done {
+	sf.register(f.FlagSet, "sm_120", "GPU target: "+targetNames())
+	asJSON := f.Bool("json", false, "print JSON instead of text")
+	table := f.Bool("table", false, "one line per variant instead of the breakdowns")
+	if done, code := f.parse(e, args); done {
 		return code
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(e.stderr, "mlagen budget: unexpected argument %q (budget takes flags only)\n", fs.Arg(0))
-		return exitUsage
+	if done, code := f.noArgs(e); done {
+		return code
 	}
-	s, err := sf.sweep(fs)
+	s, err := sf.sweep(f.FlagSet)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "mlagen budget: %v\n", err)
-		return exitUsage
+		return usageError(e, "budget", "%v", err)
 	}
 	bs := gen.CheckSweep(s)
 	fits := 0
@@ -55,8 +50,6 @@ func runBudget(e *env, args []string) int {
 		code = exitFail
 	}
 	if *asJSON {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
 		out := map[string]any{"target": s.Target.Name, "variants": bs, "fitting": fits, "refused": len(bs) - fits}
 		// calibrated_with only where a calibration covers the target.
 		if c := gen.CalibrationOf(s.Target); c.Calibrated() {
@@ -64,7 +57,7 @@ func runBudget(e *env, args []string) int {
 		} else {
 			out["model"] = c.String()
 		}
-		enc.Encode(out)
+		emitJSON(e, out, true)
 		return code
 	}
 	if *table {

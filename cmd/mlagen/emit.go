@@ -1,14 +1,11 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"text/tabwriter"
 
@@ -24,8 +21,16 @@ the single file 'mlagen patch' installs), simt_baseline.py, harness.py
 (validates and times every configuration on your GPU) and VARIANTS.md (read
 it first). The selection is the target's measured one (gen/selections,
 written by 'mlagen select' and built into mlagen) where every variant it
-names fits the sweep, else a static rule, and emit says so. --out changes
-where the files go, never what they hold.
+names fits the sweep, else a static rule, and emit says so. --kernels
+changes where the files go, never what they hold.
+
+The folder is written all or nothing: every file goes through a temporary
+file and a rename, and a failure puts back what was there. Emit records the
+SHA-256 of each file it writes in the folder's .mlagen.sha256; it refuses,
+naming the file and writing nothing, to overwrite a file that is not
+mlagen's (a hand-written harness.py) or to replace or delete a generated
+file that was edited by hand. Generated files the sweep no longer emits are
+removed; other files are left alone.
 
 On sm_90 the sweep also holds the warp-specialised family (ws_*, written in
 Gluon: a producer warp group gathers and dequantises K tiles while two
@@ -38,141 +43,192 @@ Examples:
   mlagen emit --target sm_90                   # curated sm_90 sweep into kernels/sm90
   mlagen emit --block-h 16,32 --block-t 16 --split-k 1,8 --dry-run
   mlagen emit --target sm_90 --check           # CI: fail when kernels/sm90 is stale
-  mlagen emit --target sm_90 --ws-split-k none # Triton kernels only
-  mlagen emit --target sm_90 --per-variant --out /tmp/k  # one module per variant too
+  mlagen emit --target sm_90 --check --diff    # ... and show how
+  mlagen emit --target sm_90 --ws-split-k none --kernels /tmp/k-triton  # Triton kernels only
+  mlagen emit --target sm_90 --per-variant --kernels /tmp/k  # one module per variant too
 
-Exit status: 0 written (or up to date), 1 nothing fits or --check found a
-difference, 2 bad flags (nothing written).
+Exit status: 0 written (or up to date), 1 nothing fits, --check found a
+difference, a file emit refuses to overwrite, or a write that failed (the
+folder is as it was), 2 bad flags (nothing written).
 `
 
-// fileStatus is what emit did, or would do, to one file.
-type fileStatus struct {
-	Name   string `json:"name"`
-	Status string `json:"status"` // "new", "changed", "unchanged", "stale" (generated, no longer emitted)
+// emitOpts is what runEmit reads from its flags.
+type emitOpts struct {
+	sweep      gen.Sweep
+	dir        string
+	mode       string // "write", "dry-run" or "check"
+	diff       bool
+	asJSON     bool
+	perVariant bool
 }
 
 func runEmit(e *env, args []string) int {
-	fs := newFlagSet("emit", e)
-	var sf sweepFlags
-	sf.register(fs)
-	out := fs.String("out", "", "output directory (default kernels/<target>, e.g. kernels/sm120)")
-	dryRun := fs.Bool("dry-run", false, "write nothing; list what would be written")
-	check := fs.Bool("check", false, "write nothing; exit 1 when the directory differs from what would be emitted")
-	asJSON := fs.Bool("json", false, "print a JSON report instead of tables")
-	perVariant := fs.Bool("per-variant", false, "also write each fitting variant alone as <variant>.py (never installed: the bundle ships)")
-	if done, code := parseFlags(fs, e, args, emitUsage); done {
+	o, done, code := parseEmit(e, args)
+	if done {
 		return code
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(e.stderr, "mlagen emit: unexpected argument %q (emit takes flags only)\n", fs.Arg(0))
-		return exitUsage
-	}
-	s, err := sf.sweep(fs)
-	if err != nil {
-		fmt.Fprintf(e.stderr, "mlagen emit: %v\n", err)
-		return exitUsage
-	}
-	dir := *out
-	if dir == "" {
-		dir = filepath.Join("kernels", s.Target.Dir())
-	}
-	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
-		fmt.Fprintf(e.stderr, "mlagen emit: --out %s is a file, not a directory\n", dir)
-		return exitUsage
-	}
-	if *dryRun && *check {
-		fmt.Fprintln(e.stderr, "mlagen emit: --dry-run and --check are exclusive")
-		return exitUsage
-	}
-	em, err := gen.Emit(s, sweepCommand("emit", s), nil)
-	if err == nil && *perVariant {
+	em, err := gen.Emit(o.sweep, sweepCommand("emit", o.sweep), nil)
+	if err == nil && o.perVariant {
 		var extra []gen.File
 		extra, err = em.PerVariantFiles()
 		em.Files = append(em.Files, extra...)
 	}
 	if err != nil {
-		fmt.Fprintf(e.stderr, "mlagen emit: %v\n", err)
+		return failure(e, "emit", err)
+	}
+	if len(em.Fitting()) == 0 {
+		if o.asJSON {
+			emitJSON(e, emitReport(o, em, gen.DirPlan{}), false)
+		} else {
+			printVerdicts(e.stdout, o.sweep, em.Budgets)
+		}
+		fmt.Fprintf(e.stderr, "mlagen emit: no variant of the sweep fits %s; nothing written (see 'mlagen budget' for the breakdowns)\n", o.sweep.Target.Name)
 		return exitFail
 	}
-	if em.SelectionNote != "" && !*asJSON {
-		fmt.Fprintf(e.stdout, "note: %s\n", em.SelectionNote)
-	}
-	statuses, err := compareDir(dir, em.Files)
+	plan, err := gen.PlanDir(o.dir, em.Files)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "mlagen emit: %v\n", err)
-		return exitFail
+		return refused(e, o.dir, err)
 	}
-	nothingFits := len(em.Fitting()) == 0
-	mode := "write"
-	switch {
-	case *dryRun:
-		mode = "dry-run"
-	case *check:
-		mode = "check"
-	}
-	differs := false
-	for _, st := range statuses {
-		if st.Status != "unchanged" {
-			differs = true
+	if o.mode == "write" {
+		if _, err := plan.Set.Apply(e.write); err != nil {
+			return writeFailed(e, "emit", o.dir, err)
 		}
 	}
-	if mode == "write" && !nothingFits {
-		if err := writeDir(dir, em.Files, statuses); err != nil {
-			fmt.Fprintf(e.stderr, "mlagen emit: %v\n", err)
-			return exitFail
-		}
-	}
-	code := exitOK
-	if nothingFits || (mode == "check" && differs) {
+	code = exitOK
+	if o.mode == "check" && plan.Differs() {
 		code = exitFail
 	}
-	if *asJSON {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		enc.Encode(map[string]any{
-			"target": s.Target.Name, "out": dir, "mode": mode, "command": em.Command,
-			"variants": em.Budgets, "selection": em.Selection, "files": statuses,
-			"fitting": len(em.Fitting()), "refused": len(em.Budgets) - len(em.Fitting()),
-		})
-		return code
+	if o.asJSON {
+		return max(code, emitJSON(e, emitReport(o, em, plan), true))
 	}
-	printVerdicts(e.stdout, s, em.Budgets)
-	if nothingFits {
-		fmt.Fprintf(e.stderr, "mlagen emit: no variant of the sweep fits %s; nothing written (see 'mlagen budget' for the breakdowns)\n", s.Target.Name)
-		return code
+	if em.SelectionNote != "" {
+		fmt.Fprintf(e.stdout, "note: %s\n", em.SelectionNote)
 	}
-	counts := map[string]int{}
-	for _, st := range statuses {
-		counts[st.Status]++
-	}
-	switch mode {
-	case "dry-run":
-		fmt.Fprintf(e.stdout, "\nwould write to %s (nothing written):\n", dir)
-		for _, st := range statuses {
-			fmt.Fprintf(e.stdout, "  %-9s %s\n", st.Status, filepath.Join(dir, st.Name))
-		}
-	case "check":
-		if !differs {
-			fmt.Fprintf(e.stdout, "\n%s is up to date (%d files)\n", dir, len(statuses))
-			break
-		}
-		fmt.Fprintf(e.stdout, "\n%s differs from what '%s' would emit:\n", dir, em.Command)
-		for _, st := range statuses {
-			if st.Status != "unchanged" {
-				fmt.Fprintf(e.stdout, "  %-9s %s\n", st.Status, filepath.Join(dir, st.Name))
-			}
-		}
-		fmt.Fprintln(e.stdout, "Run 'make kernels' (or that command) and commit the result.")
-	default:
-		fmt.Fprintf(e.stdout, "\n%s: %d new, %d changed, %d unchanged, %d stale removed (%d variants fit, %d refused)\n",
-			dir, counts["new"], counts["changed"], counts["unchanged"], counts["stale"], len(em.Fitting()), len(em.Budgets)-len(em.Fitting()))
-	}
+	printVerdicts(e.stdout, o.sweep, em.Budgets)
+	printPlan(e.stdout, o, em, plan)
 	return code
 }
 
-// printVerdicts is the short per-variant table emit prints.
+// parseEmit reads the flags; done is true when runEmit must return code.
+func parseEmit(e *env, args []string) (o emitOpts, done bool, code int) {
+	f := newCmdFlags("emit", emitUsage)
+	var sf sweepFlags
+	sf.register(f.FlagSet, "sm_120", "GPU target: "+targetNames())
+	f.StringVar(&o.dir, "kernels", "", "the kernels `DIR` to write (default kernels/<target>, e.g. kernels/sm120)")
+	f.alias(&o.dir, "out", "kernels")
+	dryRun := f.Bool("dry-run", false, "write nothing; list what would be written")
+	check := f.Bool("check", false, "write nothing; exit 1 when the folder differs from what would be emitted")
+	f.BoolVar(&o.diff, "diff", false, "write nothing; print the unified diff of what writing would change (with --check: and fail on one)")
+	f.BoolVar(&o.asJSON, "json", false, "print a JSON report instead of tables")
+	f.BoolVar(&o.perVariant, "per-variant", false, "also write each fitting variant alone as <variant>.py (never installed: the bundle ships)")
+	if done, code := f.parse(e, args); done {
+		return o, true, code
+	}
+	if done, code := f.noArgs(e); done {
+		return o, true, code
+	}
+	var err error
+	if o.sweep, err = sf.sweep(f.FlagSet); err != nil {
+		return o, true, usageError(e, "emit", "%v", err)
+	}
+	if o.dir == "" {
+		o.dir = filepath.Join("kernels", o.sweep.Target.Dir())
+	}
+	if st, err := os.Stat(o.dir); err == nil && !st.IsDir() {
+		return o, true, usageError(e, "emit", "%s is a file, not a directory (--kernels names the folder to write)", o.dir)
+	}
+	o.mode = "write"
+	switch {
+	case *dryRun && *check:
+		return o, true, usageError(e, "emit", "--dry-run and --check are exclusive")
+	case *check:
+		o.mode = "check"
+	case *dryRun || o.diff:
+		o.mode = "dry-run"
+	}
+	return o, false, exitOK
+}
+
+// refused reports PlanDir's refusal: one line per file it will not touch.
+func refused(e *env, dir string, err error) int {
+	var lines []string
+	var joined interface{ Unwrap() []error }
+	if errors.As(err, &joined) {
+		for _, one := range joined.Unwrap() {
+			lines = append(lines, one.Error())
+		}
+	} else {
+		lines = []string{err.Error()}
+	}
+	fmt.Fprintf(e.stderr, "mlagen emit: %s: nothing written:\n  %s\n", dir, strings.Join(lines, "\n  "))
+	return exitFail
+}
+
+// emitReport is emit's --json output.
+func emitReport(o emitOpts, em gen.Emission, plan gen.DirPlan) map[string]any {
+	files := plan.Files
+	if files == nil {
+		files = []gen.FileStatus{}
+	}
+	out := map[string]any{
+		"target": o.sweep.Target.Name, "out": o.dir, "mode": o.mode, "command": em.Command,
+		"budget_model": gen.CalibrationOf(o.sweep.Target).String(),
+		"variants":     em.Budgets, "selection": em.Selection, "files": files,
+		"unverified": append([]string{}, plan.Unverified...),
+		"fitting":    len(em.Fitting()), "refused": len(em.Budgets) - len(em.Fitting()),
+	}
+	if em.SelectionNote != "" {
+		out["selection_note"] = em.SelectionNote
+	}
+	if o.diff {
+		out["diff"] = plan.Diff()
+	}
+	return out
+}
+
+// printPlan says what emit did or would do to the folder.
+func printPlan(w io.Writer, o emitOpts, em gen.Emission, plan gen.DirPlan) {
+	counts := map[string]int{}
+	for _, st := range plan.Files {
+		counts[st.Status]++
+	}
+	if len(plan.Unverified) > 0 {
+		fmt.Fprintf(w, "note: %s has no %s, so these generated files are replaced or removed on the strength of their header alone: %s\n",
+			o.dir, gen.ManifestName, strings.Join(plan.Unverified, ", "))
+	}
+	switch {
+	case o.diff:
+		fmt.Fprintf(w, "\n%s", plan.Diff())
+		if !plan.Differs() {
+			fmt.Fprintf(w, "%s is up to date (%d files)\n", o.dir, len(plan.Files))
+		}
+	case o.mode == "dry-run":
+		fmt.Fprintf(w, "\nwould write to %s (nothing written):\n", o.dir)
+		for _, st := range plan.Files {
+			fmt.Fprintf(w, "  %-9s %s\n", st.Status, filepath.Join(o.dir, st.Name))
+		}
+	case o.mode == "check" && !plan.Differs():
+		fmt.Fprintf(w, "\n%s is up to date (%d files)\n", o.dir, len(plan.Files))
+	case o.mode == "check":
+		fmt.Fprintf(w, "\n%s differs from what '%s' would emit:\n", o.dir, em.Command)
+		for _, st := range plan.Files {
+			if st.Status != gen.StatusUnchanged {
+				fmt.Fprintf(w, "  %-9s %s\n", st.Status, filepath.Join(o.dir, st.Name))
+			}
+		}
+		fmt.Fprintln(w, "Run 'make kernels' (or that command) and commit the result; --diff shows the difference.")
+	default:
+		fmt.Fprintf(w, "\n%s: %d new, %d changed, %d unchanged, %d stale removed (%d variants fit, %d refused)\n",
+			o.dir, counts[gen.StatusNew], counts[gen.StatusChanged], counts[gen.StatusUnchanged], counts[gen.StatusStale],
+			len(em.Fitting()), len(em.Budgets)-len(em.Fitting()))
+	}
+}
+
+// printVerdicts is the short per-variant table emit prints, under a line
+// that says whether the target's budget model was ever compiled against.
 func printVerdicts(w io.Writer, s gen.Sweep, bs []gen.Budget) {
 	fmt.Fprintf(w, "%s (%s), shared memory limit %d B, %d variants:\n", s.Target.Name, s.Target.GPUs, s.Target.SmemLimit, len(bs))
+	fmt.Fprintf(w, "budget model: %s\n", gen.CalibrationOf(s.Target))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "variant\tsmem B\tregs\tverdict")
 	for _, b := range bs {
@@ -186,99 +242,4 @@ func printVerdicts(w io.Writer, s gen.Sweep, bs []gen.Budget) {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\n", b.Name, b.SmemBytes, b.RegsEst, v)
 	}
 	tw.Flush()
-}
-
-// isGenerated reports whether a file carries mlagen's generated-code header,
-// so that emit only ever removes files it wrote itself.
-func isGenerated(data []byte) bool {
-	return bytes.HasPrefix(data, []byte("# Code generated by mlagen; DO NOT EDIT.")) ||
-		bytes.Contains(data[:min(len(data), 300)], []byte("Generated by `mlagen emit"))
-}
-
-// compareDir says, for every emitted file and every stale generated file
-// already in dir, what writing would do.
-func compareDir(dir string, files []gen.File) ([]fileStatus, error) {
-	var out []fileStatus
-	want := map[string]bool{}
-	for _, f := range files {
-		want[f.Name] = true
-		old, err := os.ReadFile(filepath.Join(dir, f.Name))
-		switch {
-		case errors.Is(err, os.ErrNotExist):
-			out = append(out, fileStatus{f.Name, "new"})
-		case err != nil:
-			return nil, err
-		case bytes.Equal(old, f.Data):
-			out = append(out, fileStatus{f.Name, "unchanged"})
-		default:
-			out = append(out, fileStatus{f.Name, "changed"})
-		}
-	}
-	entries, err := os.ReadDir(dir)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, err
-	}
-	for _, ent := range entries {
-		if ent.IsDir() || want[ent.Name()] || !(strings.HasSuffix(ent.Name(), ".py") || strings.HasSuffix(ent.Name(), ".md")) {
-			continue
-		}
-		data, err := os.ReadFile(filepath.Join(dir, ent.Name()))
-		if err == nil && isGenerated(data) {
-			out = append(out, fileStatus{ent.Name(), "stale"})
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, nil
-}
-
-// writeDir writes each new or changed file through a temporary file and a
-// rename, so that no file is ever half-written, then removes stale
-// generated files.
-func writeDir(dir string, files []gen.File, statuses []fileStatus) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("create %s: %w", dir, err)
-	}
-	st := map[string]string{}
-	for _, s := range statuses {
-		st[s.Name] = s.Status
-	}
-	for _, f := range files {
-		if st[f.Name] == "unchanged" {
-			continue
-		}
-		if err := writeFileAtomic(filepath.Join(dir, f.Name), f.Data); err != nil {
-			return err
-		}
-	}
-	for _, s := range statuses {
-		if s.Status == "stale" {
-			if err := os.Remove(filepath.Join(dir, s.Name)); err != nil {
-				return fmt.Errorf("remove stale %s: %w", s.Name, err)
-			}
-		}
-	}
-	return nil
-}
-
-func writeFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	_, werr := tmp.Write(data)
-	cerr := tmp.Close()
-	if werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Chmod(tmp.Name(), 0o644)
-	}
-	if werr == nil {
-		werr = os.Rename(tmp.Name(), path)
-	}
-	if werr != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("write %s: %w", path, werr)
-	}
-	return nil
 }

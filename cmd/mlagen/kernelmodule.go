@@ -10,14 +10,14 @@ import (
 
 // kernelModule returns the one Python file that `mlagen patch` adds beside the
 // SIMT kernel: sparse_mla_mma.py, read from kernelsDir (as `mlagen emit
-// --out` wrote it there) or else rendered for target by gen.Bundle, byte for
+// --kernels` wrote it there) or else rendered for target by gen.Bundle, byte for
 // byte what `mlagen emit --target` writes, with the measured selection this
 // binary embeds.
 func kernelModule(target, kernelsDir string) ([]byte, error) {
 	if kernelsDir != "" {
 		data, err := os.ReadFile(filepath.Join(kernelsDir, gen.BundleFile))
 		if err != nil {
-			return nil, fmt.Errorf("--kernels: %w (run 'mlagen emit --out %s' first)", err, kernelsDir)
+			return nil, fmt.Errorf("--kernels: %w (run 'mlagen emit --kernels %s' first)", err, kernelsDir)
 		}
 		return data, nil
 	}

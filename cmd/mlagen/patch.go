@@ -1,15 +1,13 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 
-	"github.com/spf13/pflag"
-
+	"github.com/mlagen/mlagen/gen"
 	"github.com/mlagen/mlagen/patches"
 )
 
@@ -69,9 +67,8 @@ Then start the server with {gate}=1 in its environment.
 Exit status: 0 done (or nothing to do), 1 a problem (not found, several
 modules, syntax error in a referencing file, a backend choice mlagen does not
 know, a kernel module without the functions the wiring calls, not wired under
---check), 2 bad usage (nothing written).
-
-Flags:
+--check), 2 bad usage, an unknown --target, or a --kernels folder without
+the module (nothing written).
 `
 
 const verifyHelp = `Usage: mlagen verify [flags] SGLANG_ROOT
@@ -95,49 +92,33 @@ Examples:
   mlagen verify --json ~/sglang | jq .route.entries
 
 Exit status: 0 fully wired, 1 something unwired or missing (or a backend
-choice that would make the gate inert), 2 bad usage.
-
-Flags:
+choice that would make the gate inert), 2 bad usage (or SGLANG_ROOT is not
+a directory).
 `
 
 // runPatch is `mlagen patch`.
 func runPatch(e *env, args []string) int {
-	fs := pflag.NewFlagSet("patch", pflag.ContinueOnError)
-	fs.SetOutput(e.stderr)
-	module := fs.String("module", "", "the defining module to use when several define the function (path relative to SGLANG_ROOT)")
-	target := fs.String("target", "sm_120", "GPU target the kernel module is rendered for")
-	kernels := fs.String("kernels", "", "copy the kernel module from `DIR`/sparse_mla_mma.py instead of rendering it")
-	dryRun := fs.Bool("dry-run", false, "write nothing; print the unified diff (and the report on stderr)")
-	check := fs.Bool("check", false, "write nothing; exit 1 unless the tree is fully wired (for CI)")
-	revert := fs.Bool("revert", false, "remove everything mlagen added, restoring the original bytes")
-	asJSON := fs.Bool("json", false, "print the report as JSON on stdout")
-	help := fs.BoolP("help", "h", false, "show this help")
-	fs.Usage = func() {
-		fmt.Fprint(e.stderr, helpText(patchHelp))
-		fs.PrintDefaults()
+	f := newCmdFlags("patch", helpText(patchHelp))
+	module := f.String("module", "", "the defining module to use when several define the function (path relative to SGLANG_ROOT)")
+	target := f.String("target", "sm_120", "GPU target the kernel module is rendered for: "+targetNames())
+	kernels := f.String("kernels", "", "install `DIR`/sparse_mla_mma.py (as 'mlagen emit --kernels DIR' wrote it) instead of rendering it")
+	dryRun := f.Bool("dry-run", false, "write nothing; print the unified diff (and the report on stderr)")
+	check := f.Bool("check", false, "write nothing; exit 1 unless the tree is fully wired (for CI)")
+	revert := f.Bool("revert", false, "remove everything mlagen added, restoring the original bytes")
+	asJSON := f.Bool("json", false, "print the report as JSON on stdout")
+	if done, code := f.parse(e, args); done {
+		return code
 	}
-	if err := fs.Parse(args); err != nil {
-		fmt.Fprintf(e.stderr, "mlagen patch: %v (see mlagen patch --help)\n", err)
-		return exitUsage
-	}
-	if *help {
-		fs.SetOutput(e.stdout)
-		fmt.Fprint(e.stdout, helpText(patchHelp))
-		fs.PrintDefaults()
-		return exitOK
-	}
-	root, ok := oneRoot(e, fs, "patch")
-	if !ok {
-		return exitUsage
+	root, code := oneRoot(e, f)
+	if code != exitOK {
+		return code
 	}
 	if *check && (*revert || *dryRun) {
-		fmt.Fprintln(e.stderr, "mlagen patch: --check cannot be combined with --revert or --dry-run")
-		return exitUsage
+		return usageError(e, "patch", "--check cannot be combined with --revert or --dry-run")
 	}
 	rec, err := patches.DefaultRecipe()
 	if err != nil {
-		fmt.Fprintf(e.stderr, "mlagen patch: %v\n", err)
-		return exitFail
+		return failure(e, "patch", err)
 	}
 	opt := patches.Options{Recipe: rec, Module: *module}
 	if *check {
@@ -145,9 +126,8 @@ func runPatch(e *env, args []string) int {
 	}
 	job := patches.Job{Root: root, Options: opt, Revert: *revert, DryRun: *dryRun}
 	if !*revert {
-		if job.Kernel, err = kernelModule(*target, *kernels); err != nil {
-			fmt.Fprintf(e.stderr, "mlagen patch: kernel module: %v\n", err)
-			return exitFail
+		if job.Kernel, code = kernelFor(e, *target, *kernels); code != exitOK {
+			return code
 		}
 	}
 	out, err := patches.Run(job)
@@ -170,51 +150,54 @@ func runPatch(e *env, args []string) int {
 	return exitCode(rep.OK())
 }
 
+// kernelFor is the kernel module patch installs; an unknown target or a
+// --kernels folder without the module is bad usage (exit 2), like any
+// other flag mistake.
+func kernelFor(e *env, target, kernelsDir string) ([]byte, int) {
+	if kernelsDir == "" {
+		if _, err := gen.LookupTarget(target); err != nil {
+			return nil, usageError(e, "patch", "--target: %v", err)
+		}
+	}
+	data, err := kernelModule(target, kernelsDir)
+	switch {
+	case err == nil:
+		return data, exitOK
+	case kernelsDir != "":
+		return nil, usageError(e, "patch", "%v", err)
+	}
+	return nil, failure(e, "patch", fmt.Errorf("kernel module: %w", err))
+}
+
 // runVerify is `mlagen verify`: the proof alone.
 func runVerify(e *env, args []string) int {
-	fs := pflag.NewFlagSet("verify", pflag.ContinueOnError)
-	fs.SetOutput(e.stderr)
-	module := fs.String("module", "", "the module holding the dispatcher, when several do")
-	asJSON := fs.Bool("json", false, "print the report as JSON on stdout")
-	help := fs.BoolP("help", "h", false, "show this help")
-	fs.Usage = func() {
-		fmt.Fprint(e.stderr, helpText(verifyHelp))
-		fs.PrintDefaults()
+	f := newCmdFlags("verify", helpText(verifyHelp))
+	module := f.String("module", "", "the module holding the dispatcher, when several do")
+	asJSON := f.Bool("json", false, "print the report as JSON on stdout")
+	if done, code := f.parse(e, args); done {
+		return code
 	}
-	if err := fs.Parse(args); err != nil {
-		fmt.Fprintf(e.stderr, "mlagen verify: %v (see mlagen verify --help)\n", err)
-		return exitUsage
-	}
-	if *help {
-		fs.SetOutput(e.stdout)
-		fmt.Fprint(e.stdout, helpText(verifyHelp))
-		fs.PrintDefaults()
-		return exitOK
-	}
-	root, ok := oneRoot(e, fs, "verify")
-	if !ok {
-		return exitUsage
+	root, code := oneRoot(e, f)
+	if code != exitOK {
+		return code
 	}
 	rec, err := patches.DefaultRecipe()
 	if err != nil {
-		fmt.Fprintf(e.stderr, "mlagen verify: %v\n", err)
-		return exitFail
+		return failure(e, "verify", err)
 	}
 	return proveAndReport(e, "verify", root, patches.Options{Recipe: rec, Module: *module}, *asJSON)
 }
 
 // oneRoot is the one SGLANG_ROOT argument; a missing one, several, or one
 // that is not a directory is a usage error (nothing is read or written).
-func oneRoot(e *env, fs *pflag.FlagSet, cmd string) (string, bool) {
-	if fs.NArg() != 1 {
-		fmt.Fprintf(e.stderr, "mlagen %s: want exactly one SGLANG_ROOT, got %d arguments (see mlagen %s --help)\n", cmd, fs.NArg(), cmd)
-		return "", false
+func oneRoot(e *env, f *cmdFlags) (string, int) {
+	if f.NArg() != 1 {
+		return "", usageError(e, f.cmd, "want exactly one SGLANG_ROOT, got %d arguments", f.NArg())
 	}
-	if st, err := os.Stat(fs.Arg(0)); err != nil || !st.IsDir() {
-		fmt.Fprintf(e.stderr, "mlagen %s: %s is not a directory\n", cmd, fs.Arg(0))
-		return "", false
+	if st, err := os.Stat(f.Arg(0)); err != nil || !st.IsDir() {
+		return "", usageError(e, f.cmd, "%s is not a directory", f.Arg(0))
 	}
-	return fs.Arg(0), true
+	return f.Arg(0), exitOK
 }
 
 // proveAndReport runs the proof on the tree under root and prints it.
@@ -266,19 +249,11 @@ func helpText(tmpl string) string {
 		"{whole}", rec.WholeCall.Function, "{decode}", rec.WholeCall.Decode, "{supports}", rec.WholeCall.Supports).Replace(tmpl)
 }
 
-func emitJSON(e *env, v any, ok bool) int {
-	enc := json.NewEncoder(e.stdout)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
-		fmt.Fprintf(e.stderr, "mlagen: %v\n", err)
-		return exitFail
+// targetNames lists the targets for a flag's help.
+func targetNames() string {
+	var names []string
+	for _, t := range gen.Targets() {
+		names = append(names, t.Name)
 	}
-	return exitCode(ok)
-}
-
-func exitCode(ok bool) int {
-	if ok {
-		return exitOK
-	}
-	return exitFail
+	return strings.Join(names, ", ")
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/mlagen/mlagen/changeset"
 	"github.com/mlagen/mlagen/gen"
 )
 
@@ -31,81 +32,142 @@ The sweep flags must describe the sweep the results measured (default: the
 target's curated sweep, the target taken from the results file).
 
 Examples:
-  mlagen select kernels/sm90/results.json      # from the repository root
-  mlagen select --dry-run gpu/results/run3-sm120.json
-  mlagen select --out /tmp/sel results.json    # writes /tmp/sel/sm120.json
+  mlagen select --check gpu/results/run31-sm90.json   # CI: the checked-in table is what the results give
+  mlagen select --dry-run gpu/results/run24-sm120.json
+  mlagen select --selections /tmp gpu/results/run24-sm120.json   # writes /tmp/sm120.json
+  mlagen select --json --dry-run gpu/results/run31-sm90.json | jq .selection.table
 
-Exit status: 0 written, 1 unusable results, 2 bad flags.
+Run it from the repository root: the results path is recorded as given, and
+the default --selections folder is relative to it.
+
+Exit status: 0 written (or, with --check, the same), 1 unusable results or
+--check found a difference (the diff is printed), 2 bad flags or a results
+file that cannot be read (nothing written).
 `
 
+// nearTiePercent is how close a runner-up must be for select to point it out: the
+// selected rows of repeated harness runs on the H200 moved by up to 1.6%.
+const nearTiePercent = 2
+
+// selectReport is select's --json output.
+type selectReport struct {
+	Target    string        `json:"target"`
+	Source    string        `json:"source"`
+	Selection gen.Selection `json:"selection"`
+	NearTies  []nearTie     `json:"near_ties"`
+	File      string        `json:"file"`
+	Mode      string        `json:"mode"` // "write", "dry-run" or "check"
+	Differs   bool          `json:"differs"`
+	Diff      string        `json:"diff,omitempty"`
+}
+
+type nearTie struct {
+	Batch      int     `json:"batch"`
+	Topk       int     `json:"topk"`
+	Chosen     string  `json:"chosen"`
+	RunnerUp   string  `json:"runner_up"`
+	ChosenUS   float64 `json:"chosen_us"`
+	RunnerUpUS float64 `json:"runner_up_us"`
+}
+
 func runSelect(e *env, args []string) int {
-	fs := newFlagSet("select", e)
+	f := newCmdFlags("select", selectUsage)
 	var sf sweepFlags
-	sf.register(fs)
-	out := fs.String("out", gen.SelectionDir, "directory to write <target>.json into (run from the repository root for the default)")
-	dryRun := fs.Bool("dry-run", false, "print the table; write nothing")
-	if done, code := parseFlags(fs, e, args, selectUsage); done {
+	sf.register(f.FlagSet, "", "GPU target the sweep flags describe (default: the results file's target)")
+	var dir string
+	f.StringVar(&dir, "selections", gen.SelectionDir, "the selections `DIR` to write <target>.json into (relative to the repository root by default)")
+	f.alias(&dir, "out", "selections")
+	dryRun := f.Bool("dry-run", false, "print the table; write nothing")
+	check := f.Bool("check", false, "write nothing; exit 1, with the diff, when DIR/<target>.json differs from what the results give")
+	asJSON := f.Bool("json", false, "print the report as JSON on stdout")
+	if done, code := f.parse(e, args); done {
 		return code
 	}
-	if fs.NArg() != 1 {
-		fmt.Fprintln(e.stderr, "mlagen select: want exactly one RESULTS.json argument")
-		return exitUsage
+	if f.NArg() != 1 {
+		return usageError(e, "select", "want exactly one RESULTS.json argument, got %d", f.NArg())
 	}
-	path := fs.Arg(0)
+	if *dryRun && *check {
+		return usageError(e, "select", "--dry-run and --check are exclusive")
+	}
+	path := f.Arg(0)
 	data, err := os.ReadFile(path)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "mlagen select: %v\n", err)
-		return exitFail
+		return usageError(e, "select", "%v", err)
 	}
 	res, err := gen.ParseResults(data)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "mlagen select: %s: %v\n", path, err)
-		return exitFail
+		return failure(e, "select", fmt.Errorf("%s: %w", path, err))
 	}
-	if !fs.Changed("target") {
+	if sf.target == "" {
 		sf.target = res.Target
 	}
-	s, err := sf.sweep(fs)
+	s, err := sf.sweep(f.FlagSet)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "mlagen select: %v\n", err)
-		return exitUsage
+		return usageError(e, "select", "%v", err)
 	}
 	if s.Target.Name != res.Target {
-		fmt.Fprintf(e.stderr, "mlagen select: %s holds %s results, not %s\n", path, res.Target, s.Target.Name)
-		return exitUsage
+		return usageError(e, "select", "%s holds %s results, not %s", path, res.Target, s.Target.Name)
 	}
+	rep, set, err := selection(s, res, path, dir)
+	if err != nil {
+		return failure(e, "select", err)
+	}
+	if st, err := os.Stat(dir); !*dryRun && (err != nil || !st.IsDir()) {
+		return usageError(e, "select", "--selections %s: not a directory (the default %s is relative to the repository root)", dir, gen.SelectionDir)
+	}
+	rep.Mode = map[bool]string{true: "dry-run", false: "write"}[*dryRun]
+	if *check {
+		rep.Mode, rep.Diff = "check", set.Diff()
+	}
+	if rep.Mode == "write" && rep.Differs {
+		if _, err := set.Apply(e.write); err != nil {
+			return writeFailed(e, "select", rep.File, err)
+		}
+	}
+	code := exitOK
+	if rep.Mode == "check" && rep.Differs {
+		code = exitFail
+	}
+	if *asJSON {
+		return max(code, emitJSON(e, rep, true))
+	}
+	printSelection(e.stdout, s.Target, rep)
+	return code
+}
+
+// selection is the measured selection of res for the sweep s and the
+// change that writes it into dir as <target>.json.
+func selection(s gen.Sweep, res gen.Results, path, dir string) (selectReport, changeset.Set, error) {
 	fits := map[string]bool{}
 	for _, b := range gen.CheckSweep(s) {
 		if b.Fits {
 			fits[b.Name] = true
 		}
 	}
-	source := fmt.Sprintf("measured on %s (torch %s, Triton %s, %s), %s", res.GPU, res.Torch, res.Triton, res.Date, filepath.ToSlash(path))
-	sel, err := gen.SelectMeasured(res, fits, source)
+	rep := selectReport{Target: s.Target.Name, NearTies: []nearTie{},
+		Source: formatSource(res.GPU, res.Torch, res.Triton, res.Date, filepath.ToSlash(path))}
+	set := changeset.Set{Root: dir}
+	sel, err := gen.SelectMeasured(res, fits, rep.Source)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "mlagen select: %s: %v\n", path, err)
-		return exitFail
+		return rep, set, fmt.Errorf("%s: %w", path, err)
 	}
-	printSelection(e.stdout, s.Target, source, sel, gen.NearTies(res, fits, nearTiePercent/100.0))
-	if *dryRun {
-		return exitOK
+	rep.Selection = sel
+	for _, t := range gen.NearTies(res, fits, nearTiePercent/100.0) {
+		rep.NearTies = append(rep.NearTies, nearTie(t))
 	}
-	data, err = gen.MarshalSelection(sel)
+	data, err := gen.MarshalSelection(sel)
 	if err == nil {
-		err = writeSelection(*out, gen.SelectionFile(s.Target), data)
+		err = set.Write(gen.SelectionFile(s.Target), data)
 	}
-	if err != nil {
-		fmt.Fprintf(e.stderr, "mlagen select: %v\n", err)
-		return exitFail
-	}
-	fmt.Fprintf(e.stdout, "wrote %s; rebuild mlagen and re-emit ('make kernels') so that emit and patch use it\n",
-		filepath.Join(*out, gen.SelectionFile(s.Target)))
-	return exitOK
+	rep.File, rep.Differs = filepath.Join(dir, gen.SelectionFile(s.Target)), len(set.Changes) > 0
+	return rep, set, err
 }
 
-// printSelection is the table select prints, and the near ties under it.
-func printSelection(w io.Writer, t gen.Target, source string, sel gen.Selection, ties []gen.NearTie) {
-	fmt.Fprintf(w, "%s selection (%s):\n", t.Name, source)
+// printSelection is the table select prints, the near ties under it, and
+// what was done with the file.
+func printSelection(w io.Writer, t gen.Target, rep selectReport) {
+	sel := rep.Selection
+	fmt.Fprintf(w, "%s selection (%s):\n", t.Name, rep.Source)
 	for i, row := range sel.Table {
 		fmt.Fprintf(w, "  batch <= %-4s", boundString(sel.BatchBounds[i]))
 		for j, name := range row {
@@ -113,28 +175,24 @@ func printSelection(w io.Writer, t gen.Target, source string, sel gen.Selection,
 		}
 		fmt.Fprintln(w)
 	}
-	if len(ties) == 0 {
-		return
+	if len(rep.NearTies) > 0 {
+		fmt.Fprintf(w, "near ties (runner-up within %d%%, about the run-to-run spread: a rerun may swap them):\n", nearTiePercent)
+		for _, t := range rep.NearTies {
+			fmt.Fprintf(w, "  batch %d topk %d: %s %.2f us, %s %.2f us (+%.1f%%)\n",
+				t.Batch, t.Topk, t.Chosen, t.ChosenUS, t.RunnerUp, t.RunnerUpUS, (t.RunnerUpUS/t.ChosenUS-1)*100)
+		}
 	}
-	fmt.Fprintf(w, "near ties (runner-up within %d%%, about the run-to-run spread: a rerun may swap them):\n", nearTiePercent)
-	for _, t := range ties {
-		fmt.Fprintf(w, "  batch %d topk %d: %s %.2f us, %s %.2f us (+%.1f%%)\n",
-			t.Batch, t.Topk, t.Chosen, t.ChosenUS, t.RunnerUp, t.RunnerUpUS, (t.RunnerUpUS/t.ChosenUS-1)*100)
+	switch {
+	case rep.Mode == "check" && rep.Differs:
+		fmt.Fprintf(w, "%s differs from what the results give:\n%sRun 'mlagen select' without --check, rebuild and re-emit ('make kernels'), and commit the result.\n", rep.File, rep.Diff)
+	case rep.Mode == "check":
+		fmt.Fprintf(w, "%s is what the results give\n", rep.File)
+	case rep.Mode == "write" && rep.Differs:
+		fmt.Fprintf(w, "wrote %s; rebuild mlagen and re-emit ('make kernels') so that emit and patch use it\n", rep.File)
+	case rep.Mode == "write":
+		fmt.Fprintf(w, "%s already holds this selection; nothing written\n", rep.File)
 	}
 }
-
-// writeSelection writes name into the existing directory dir through a
-// temporary file and a rename, so that it is never half-written.
-func writeSelection(dir, name string, data []byte) error {
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return fmt.Errorf("--out %s: not a directory (the default %s is relative to the repository root)", dir, gen.SelectionDir)
-	}
-	return writeFileAtomic(filepath.Join(dir, name), data)
-}
-
-// nearTiePercent is how close a runner-up must be for select to point it out: the
-// selected rows of repeated harness runs on the H200 moved by up to 1.6%.
-const nearTiePercent = 2
 
 func boundString(n int) string {
 	if n == 0 {

@@ -24,8 +24,11 @@ type sweepFlags struct {
 	wscSplitK string
 }
 
-func (f *sweepFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&f.target, "target", "sm_120", "GPU target: sm_80, sm_86, sm_89, sm_90, sm_100, sm_120")
+// register defines the flags; targetHelp is --target's help, and its
+// default is sm_120 unless the subcommand takes the target from elsewhere
+// (select: the results file) and passes "".
+func (f *sweepFlags) register(fs *pflag.FlagSet, targetDefault, targetHelp string) {
+	fs.StringVar(&f.target, "target", targetDefault, targetHelp)
 	fs.IntVar(&f.heads, "heads", 64, "query heads per rank (H); used for selection, any H runs")
 	fs.IntSliceVar(&f.blockH, "block-h", nil, "heads per program, powers of two >= 16 (default: the target's curated sweep)")
 	fs.IntSliceVar(&f.blockT, "block-t", nil, "tokens per tile, powers of two >= 16")
@@ -133,33 +136,4 @@ func joinInts(ns []int) string {
 		s[i] = fmt.Sprint(n)
 	}
 	return strings.Join(s, ",")
-}
-
-// newFlagSet makes a FlagSet that reports errors instead of exiting.
-func newFlagSet(name string, e *env) *pflag.FlagSet {
-	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
-	fs.SetOutput(e.stderr)
-	fs.SortFlags = false
-	// pflag calls Usage itself on --help and on errors; parseFlags prints
-	// the help once, to stdout, and errors get a one-line pointer instead.
-	fs.Usage = func() {}
-	return fs
-}
-
-// parseFlags parses args; it returns (done, code): done when --help was
-// asked for (usage and the flags go to stdout) or parsing failed.
-func parseFlags(fs *pflag.FlagSet, e *env, args []string, usage string) (bool, int) {
-	err := fs.Parse(args)
-	if err == pflag.ErrHelp {
-		fmt.Fprint(e.stdout, usage)
-		fmt.Fprintln(e.stdout, "\nFlags:")
-		fs.SetOutput(e.stdout)
-		fs.PrintDefaults()
-		return true, exitOK
-	}
-	if err != nil {
-		fmt.Fprintf(e.stderr, "mlagen %s: %v\nRun 'mlagen %s --help' for usage.\n", fs.Name(), err, fs.Name())
-		return true, exitUsage
-	}
-	return false, 0
 }

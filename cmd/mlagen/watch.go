@@ -85,8 +85,6 @@ Examples:
   # CI: the report as JSON on stdout (its "kernel" says which kernel
   # served), progress on stderr:
   mlagen watch --log server.log --json > watch.json
-
-Flags:
 `
 
 const watchExits = `
@@ -128,17 +126,11 @@ var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
 
 func runWatch(e *env, args []string) int {
 	var o watchOpts
-	fs := o.flagSet(e)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			fmt.Fprint(e.stdout, watchUsage)
-			fs.SetOutput(e.stdout)
-			fs.PrintDefaults()
-			fmt.Fprint(e.stdout, watchExits)
-			return exitOK
-		}
-		return watchUsageError(e, "%v", err)
+	f := o.flagSet()
+	if done, code := f.parse(e, args); done {
+		return code
 	}
+	fs := f.FlagSet
 	dash := fs.ArgsLenAtDash()
 	rest := fs.Args()
 	if dash < 0 && len(rest) > 0 || dash > 0 {
@@ -168,10 +160,9 @@ func runWatch(e *env, args []string) int {
 	return rep.ExitCode
 }
 
-func (o *watchOpts) flagSet(e *env) *pflag.FlagSet {
-	fs := pflag.NewFlagSet("watch", pflag.ContinueOnError)
-	fs.SetOutput(e.stderr)
-	fs.SortFlags = false
+func (o *watchOpts) flagSet() *cmdFlags {
+	fs := newCmdFlags("watch", watchUsage)
+	fs.after = watchExits
 	fs.StringVar(&o.logPath, "log", "", "follow this log `FILE` (with a server command: where its output goes)")
 	fs.StringVar(&o.cmdLine, "cmd", "", "read the log from this shell `COMMAND`'s output")
 	fs.StringArrayVar(&o.env, "env", nil, "add `NAME=VALUE` to the started server's environment (repeatable)")
@@ -193,8 +184,6 @@ func (o *watchOpts) flagSet(e *env) *pflag.FlagSet {
 	fs.StringVar(&o.baselinePath, "baseline", "", "fail when a phase is >25% slower than in this baseline `FILE`")
 	fs.BoolVar(&o.expectKernel, "expect-kernel", false, "READY needs the kernel module's \"on the MMA kernel\" line (the default when the started server has "+gateVar+" true; =false turns that off)")
 	fs.BoolVar(&o.jsonOut, "json", false, "print the report (timeline, failures, smoke result, kernel) as JSON on stdout; progress goes to stderr")
-	// The long help is only for --help; a mistake gets one line and a hint.
-	fs.Usage = func() {}
 	return fs
 }
 
@@ -228,9 +217,7 @@ func (o *watchOpts) saveResults(e *env, rep *watch.Report, human io.Writer) {
 }
 
 func watchUsageError(e *env, format string, args ...any) int {
-	fmt.Fprintf(e.stderr, "mlagen watch: "+format+"\n", args...)
-	fmt.Fprintln(e.stderr, "Run 'mlagen watch --help' for usage.")
-	return exitUsage
+	return usageError(e, "watch", format, args...)
 }
 
 // config checks the flags against each other and builds the watch; every

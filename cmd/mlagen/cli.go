@@ -1,0 +1,159 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/mlagen/mlagen/changeset"
+)
+
+// cmdFlags is the one flag idiom of every subcommand: pflag, errors
+// reported here (never by pflag), -h/--help listed in the help like any
+// other flag, and every mistake answered with one line and the same hint.
+type cmdFlags struct {
+	*pflag.FlagSet
+	cmd   string // the subcommand, e.g. "emit"
+	usage string // the help above the flags
+	after string // the help below the flags (exit statuses), may be empty
+	help  *bool
+}
+
+func newCmdFlags(cmd, usage string) *cmdFlags {
+	fs := pflag.NewFlagSet(cmd, pflag.ContinueOnError)
+	fs.SetOutput(io.Discard) // parse reports errors itself, once
+	fs.SortFlags = false
+	fs.Usage = func() {}
+	return &cmdFlags{FlagSet: fs, cmd: cmd, usage: usage}
+}
+
+// alias defines a hidden second spelling of a string flag: the old name
+// keeps working, the help shows one name.
+func (f *cmdFlags) alias(p *string, old, name string) {
+	f.StringVar(p, old, *p, "alias of --"+name)
+	f.MarkHidden(old)
+}
+
+// parse parses args. done is true when the subcommand must stop and exit
+// with code: --help was asked for (help on stdout, 0), or a flag was wrong
+// (one line and the hint on stderr, 2).
+func (f *cmdFlags) parse(e *env, args []string) (done bool, code int) {
+	if f.Lookup("help") == nil {
+		f.help = f.BoolP("help", "h", false, "show this help")
+	}
+	if err := f.Parse(args); err != nil {
+		return true, usageError(e, f.cmd, "%s", f.explain(err))
+	}
+	if *f.help {
+		f.printHelp(e.stdout)
+		return true, exitOK
+	}
+	return false, exitOK
+}
+
+func (f *cmdFlags) printHelp(w io.Writer) {
+	fmt.Fprint(w, strings.TrimRight(f.usage, "\n")+"\n\nFlags:\n")
+	fmt.Fprint(w, f.FlagUsages())
+	fmt.Fprint(w, f.after)
+}
+
+// explain is pflag's error with a did-you-mean for an unknown flag.
+func (f *cmdFlags) explain(err error) string {
+	var ne *pflag.NotExistError
+	if !errors.As(err, &ne) || ne.GetSpecifiedShortnames() != "" {
+		return err.Error()
+	}
+	var names []string
+	f.VisitAll(func(fl *pflag.Flag) {
+		if !fl.Hidden {
+			names = append(names, fl.Name)
+		}
+	})
+	if s := suggest(ne.GetSpecifiedName(), names); s != "" {
+		return fmt.Sprintf("%v; did you mean --%s?", err, s)
+	}
+	return err.Error()
+}
+
+// noArgs is the usage error of a subcommand that takes flags only.
+func (f *cmdFlags) noArgs(e *env) (bool, int) {
+	if f.NArg() == 0 {
+		return false, exitOK
+	}
+	return true, usageError(e, f.cmd, "unexpected argument %q (%s takes flags only)", f.Arg(0), f.cmd)
+}
+
+// usageError prints a usage mistake and the hint every subcommand gives,
+// and returns the exit status of bad usage.
+func usageError(e *env, cmd, format string, args ...any) int {
+	fmt.Fprintf(e.stderr, "mlagen %s: %s\n", cmd, fmt.Sprintf(format, args...))
+	fmt.Fprintf(e.stderr, "Run 'mlagen %s --help' for usage.\n", cmd)
+	return exitUsage
+}
+
+// failure prints a problem the job found (or an input it could not use
+// that passed the flags) and returns exit status 1.
+func failure(e *env, cmd string, err error) int {
+	fmt.Fprintf(e.stderr, "mlagen %s: %v\n", cmd, err)
+	return exitFail
+}
+
+// writeFailed reports a failed changeset Apply on dir. The writer says
+// itself when it put changes back (or could not); a failure before the
+// first change needs saying too.
+func writeFailed(e *env, cmd, dir string, err error) int {
+	var ce *changeset.Error
+	if !errors.As(err, &ce) {
+		err = fmt.Errorf("%w (nothing was written: %s is as it was)", err, dir)
+	}
+	return failure(e, cmd, fmt.Errorf("writing %s: %w", dir, err))
+}
+
+// suggest is the candidate closest to what was typed, if it is close
+// enough to be a slip (a letter or two, or a prefix), else "".
+func suggest(typed string, candidates []string) string {
+	best, bestD := "", 0
+	for _, c := range candidates {
+		d := editDistance(typed, c)
+		if len(typed) >= 3 && strings.HasPrefix(c, typed) {
+			d = min(d, 1)
+		}
+		if best == "" || d < bestD {
+			best, bestD = c, d
+		}
+	}
+	if best == "" || bestD > max(1, min(len(typed), len(best))/3) {
+		return ""
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance of a and b, with a swap of two
+// neighbouring letters counted as one edit.
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev2 := make([]int, len(rb)+1)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
+		}
+		prev2, prev, cur = prev, cur, prev2
+	}
+	return prev[len(rb)]
+}
