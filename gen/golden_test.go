@@ -42,8 +42,8 @@ func checkGolden(t *testing.T, path string, got []byte) {
 }
 
 // The checked-in kernels/<dir>/ directories are the goldens of the default
-// sweeps: every file the emission writes, and no generated file it no
-// longer writes (-update removes those).
+// sweeps: every file the emission writes and its manifest, and no
+// generated file it no longer writes (-update removes those).
 func TestGoldenKernels(t *testing.T) {
 	for _, target := range checkedIn {
 		tg, err := LookupTarget(target)
@@ -59,7 +59,10 @@ func TestGoldenKernels(t *testing.T) {
 		}
 		dir := filepath.Join("..", "kernels", tg.Dir())
 		var names []string
-		for _, f := range e.Files {
+		// The folder is also what `mlagen emit` writes there, manifest
+		// included, so that `emit --check` (make kernels-check) and this
+		// test agree on it.
+		for _, f := range append(e.Files, Manifest(e.Files)) {
 			checkGolden(t, filepath.Join(dir, f.Name), f.Data)
 			names = append(names, f.Name)
 		}

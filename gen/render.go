@@ -180,7 +180,7 @@ func newBundleData(command string, t Target, alone string, configs []Budget, sel
 }
 
 func newVariantsData(command string, s Sweep, budgets []Budget, sel Selection) variantsData {
-	d := variantsData{Command: command, Target: s.Target, Heads: s.Heads, Calibrated: CalibratedWith,
+	d := variantsData{Command: command, Target: s.Target, Heads: s.Heads, Calibrated: CalibrationOf(s.Target).String(),
 		Budgets: budgets, Selection: sel, Bundle: BundleFile, SIMT: SIMTName}
 	if slices.ContainsFunc(budgets, func(b Budget) bool { return b.Variant.WarpSpec }) {
 		d.WS = newWSFamily()
