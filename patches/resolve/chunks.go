@@ -220,10 +220,10 @@ func ChunkingExact(src []byte) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	starts := topLevelStarts(src)
+	starts := topLevelStarts(parserInput(src))
 	var chunkLines, stmtLines []int
 	for _, s := range starts[1:] {
-		l, _ := LineCol(src, s)
+		l, _ := st.LineCol(s)
 		chunkLines = append(chunkLines, l)
 	}
 	inFirst := 0
@@ -236,7 +236,7 @@ func ChunkingExact(src []byte) (bool, error) {
 			inFirst++
 			continue
 		}
-		l, _ := LineCol(src, int(n.start))
+		l, _ := st.LineCol(int(n.start))
 		stmtLines = append(stmtLines, l)
 	}
 	if inFirst > 1 || len(chunkLines) != len(stmtLines) {

@@ -11,6 +11,7 @@ package resolve
 #include <stdint.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 typedef struct TSParser TSParser;
 typedef struct TSTree TSTree;
@@ -18,7 +19,6 @@ typedef struct TSLanguage TSLanguage;
 typedef struct { uint32_t context[4]; const void *id; const TSTree *tree; } TSNode;
 typedef struct { const void *tree; const void *id; uint32_t context[3]; } TSTreeCursor;
 typedef struct { uint32_t row; uint32_t column; } TSPoint;
-typedef struct { TSPoint start_point, end_point; uint32_t start_byte, end_byte; } TSRange;
 typedef struct {
 	uint32_t start_byte, old_end_byte, new_end_byte;
 	TSPoint start_point, old_end_point, new_end_point;
@@ -28,7 +28,6 @@ extern const TSLanguage *tree_sitter_python(void);
 extern TSParser *ts_parser_new(void);
 extern void ts_parser_delete(TSParser *self);
 extern bool ts_parser_set_language(TSParser *self, const TSLanguage *language);
-extern bool ts_parser_set_included_ranges(TSParser *self, const TSRange *ranges, uint32_t count);
 extern TSTree *ts_parser_parse_string(TSParser *self, const TSTree *old_tree, const char *string, uint32_t length);
 extern void ts_tree_delete(TSTree *self);
 extern TSTree *ts_tree_copy(const TSTree *self);
@@ -80,17 +79,14 @@ static TSParser *mlagen_parser(void) {
 // order) it parses incrementally, reusing the unchanged subtrees of old. The
 // result is the tree a fresh parse would give; only the work differs.
 static TSTree *mlagen_parse(TSParser *p, const TSTree *old, const TSInputEdit *edits, uint32_t nedits,
-		const TSRange *ranges, uint32_t nranges,
 		const char *src, uint32_t len, uint32_t *count, bool *has_error) {
 	TSTree *base = NULL;
-	if (nranges > 0 && !ts_parser_set_included_ranges(p, ranges, nranges)) return NULL;
 	if (old != NULL) {
 		base = ts_tree_copy(old);
 		for (uint32_t i = 0; i < nedits; i++) ts_tree_edit(base, &edits[i]);
 	}
 	TSTree *t = ts_parser_parse_string(p, base, src, len);
 	if (base != NULL) ts_tree_delete(base);
-	if (nranges > 0) ts_parser_set_included_ranges(p, NULL, 0);
 	if (t == NULL) return NULL;
 	TSNode root = ts_tree_root_node(t);
 	*count = ts_node_descendant_count(root);
@@ -141,19 +137,44 @@ done:
 	return n;
 }
 
+static void mlagen_error_at(TSNode n, mlagen_err *e) {
+	e->start = ts_node_start_byte(n);
+	e->missing = ts_node_is_missing(n);
+	e->type = ts_node_type(n);
+}
+
+// mlagen_whole_statement: a node an ERROR may hold in front of the real
+// error, because it parsed completely (the statements before a broken one).
+static bool mlagen_whole_statement(TSNode n) {
+	if (!ts_node_is_named(n) || ts_node_has_error(n)) return false;
+	const char *t = ts_node_type(n);
+	size_t l = strlen(t);
+	return strcmp(t, "comment") == 0 || (l > 10 && strcmp(t + l - 10, "_statement") == 0) ||
+		(l > 11 && strcmp(t + l - 11, "_definition") == 0);
+}
+
+// mlagen_first_error_rec finds where parsing failed: a missing node, or
+// inside an ERROR the first child that is not a whole statement (tree-sitter
+// often wraps everything from the top of the file in one ERROR, so the
+// ERROR's own start would say line 1).
 static bool mlagen_first_error_rec(TSNode n, mlagen_err *e) {
-	if (ts_node_is_missing(n) || ts_node_is_error(n)) {
-		e->start = ts_node_start_byte(n);
-		e->missing = ts_node_is_missing(n);
-		e->type = ts_node_type(n);
+	if (ts_node_is_missing(n)) {
+		mlagen_error_at(n, e);
 		return true;
 	}
+	bool err = ts_node_is_error(n);
 	uint32_t k = ts_node_child_count(n);
 	for (uint32_t i = 0; i < k; i++) {
 		TSNode c = ts_node_child(n, i);
-		if ((ts_node_has_error(c) || ts_node_is_missing(c)) && mlagen_first_error_rec(c, e)) return true;
+		if (ts_node_has_error(c) || ts_node_is_missing(c)) {
+			if (mlagen_first_error_rec(c, e)) return true;
+		} else if (err && !mlagen_whole_statement(c)) {
+			mlagen_error_at(c, e);
+			return true;
+		}
 	}
-	return false;
+	if (err) mlagen_error_at(n, e);
+	return err;
 }
 
 static bool mlagen_first_error(TSTree *t, mlagen_err *e) {
@@ -221,7 +242,11 @@ func (ps *parser) parse(src []byte) (*Syntax, error) {
 }
 
 // parseRanges parses only the given byte ranges of src (whole top-level
-// statements), as one document with src's offsets.
+// statements, in order), as one document with src's offsets. The ranges
+// are copied next to each other and parsed as one buffer, whose offsets are
+// then mapped back: tree-sitter's own included ranges cost time in the
+// number of ranges for every token, which made a file with thousands of
+// referencing statements quadratic.
 func (ps *parser) parseRanges(src []byte, ranges [][2]int) (*Syntax, error) {
 	return ps.run(src, nil, nil, nil, ranges, false)
 }
@@ -238,14 +263,18 @@ func (ps *parser) run(src []byte, old *cTree, oldSrc []byte, edits []Edit, range
 	}
 	var count C.uint32_t
 	var hasErr C.bool
-	buf := src
+	buf := parserInput(src)
+	var spans *spanMap
+	if len(ranges) > 0 {
+		buf, spans = compact(buf, ranges)
+	}
 	if len(buf) == 0 {
 		buf = []byte{0} // tree-sitter wants a valid pointer even for length 0
 	}
 	csrc := (*C.char)(unsafe.Pointer(&buf[0]))
 	var oldT *C.TSTree
 	var cedits []C.TSInputEdit
-	if old != nil && old.t != nil {
+	if old != nil && old.t != nil && spans == nil {
 		oldT = old.t
 		cedits = inputEdits(oldSrc, edits)
 	}
@@ -253,17 +282,11 @@ func (ps *parser) run(src []byte, old *cTree, oldSrc []byte, edits []Edit, range
 	if len(cedits) > 0 {
 		editPtr = &cedits[0]
 	}
-	var crs []C.TSRange
-	for _, r := range ranges {
-		crs = append(crs, C.TSRange{start_point: pointAt(src, r[0]), end_point: pointAt(src, r[1]),
-			start_byte: C.uint32_t(r[0]), end_byte: C.uint32_t(r[1])})
+	n := len(src)
+	if spans != nil {
+		n = spans.size()
 	}
-	var rangePtr *C.TSRange
-	if len(crs) > 0 {
-		rangePtr = &crs[0]
-	}
-	t := C.mlagen_parse(ps.p, oldT, editPtr, C.uint32_t(len(cedits)), rangePtr, C.uint32_t(len(crs)),
-		csrc, C.uint32_t(len(src)), &count, &hasErr)
+	t := C.mlagen_parse(ps.p, oldT, editPtr, C.uint32_t(len(cedits)), csrc, C.uint32_t(n), &count, &hasErr)
 	if t == nil {
 		return nil, fmt.Errorf("tree-sitter returned no tree")
 	}
@@ -280,23 +303,71 @@ func (ps *parser) run(src []byte, old *cTree, oldSrc []byte, edits []Edit, range
 		if int(r.field) < len(ps.fields) {
 			field = ps.fields[r.field]
 		}
-		st.nodes[i] = node{kind: kind, field: field, start: uint32(r.start), end: uint32(r.end),
+		start, end := uint32(r.start), uint32(r.end)
+		if spans != nil {
+			start, end = spans.orig(start, end)
+		}
+		st.nodes[i] = node{kind: kind, field: field, start: start, end: end,
 			parent: int32(r.parent), first: int32(r.first), next: int32(r.next), named: r.named != 0}
 	}
 	if bool(hasErr) {
 		var e C.mlagen_err
 		if C.mlagen_first_error(t, &e) {
-			st.err = describeError(src, int(e.start), e.missing != 0, C.GoString(e._type))
+			at := uint32(e.start)
+			if spans != nil {
+				at, _ = spans.orig(at, at)
+			}
+			st.err = describeError(st, int(at), e.missing != 0, C.GoString(e._type))
 		} else {
 			st.err = &SyntaxError{Line: 1, Col: 1, Msg: "syntax error"}
 		}
 	}
-	if keep {
+	if keep && spans == nil {
 		st.ctree = &cTree{t: t}
 	} else {
 		C.ts_tree_delete(t)
 	}
 	return st, nil
+}
+
+// spanMap maps offsets of a buffer of ranges copied next to each other back
+// to the offsets of the file they came from.
+type spanMap struct {
+	at   []uint32 // where each range starts in the buffer
+	from []uint32 // where it starts in the file
+	end  uint32   // the buffer's length
+}
+
+// compact copies the ranges of src into one buffer.
+func compact(src []byte, ranges [][2]int) ([]byte, *spanMap) {
+	total := 0
+	for _, r := range ranges {
+		total += r[1] - r[0]
+	}
+	buf := make([]byte, 0, total)
+	m := &spanMap{}
+	for _, r := range ranges {
+		m.at = append(m.at, uint32(len(buf)))
+		m.from = append(m.from, uint32(r[0]))
+		buf = append(buf, src[r[0]:r[1]]...)
+	}
+	m.end = uint32(len(buf))
+	return buf, m
+}
+
+func (m *spanMap) size() int { return int(m.end) }
+
+// orig maps a node's [start, end) in the buffer to the file: each end by the
+// range its last byte is in (a node that ends a range ends where that range
+// ends in the file, not where the next one starts).
+func (m *spanMap) orig(start, end uint32) (uint32, uint32) {
+	k := sort.Search(len(m.at), func(i int) bool { return m.at[i] > start }) - 1
+	s := start - m.at[k] + m.from[k]
+	if end <= start {
+		return s, s + (end - start)
+	}
+	j := sort.Search(len(m.at), func(i int) bool { return m.at[i] > end-1 }) - 1
+	return s, end - m.at[j] + m.from[j]
 }
 
 // inputEdits describes edits (offsets into oldSrc) for ts_tree_edit, last
@@ -305,38 +376,39 @@ func inputEdits(oldSrc []byte, edits []Edit) []C.TSInputEdit {
 	sorted := append([]Edit(nil), edits...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Start > sorted[j].Start })
 	out := make([]C.TSInputEdit, len(sorted))
-	point := func(off int) C.TSPoint { return pointAt(oldSrc, off) }
+	lines := newLineIndex(oldSrc)
 	for i, e := range sorted {
-		sp := point(e.Start)
+		sp := lines.point(e.Start)
 		ne := sp
-		if k := strings.Count(e.Text, "\n"); k > 0 {
+		if k := countLines(e.Text); k > 0 {
 			ne.row += C.uint32_t(k)
-			ne.column = C.uint32_t(len(e.Text) - strings.LastIndexByte(e.Text, '\n') - 1)
+			ne.column = C.uint32_t(len(e.Text) - (strings.LastIndexAny(e.Text, "\r\n") + 1))
 		} else {
 			ne.column += C.uint32_t(len(e.Text))
 		}
 		out[i] = C.TSInputEdit{
 			start_byte: C.uint32_t(e.Start), old_end_byte: C.uint32_t(e.End), new_end_byte: C.uint32_t(e.Start + len(e.Text)),
-			start_point: sp, old_end_point: point(e.End), new_end_point: ne,
+			start_point: sp, old_end_point: lines.point(e.End), new_end_point: ne,
 		}
 	}
 	return out
 }
 
-// pointAt is the tree-sitter point (row, byte column) of an offset.
-func pointAt(src []byte, off int) C.TSPoint {
-	row := bytes.Count(src[:off], []byte{'\n'})
-	col := off - (bytes.LastIndexByte(src[:off], '\n') + 1)
+// point is the tree-sitter point (row, byte column) of an offset, rows
+// counted as the parser sees them (a lone CR is an LF to it).
+func (li lineIndex) point(off int) C.TSPoint {
+	row, col := li.at(off)
 	return C.TSPoint{row: C.uint32_t(row), column: C.uint32_t(col)}
 }
 
-func describeError(src []byte, start int, missing bool, typ string) *SyntaxError {
-	line, col := LineCol(src, start)
+func describeError(st *Syntax, start int, missing bool, typ string) *SyntaxError {
+	src := st.src
+	line, col := st.LineCol(start)
 	if missing {
 		return &SyntaxError{Line: line, Col: col, Msg: fmt.Sprintf("missing %q", typ)}
 	}
 	text := src[min(start, len(src)):]
-	if i := bytes.IndexByte(text, '\n'); i >= 0 {
+	if i := bytes.IndexAny(text, "\r\n"); i >= 0 {
 		text = text[:i]
 	}
 	text = bytes.TrimSpace(text)

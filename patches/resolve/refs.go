@@ -42,9 +42,10 @@ type Site struct {
 // MkRef describes node i of the file of fi for a report.
 func mkRef(fi *Info, i int32, kind string) Ref {
 	st := fi.st
-	line, col := LineCol(st.src, int(st.nodes[i].start))
-	ls := bytes.LastIndexByte(st.src[:st.nodes[i].start], '\n') + 1
-	le := bytes.IndexByte(st.src[ls:], '\n')
+	off := int(st.nodes[i].start)
+	line, col := st.LineCol(off)
+	ls := off - (col - 1)
+	le := bytes.IndexAny(st.src[ls:], "\r\n")
 	if le < 0 {
 		le = len(st.src) - ls
 	}

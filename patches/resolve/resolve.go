@@ -222,7 +222,7 @@ func parseFile(ps *parser, p string, data []byte, cfg *Config, keep, full bool, 
 // set with the aliases and module names it finds until nothing new is
 // needed. It returns nil (and no error) when the whole file must be parsed.
 func parseChunked(ps *parser, p string, data []byte, cfg *Config, extra []string) (*Info, error) {
-	starts := topLevelStarts(data)
+	starts := topLevelStarts(parserInput(data))
 	words := append(append(append([]string(nil), cfg.Names...), "import"), extra...)
 	have := map[string]bool{}
 	for _, w := range words {
@@ -277,8 +277,8 @@ func chunksParsedApart(st *Syntax, starts []int, ranges [][2]int) bool {
 		begins[int(st.nodes[c].start)] = true
 	}
 	for _, r := range ranges {
-		for _, s := range starts {
-			if s > 0 && s >= r[0] && s < r[1] && !begins[s] {
+		for k := sort.SearchInts(starts, r[0]); k < len(starts) && starts[k] < r[1]; k++ {
+			if s := starts[k]; s > 0 && !begins[s] {
 				return false
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"sort"
+	"sync"
 )
 
 // node is one syntax node, copied out of tree-sitter into a flat slice. The
@@ -27,6 +28,9 @@ type Syntax struct {
 	nodes []node
 	err   *SyntaxError
 	ctree *cTree // the C tree, when kept for an incremental re-parse
+
+	linesOnce sync.Once
+	lines     lineIndex
 }
 
 // SyntaxError is where tree-sitter could not parse, in the user's terms.
@@ -36,17 +40,6 @@ type SyntaxError struct {
 }
 
 func (e *SyntaxError) String() string { return fmt.Sprintf("%d:%d: %s", e.Line, e.Col, e.Msg) }
-
-// LineCol turns a byte offset into a 1-based line and column (in bytes, as
-// tree-sitter and most editors' "go to" accept).
-func LineCol(src []byte, off int) (int, int) {
-	if off > len(src) {
-		off = len(src)
-	}
-	line := 1 + bytes.Count(src[:off], []byte{'\n'})
-	col := off - bytes.LastIndexByte(src[:off], '\n')
-	return line, col
-}
 
 // text returns the source bytes of node i.
 func (st *Syntax) text(i int32) string { return string(st.src[st.nodes[i].start:st.nodes[i].end]) }
