@@ -63,38 +63,31 @@ func openLine(rec *Recipe, part string) string {
 	return openMarker(rec, part) + ": added by `mlagen patch`, removed by `mlagen patch --revert`"
 }
 
-// findBlocks lists mlagen's blocks in src, in order.
+// findBlocks lists mlagen's blocks in src, in order. A marker counts only
+// where mlagen puts one: a line holding nothing but the marker comment, in
+// exactly the form rendered, at statement level (the same text inside a
+// string, a test's expected output say, is not a marker).
 func findBlocks(src []byte, rec *Recipe) []block {
 	if !bytes.Contains(src, []byte(rec.Marker)) {
 		return nil
 	}
 	var out []block
 	var cur *block
-	off := 0
-	line := 0
-	for off < len(src) {
-		line++
-		end := bytes.IndexByte(src[off:], '\n')
-		next := len(src)
-		if end >= 0 {
-			next = off + end + 1
-			end = off + end
-		} else {
-			end = len(src)
+	for _, c := range resolve.Comments(src) {
+		text := string(bytes.TrimRight(src[c.Text:c.End], " \t"))
+		if !strings.Contains(text, rec.Marker) {
+			continue
 		}
-		text := bytes.TrimRight(src[off:end], "\r")
-		trimmed := strings.TrimLeft(string(text), " \t")
 		for _, part := range parts {
-			if cur == nil && (trimmed == openMarker(rec, part) || strings.HasPrefix(trimmed, openMarker(rec, part)+":")) {
-				out = append(out, block{part: part, open: off, openLine: line, unfinished: true})
+			if cur == nil && text == openLine(rec, part) {
+				out = append(out, block{part: part, open: c.Start, openLine: c.Line, unfinished: true})
 				cur = &out[len(out)-1]
-			} else if cur != nil && cur.part == part && trimmed == closeMarker(rec, part) {
-				cur.close = off + len(text)
+			} else if cur != nil && cur.part == part && text == closeMarker(rec, part) {
+				cur.close = c.Start + len(bytes.TrimRight(src[c.Start:c.End], " \t"))
 				cur.unfinished = false
 				cur = nil
 			}
 		}
-		off = next
 	}
 	return out
 }
@@ -169,18 +162,23 @@ func blocksIn(fi *resolve.Info, rec *Recipe, part string, start, end int) []bloc
 }
 
 // eolAt is the line ending that starts at offset at (a line end as
-// lineEnd returns it); at the end of the file, or at a lone CR, it is the
-// file's first line ending, or "\n". Inserted lines use it, so a CRLF file
-// stays CRLF.
+// lineEnd returns it); at the end of the file it is the file's first line
+// ending, or "\n". Inserted lines use it, so a CRLF file stays CRLF and a
+// CR-only one CR-only.
 func eolAt(src []byte, at int) string {
-	if at+1 < len(src) && src[at] == '\r' && src[at+1] == '\n' {
-		return "\r\n"
+	if at < len(src) {
+		if src[at] == '\n' {
+			return "\n"
+		}
+		if src[at] == '\r' {
+			if at+1 < len(src) && src[at+1] == '\n' {
+				return "\r\n"
+			}
+			return "\r"
+		}
 	}
-	if at < len(src) && src[at] == '\n' {
-		return "\n"
-	}
-	if i := bytes.IndexByte(src, '\n'); i > 0 && src[i-1] == '\r' {
-		return "\r\n"
+	if i := bytes.IndexAny(src, "\r\n"); i >= 0 {
+		return eolAt(src, i)
 	}
 	return "\n"
 }
@@ -201,5 +199,6 @@ func lineEnd(src []byte, off int) int {
 	return e
 }
 
-// lineStart is the offset where the line containing off starts.
-func lineStart(src []byte, off int) int { return bytes.LastIndexByte(src[:off], '\n') + 1 }
+// lineStart is the offset where the line containing off starts (after an
+// LF, a CRLF or a lone CR).
+func lineStart(src []byte, off int) int { return bytes.LastIndexAny(src[:off], "\r\n") + 1 }
