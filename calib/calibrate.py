@@ -27,8 +27,10 @@ It fails (exit 1) when the model is wrong in a way that matters:
 """
 
 import argparse
+import contextlib
 import functools
 import importlib.util
+import io
 import json
 import multiprocessing
 import os
@@ -65,28 +67,62 @@ def load_kernel(path):
     return module
 
 
-def ptxas_usage(ptx, cap):
-    """Registers and spill bytes of the PTX as the target's ptxas reports them."""
-    arch = re.search(r"^\.target\s+(\S+)", ptx, re.M).group(1)
+def ptxas_tool(cap):
     bindir = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin")
-    ptxas = os.path.join(bindir, "ptxas-blackwell" if cap >= 100 else "ptxas")
-    with tempfile.TemporaryDirectory() as d:
-        p = os.path.join(d, "k.ptx")
-        with open(p, "w") as f:
-            f.write(ptx)
-        r = subprocess.run(
-            [ptxas, "-v", f"--gpu-name={arch}", p, "-o", os.path.join(d, "k.cubin")],
-            capture_output=True,
-            text=True,
-        )
-    regs = re.search(r"Used (\d+) registers", r.stderr)
-    spill = re.search(r"(\d+) bytes spill stores", r.stderr)
+    return os.path.join(bindir, "ptxas-blackwell" if cap >= 100 else "ptxas")
+
+
+def ptxas_usage(ptx, cap, log=None):
+    """Registers and spill bytes of the PTX as the target's ptxas reports them.
+
+    log is the `ptxas -v` output of Triton's own compile of this PTX, when
+    it ran one (same ptxas, same flags); only without it (the kernel came
+    from Triton's cache) is ptxas run here."""
+    arch = re.search(r"^\.target\s+(\S+)", ptx, re.M).group(1)
+    ptxas = ptxas_tool(cap)
+    if log is None:
+        with tempfile.TemporaryDirectory() as d:
+            p = os.path.join(d, "k.ptx")
+            with open(p, "w") as f:
+                f.write(ptx)
+            log = subprocess.run(
+                [
+                    ptxas,
+                    "-v",
+                    f"--gpu-name={arch}",
+                    p,
+                    "-o",
+                    os.path.join(d, "k.cubin"),
+                ],
+                capture_output=True,
+                text=True,
+            ).stderr
+    regs = re.search(r"Used (\d+) registers", log)
+    spill = re.search(r"(\d+) bytes spill stores", log)
     return {
         "regs": int(regs.group(1)) if regs else None,
         "spill": int(spill.group(1)) if spill else 0,
         "ptxas": os.path.basename(ptxas),
         "arch": arch,
     }
+
+
+def compile_logged(src, cap, options):
+    """triton.compile, and the `ptxas -v` log of the compile when Triton ran
+    ptxas (None when the kernel came from its cache): Triton already runs
+    ptxas -v on the PTX it makes, with the ptxas this calibration would run
+    (ptxas-blackwell from sm_100 on) and no other flag that changes
+    allocation, so its log is reused instead of compiling the PTX twice."""
+    knobs = triton.knobs.nvidia
+    saved, knobs.dump_ptxas_log = knobs.dump_ptxas_log, True
+    out = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out):
+            ck = triton.compile(src, target=GPUTarget("cuda", cap, 32), options=options)
+    finally:
+        knobs.dump_ptxas_log = saved
+    log = out.getvalue()
+    return ck, (log if "Used " in log else None)
 
 
 def compile_one(job):
@@ -103,11 +139,11 @@ def compile_one(job):
         fn=fn, signature=sig, constexprs=constexprs, attrs=specialised(fn, sig)
     )
     try:
-        ck = triton.compile(src, target=GPUTarget("cuda", cap, 32), options=options)
+        ck, log = compile_logged(src, cap, options)
     except Exception as e:  # a variant the compiler rejects outright
         return {**row, "error": str(e).splitlines()[0][:200]}
     ptx = ck.asm["ptx"]
-    row.update(smem=ck.metadata.shared, **ptxas_usage(ptx, cap))
+    row.update(smem=ck.metadata.shared, **ptxas_usage(ptx, cap, log))
     if config.family == "ws":
         row.update(ws_checks(module, config, ptx, ck.metadata.shared))
     return row

@@ -1,12 +1,21 @@
 """Run an emitted harness under the Triton interpreter on the CPU (CI has no GPU).
 
 Triton 3.6's interpreter multiplies bf16 dot operands as raw uint16 bits; this
-wrapper upcasts them to fp32 first (exact for bf16), then runs the harness's
-tiny case for every configuration of the directory's sparse_mla_mma.py that
-the interpreter can run (the Triton ones: Gluon has no interpreter), the
-SIMT baseline, and the module's own selection.
+wrapper upcasts them to fp32 first (exact for bf16).
 
-    TRITON_INTERPRET=1 python3 calib/interp.py kernels/sm90/harness.py
+It runs the configurations of the directory's sparse_mla_mma.py that take
+distinct code paths, not all of them: the interpreter ignores num_warps and
+num_stages, and the harness runs every configuration on the GPU. That is one
+configuration per kernel family, head block (BLOCK_H < 64 loads a split's
+indices early), split or not (SPLIT_K > 1 adds the partials and the combine
+kernel) and cluster merge, among those the interpreter can run (Triton ones:
+Gluon has none); plus the configuration the module's selection picks for
+each case, and the SIMT baseline. The cases are the harness's tiny one
+(topk_length given, 20 heads: a partial head block) and one that takes the
+other branches: no topk_length, and more than 128 (batch x heads) rows, the
+combine kernel's one-slice launch. --all runs every configuration.
+
+    TRITON_INTERPRET=1 python3 calib/interp.py kernels/sm90/harness.py [OUT.json] [--all]
 """
 
 import importlib.util
@@ -32,11 +41,44 @@ def _bf16_safe_dot(self, a, b, d, input_precision, max_num_imprecise_acc):
 
 interpreter.InterpreterBuilder.create_dot = _bf16_safe_dot
 
+# The other branches: no topk_length, and 3 x 48 = 144 > 128 rows, where the
+# combine kernel runs one program per (head, batch) instead of eight slices.
+EXTRA_CASE = ("p64_h48_topk40", 64, 3, 48, 40, False)
+
+
+def representatives(harness, bundle, cases):
+    """The configurations that take distinct code paths under the
+    interpreter, and those the selection picks for the cases, in CONFIGS
+    order."""
+    chosen = {bundle.select(case[2], case[4]) for case in cases}
+    keys, names = set(), []
+    for name, c in bundle.CONFIGS.items():
+        if c.family in harness.GLUON_FAMILIES:
+            continue
+        key = (c.family, c.block_h, c.split_k > 1, c.cluster_merge)
+        if key not in keys or name in chosen:
+            keys.add(key)
+            names.append(name)
+    return names
+
+
 if __name__ == "__main__":
     assert os.environ.get("TRITON_INTERPRET") == "1", "set TRITON_INTERPRET=1"
-    path = sys.argv[1]
+    args = [a for a in sys.argv[1:] if a != "--all"]
+    path = args[0]
     spec = importlib.util.spec_from_file_location("harness", path)
     harness = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(harness)
-    out = sys.argv[2] if len(sys.argv) > 2 else os.devnull
-    sys.exit(harness.main(["--device", "cpu", "--tiny", "--out", out]))
+    out = args[1] if len(args) > 1 else os.devnull
+    tiny_cases = harness.correctness_cases(True) + [EXTRA_CASE]
+    full_cases = harness.correctness_cases
+    harness.correctness_cases = lambda tiny: tiny_cases if tiny else full_cases(tiny)
+    argv = ["--device", "cpu", "--tiny", "--out", out]
+    if "--all" not in sys.argv:
+        bundle = harness.load_module(os.path.join(harness.HERE, harness.BUNDLE))
+        names = representatives(harness, bundle, tiny_cases)
+        print(
+            f"{len(names)} of {len(bundle.CONFIGS)} configurations: {', '.join(names)}"
+        )
+        argv += ["--variants", ",".join(names + [harness.SIMT])]
+    sys.exit(harness.main(argv))
