@@ -1,36 +1,66 @@
-# mlagen: `make test` is what CI runs (.ci/run); `make kernels` and
-# `make golden` regenerate what is checked in; `make bench` prints the speed
-# figures the issues ask for.
+# mlagen: `make test` is what CI runs (.ci/run: `make -j3 -O test TORCH=1`);
+# `make kernels` and `make golden` regenerate what is checked in; `make bench`
+# prints the speed figures the issues ask for.
+SHELL   := /bin/bash
 GO      ?= go
 BIN     := bin/mlagen
 VENV    := .venv
 PY      := $(VENV)/bin/python3
-# The Triton the lent GPU runs; the budget model is calibrated against it, so
-# CI compiles with exactly this version.
-TRITON  := triton==3.6.0
-TARGETS := sm90:sm_90 sm120:sm_120
+# torch (and the CUDA libraries PyPI's wheel needs to import) lives in a venv
+# of its own inside .venv, so that installing it can run beside the checks
+# that only need Triton: only the interpreter run and the TMA-descriptor
+# check import torch (the calibration stubs it).
+TVENV   := $(VENV)/torch
+TPY     := $(TVENV)/bin/python3
+# Every Python package is pinned there, Triton 3.6.0 (the lent GPU's, which
+# the budget model is calibrated against) and black (which formats the
+# generated code) above all.
+PINS    := .ci/constraints.txt
+# Checked-in kernel folders (kernels/<dir>), also the calibrated targets.
+DIRS    := sm90 sm120
 
-.PHONY: build test gotest kernels-check pycheck calibrate interp qdesc kernels golden bench deps clean
+# What `mlagen version` prints: module VCS stamps are often off (a build
+# outside the clone, -buildvcs=false), so make build stamps the binary.
+VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
+COMMIT  := $(shell git rev-parse HEAD 2>/dev/null)
+DATE    := $(shell git log -1 --format=%cs 2>/dev/null)
+LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.commitDate=$(DATE)
+
+# The Python that has torch: the torch venv, or .venv itself where torch
+# was installed into it by hand; nothing when neither has it.
+torch_py = if [ -x $(TPY) ]; then echo $(TPY); elif [ -x $(PY) ] && $(PY) -c 'import torch' 2>/dev/null; then echo $(PY); fi
+
+# time LABEL CMD...: run CMD, then say how long it took (CI logs phase times).
+time = s=$$SECONDS; $(2); rc=$$?; echo "$(1): $$((SECONDS - s)) s"; exit $$rc
+
+.PHONY: build test gotest kernels-check pycheck calibrate interp qdesc releases kernels golden bench deps deps-torch clean
 
 build:
-	$(GO) build -o $(BIN) ./cmd/mlagen
+	@$(call time,build,$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/mlagen)
 
-test: build gotest kernels-check pycheck calibrate interp qdesc
+# With TORCH=1 (CI) the interpreter run and the descriptor check need torch
+# and install it first, early, so that it downloads while the rest runs
+# (make -j); without it they run where torch is installed and say they
+# were skipped otherwise.
+test: $(if $(TORCH),$(TVENV)/.done) build gotest kernels-check pycheck calibrate interp qdesc releases
 	@echo "make test: all checks passed"
 
-gotest:
-	$(GO) vet ./...
-	$(GO) test ./...
+# After build: the tree-sitter grammar (cgo, most of a cold build) is then
+# compiled once, not by go build and go test at the same time.
+gotest: build
+	@$(call time,go vet,$(GO) vet ./...)
+	@$(call time,go test,$(GO) test ./...)
 
 # The checked-in kernels/<dir>/ are what `mlagen emit` writes (gen's golden
 # test checks the same bytes, and calib/*.budget.json, without the binary).
 kernels-check: build
-	@for tt in $(TARGETS); do t=$${tt##*:}; \
-	  $(BIN) emit --target $$t --check >/dev/null || { $(BIN) emit --target $$t --check; exit 1; }; \
+	@for d in $(DIRS); do \
+	  $(BIN) emit --target $$d --check >/dev/null || { $(BIN) emit --target $$d --check --diff; exit 1; }; \
 	done
 	@echo "kernels/ is up to date"
 
-# Every emitted file compiles as Python and is black-formatted.
+# Every emitted file compiles as Python and is black-formatted (by the
+# pinned black: a new release cannot fail unchanged generated code).
 pycheck: $(VENV)/.done
 	$(PY) -m py_compile kernels/*/*.py calib/*.py gpu/*.py gpu/dispatch/*.py
 	$(VENV)/bin/black --check -q kernels calib gpu
@@ -39,30 +69,34 @@ pycheck: $(VENV)/.done
 # The budget model against the real compiler, for every variant of the
 # default sweeps, accepted and refused, compiled from the shipped module's
 # kernels, with no GPU: Triton cross-compiles for an explicit target.
-calibrate: $(VENV)/.done
-	@for tt in $(TARGETS); do d=$${tt%%:*}; \
-	  $(PY) calib/calibrate.py --budget calib/$$d.budget.json --kernel kernels/$$d/sparse_mla_mma.py \
-	    --known calib/known-$$d.txt --json $(VENV)/calib-$$d.json > $(VENV)/calib-$$d.log \
-	    || { cat $(VENV)/calib-$$d.log; exit 1; }; tail -n 1 $(VENV)/calib-$$d.log; \
-	done
+calibrate: $(addprefix calibrate-,$(DIRS))
+calibrate-%: $(VENV)/.done
+	@$(call time,calibrate $*,$(PY) calib/calibrate.py --budget calib/$*.budget.json --kernel kernels/$*/sparse_mla_mma.py \
+	    --known calib/known-$*.txt --json $(VENV)/calib-$*.json > $(VENV)/calib-$*.log \
+	    || { cat $(VENV)/calib-$*.log; exit 1; }; tail -n 1 $(VENV)/calib-$*.log)
 
-# Every Triton configuration of each shipped module, the SIMT baseline and
-# the module's own selection, on a tiny case under the Triton interpreter,
-# where torch is installed (CI installs it; `make deps TORCH=1` does locally).
-interp: $(VENV)/.done
-	@if $(PY) -c 'import torch' 2>/dev/null; then \
-	  for tt in $(TARGETS); do d=$${tt%%:*}; \
-	    TRITON_INTERPRET=1 $(PY) calib/interp.py kernels/$$d/harness.py > $(VENV)/interp-$$d.log 2>&1 \
-	      || { cat $(VENV)/interp-$$d.log; exit 1; }; tail -n 1 $(VENV)/interp-$$d.log; \
-	  done; \
-	else echo "interp: skipped (no torch in $(VENV); run 'make deps TORCH=1')"; fi
+# The configurations of each shipped module that take distinct code paths,
+# the SIMT baseline and the module's own selection, on small cases under
+# the Triton interpreter (calib/interp.py says which), where torch is.
+interp: $(addprefix interp-,$(DIRS))
+interp-%: $(if $(TORCH),$(TVENV)/.done)
+	@py=$$($(torch_py)); if [ -z "$$py" ]; then \
+	  echo "interp $*: skipped (no torch; run 'make deps-torch')"; exit 0; fi; \
+	$(call time,interp $*,TRITON_INTERPRET=1 $$py calib/interp.py kernels/$*/harness.py > $(VENV)/interp-$*.log 2>&1 \
+	  || { cat $(VENV)/interp-$*.log; exit 1; }; tail -n 1 $(VENV)/interp-$*.log)
 
 # The warp-specialised kernels read Q through a host-side TMA descriptor;
 # check on the CPU that it covers Q's heads in order for every layout the
 # harness tests (the kernels themselves only run on a GPU).
-qdesc: $(VENV)/.done
-	@if $(PY) -c 'import torch' 2>/dev/null; then $(PY) calib/qdesc.py kernels/sm90; \
-	else echo "qdesc: skipped (no torch in $(VENV); run 'make deps TORCH=1')"; fi
+qdesc: $(if $(TORCH),$(TVENV)/.done)
+	@py=$$($(torch_py)); if [ -z "$$py" ]; then \
+	  echo "qdesc: skipped (no torch; run 'make deps-torch')"; exit 0; fi; \
+	$(call time,qdesc,$$py calib/qdesc.py kernels/sm90)
+
+# patch, verify, repatch, revert and a pip round trip on real SGLang
+# release wheels (downloaded from PyPI once, then cached).
+releases: build
+	@$(call time,sglang releases,bash .ci/sglang-releases.sh $(BIN))
 
 # Regenerate what the default sweeps check in: kernels/<dir>/ and the
 # calibration inputs calib/<dir>.budget.json (gen's golden files).
@@ -77,15 +111,18 @@ golden:
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 5x ./gen ./patches
 
-$(VENV)/.done:
-	$(MAKE) deps
+# The Python side, pinned: Triton, black and numpy in .venv (what the
+# calibration and pycheck need); TORCH=1 adds the torch venv.
+deps: $(VENV)/.done $(if $(TORCH),$(TVENV)/.done)
+deps-torch: $(TVENV)/.done
 
-deps:
-	python3 -m venv $(VENV)
-	$(VENV)/bin/pip install -q --upgrade pip
-	$(VENV)/bin/pip install -q "$(TRITON)" black "numpy<2.3"
-	@if [ -n "$(TORCH)" ]; then $(VENV)/bin/pip install -q torch==2.11.0 "numpy<2.3"; fi
-	touch $(VENV)/.done
+$(VENV)/.done:
+	@$(call time,python deps,python3 -m venv $(VENV) && $(VENV)/bin/pip install -q -c $(PINS) pip \
+	  && $(VENV)/bin/pip install -q -c $(PINS) triton black numpy && touch $@)
+
+$(TVENV)/.done: | $(VENV)/.done
+	@$(call time,torch deps,python3 -m venv $(TVENV) && $(TVENV)/bin/pip install -q -c $(PINS) pip \
+	  && $(TVENV)/bin/pip install -q --progress-bar off -c $(PINS) torch triton numpy && touch $@)
 
 clean:
 	rm -rf bin $(VENV)
