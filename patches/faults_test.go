@@ -159,3 +159,153 @@ func diffMaps(a, b map[string]string) []string {
 	}
 	return out
 }
+
+// runOK patches (or reverts) and fails the test unless the run succeeds.
+func runOK(t *testing.T, job Job) *Report {
+	t.Helper()
+	out, err := Run(job)
+	if err != nil {
+		t.Fatalf("run (revert %v): %v", job.Revert, err)
+	}
+	return out.Report
+}
+
+func checkOK(t *testing.T, root string) *Report {
+	t.Helper()
+	rep, err := Check(root, Options{Recipe: mustRecipe(t)})
+	if err != nil {
+		t.Fatalf("verify: %v", err)
+	}
+	return rep
+}
+
+// Issue 30, bug 1: after patching, a new file that imports the old name
+// through the module that re-exported it (which now re-exports only the
+// dispatcher) would raise ImportError: verify reports it, and patch wires
+// it.
+func TestImportThroughRewiredReexport(t *testing.T) {
+	root := t.TempDir()
+	files := upstreamFiles()
+	files["pkg/api.py"] = "from .flash_mla_sm120_triton import _run_triton_sparse_decode\n"
+	files["pkg/user.py"] = "from pkg.api import _run_triton_sparse_decode\n\n\ndef f(q):\n    return _run_triton_sparse_decode(q, None, None, None, 1.0)\n"
+	writeFiles(t, root, files)
+	if rep := runOK(t, patchJob(t, root)); !rep.OK() {
+		t.Fatalf("patch:\n%s", rep)
+	}
+	writeFiles(t, root, map[string]string{"pkg/late.py": "from pkg.api import _run_triton_sparse_decode as rt\n\n\ndef g(q):\n    return rt(q, None, None, None, 1.0)\n"})
+	rep := checkOK(t, root)
+	if rep.OK() || !strings.Contains(rep.String(), "pkg/late.py:1:") {
+		t.Fatalf("verify passes a tree whose pkg/late.py imports a name pkg/api.py no longer has:\n%s", rep)
+	}
+	if rep := runOK(t, patchJob(t, root)); !rep.OK() || rep.NothingToDo {
+		t.Fatalf("patch did not wire pkg/late.py:\n%s", rep)
+	}
+	if got := readFile(t, filepath.Join(root, "pkg/late.py")); !strings.HasPrefix(got, "from pkg.api import _run_sparse_decode as rt\n") {
+		t.Errorf("pkg/late.py not rewired:\n%s", got)
+	}
+	if rep := checkOK(t, root); !rep.OK() {
+		t.Errorf("verify after the second patch:\n%s", rep)
+	}
+}
+
+// Issue 30, bug 2: a file that declares latin-1 (valid Python, not UTF-8)
+// is read and wired like any other; one that is neither UTF-8 nor declares
+// a single-byte encoding fails the proof, since it cannot be judged.
+func TestLatin1Files(t *testing.T) {
+	root := t.TempDir()
+	files := upstreamFiles()
+	latin := "# -*- coding: latin-1 -*-\n# r\xe9sum\xe9 of the caller\nfrom pkg.flash_mla_sm120_triton import _run_triton_sparse_decode\n\n\ndef f(q):\n    return _run_triton_sparse_decode(q, None, None, None, 1.0)  # caf\xe9\n"
+	files["pkg/latin.py"] = latin
+	writeFiles(t, root, files)
+	before := snapshot(t, root)
+	rep := runOK(t, patchJob(t, root))
+	if !rep.OK() || len(rep.Wired) != 3 {
+		t.Fatalf("patch did not wire the latin-1 file:\n%s", rep)
+	}
+	if got := readFile(t, filepath.Join(root, "pkg/latin.py")); got != strings.ReplaceAll(latin, "_run_triton_sparse_decode", "_run_sparse_decode") {
+		t.Errorf("latin-1 file not rewired byte for byte:\n%q", got)
+	}
+	runOK(t, revertJob(t, root))
+	if after := snapshot(t, root); !equalMaps(before, after) {
+		t.Errorf("revert: %v", diffMaps(before, after))
+	}
+	writeFiles(t, root, map[string]string{"pkg/undeclared.py": "# caf\xe9\nfrom pkg.flash_mla_sm120_triton import _run_triton_sparse_decode\n"})
+	rep = runOK(t, patchJob(t, root))
+	if rep.OK() || !strings.Contains(rep.String(), "cannot judge: pkg/undeclared.py") {
+		t.Fatalf("the proof passes a tree with a file it cannot read that names the function:\n%s", rep)
+	}
+}
+
+// Issue 30, bug 2: a name that reaches the old function through a star
+// import (the module's __all__ names it) cannot be rewired by renaming:
+// patch refuses, and verify fails on a patched tree that gains one.
+func TestStarImportOfOldFunction(t *testing.T) {
+	root := t.TempDir()
+	files := upstreamFiles()
+	files["pkg/flash_mla_sm120_triton.py"] = "__all__ = [\"_run_triton_sparse_decode\", \"flash_mla_sparse_decode_triton\"]\n\n\n" + fuzzModule
+	writeFiles(t, root, files)
+	runOK(t, patchJob(t, root))
+	writeFiles(t, root, map[string]string{"pkg/star.py": "from pkg.flash_mla_sm120_triton import *\n\n\ndef f(q):\n    return _run_triton_sparse_decode(q, None, None, None, 1.0)\n"})
+	if rep := checkOK(t, root); rep.OK() || !strings.Contains(rep.String(), "pkg/star.py:5") {
+		t.Fatalf("verify passes a call that reaches the old function through a star import:\n%s", rep)
+	}
+	_, err := Run(patchJob(t, root))
+	var p *Problem
+	if !errors.As(err, &p) || !strings.Contains(err.Error(), "star import") {
+		t.Fatalf("want patch to refuse the star import, got %v", err)
+	}
+}
+
+// Issue 30, bug 2: a package directory reached through an in-tree symlink
+// (layers -> layers_real) resolves: its importers are wired.
+func TestSymlinkedPackageDirectory(t *testing.T) {
+	root := t.TempDir()
+	files := map[string]string{
+		"sglang/__init__.py":                                         "",
+		"sglang/srt/__init__.py":                                     "",
+		"sglang/srt/environ.py":                                      fuzzEnviron,
+		"sglang/srt/layers_real/__init__.py":                         "",
+		"sglang/srt/layers_real/attention/__init__.py":               "",
+		"sglang/srt/layers_real/attention/flash_mla_sm120_triton.py": fuzzModule,
+		"sglang/srt/models/__init__.py":                              "",
+		"sglang/srt/models/deepseek.py":                              "from sglang.srt.layers.attention.flash_mla_sm120_triton import _run_triton_sparse_decode\n\n\ndef f(q):\n    return _run_triton_sparse_decode(q, None, None, None, 1.0)\n",
+		"sglang/srt/models/other.py":                                 "import sglang.srt.layers.attention.flash_mla_sm120_triton as fm\n\n\ndef g(q):\n    return fm._run_triton_sparse_decode(q, None, None, None, 1.0)\n",
+	}
+	writeFiles(t, root, files)
+	if err := os.Symlink("layers_real", filepath.Join(root, "sglang/srt/layers")); err != nil {
+		t.Fatal(err)
+	}
+	rep := runOK(t, patchJob(t, root))
+	if !rep.OK() || len(rep.Wired) != 4 {
+		t.Fatalf("references through the symlinked directory not wired:\n%s", rep)
+	}
+	for _, p := range []string{"sglang/srt/models/deepseek.py", "sglang/srt/models/other.py"} {
+		if got := readFile(t, filepath.Join(root, p)); strings.Contains(got, "_run_triton_sparse_decode") {
+			t.Errorf("%s still calls the old function:\n%s", p, got)
+		}
+	}
+}
+
+// Issue 30, bug 7: a symlink given as the root is the tree it points to.
+func TestRootThroughSymlink(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "sglang-real")
+	writeFiles(t, real, upstreamFiles())
+	before := snapshot(t, real)
+	link := filepath.Join(dir, "sglang")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	if rep := runOK(t, patchJob(t, link+"/")); !rep.OK() || len(rep.Wired) != 1 {
+		t.Fatalf("patch through the root's symlink:\n%s", rep)
+	}
+	if rep := checkOK(t, link); !rep.OK() {
+		t.Fatalf("verify through the root's symlink:\n%s", rep)
+	}
+	if rep := runOK(t, revertJob(t, link)); rep.NothingToDo {
+		t.Fatalf("revert through the root's symlink found nothing:\n%s", rep)
+	}
+	if after := snapshot(t, real); !equalMaps(before, after) {
+		t.Errorf("revert: %v", diffMaps(before, after))
+	}
+}

@@ -106,6 +106,9 @@ func FuzzPatchRevert(f *testing.F) {
 		if len(co.Tree.NonUTF8) > 0 {
 			t.Skip("not UTF-8")
 		}
+		if len(once.Report.Unjudged) > 0 {
+			t.Skip("the input refers to modules outside the tree: the proof cannot judge it")
+		}
 		if !once.Report.OK() {
 			t.Fatalf("not wired right after patching:\n%s\ninput:\n%s", once.Report, src)
 		}

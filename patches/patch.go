@@ -173,13 +173,17 @@ func (p *planner) definition() error {
 	return nil
 }
 
-// renames renames every reference to the old function to the dispatcher.
+// renames renames every reference to the old function to the dispatcher,
+// and every import of the old name through a module that re-exports the
+// dispatcher now (one written after an earlier patch, which would raise
+// ImportError).
 func (p *planner) renames() error {
 	target := resolve.Def(p.mod, p.rec.Old)
 	refs := p.s.References(target, false)
 	if len(refs.Conflicts) > 0 {
 		return &Problem{Msg: "cannot wire these references without guessing:", Lines: refs.Conflicts}
 	}
+	refs.Sites = append(refs.Sites, p.s.throughRewired(p.mod).Sites...)
 	for _, site := range refs.Sites {
 		if site.Rename {
 			p.add(site.Path, resolve.Edit{Start: site.Start, End: site.End, Text: p.rec.Dispatcher}, "")
@@ -188,6 +192,17 @@ func (p *planner) renames() error {
 		}
 	}
 	return p.s.collisions(p.bare, target)
+}
+
+// throughRewired lists the references to the old name in modules that no
+// longer bind it but re-export mod's dispatcher: the modules a previous
+// patch rewired. Renamed, they reach the dispatcher as every other
+// reference does.
+func (s *session) throughRewired(mod string) resolve.RefSet {
+	wired := resolve.Def(mod, s.rec.Dispatcher)
+	return s.Find(resolve.Query{Names: []string{s.rec.Old}, Match: func(v resolve.Val) bool {
+		return v.Name() == s.rec.Old && v.Path() != mod && s.Bound(v) == resolve.No && hasVal(s.Symbol(v.Path(), s.rec.Dispatcher), wired)
+	}}, false)
 }
 
 // gate registers the gate in SGLang's environ.py when the checkout has one

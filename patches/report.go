@@ -47,6 +47,10 @@ type Report struct {
 	// module, gate not registered, a guard missing or out of date, a
 	// backend choice that would make the gate inert).
 	Problems []string `json:"problems"`
+	// Unjudged are references the proof cannot judge (an import from a
+	// module outside the tree, a file mlagen cannot read that names the
+	// function): the proof fails on them rather than pass without them.
+	Unjudged []string `json:"unjudged"`
 	Scanned  int      `json:"scanned"`
 	Parsed   int      `json:"parsed"`
 	// SyntaxIgnored: files that do not parse but do not reference the
@@ -113,7 +117,7 @@ func (r *Report) MarshalJSON() ([]byte, error) {
 			*l = []Ref{}
 		}
 	}
-	for _, l := range []*[]string{&c.Problems, &c.SyntaxIgnored, &c.NonUTF8, &c.Outside} {
+	for _, l := range []*[]string{&c.Problems, &c.Unjudged, &c.SyntaxIgnored, &c.NonUTF8, &c.Outside} {
 		if *l == nil {
 			*l = []string{}
 		}
@@ -134,8 +138,9 @@ func (r *Report) MarshalJSON() ([]byte, error) {
 	return json.Marshal(c)
 }
 
-// OK is true when nothing is left unwired and nothing is structurally wrong.
-func (r *Report) OK() bool { return len(r.Missed) == 0 && len(r.Problems) == 0 }
+// OK is true when nothing is left unwired, nothing is structurally wrong
+// and nothing is beyond judging.
+func (r *Report) OK() bool { return len(r.Missed) == 0 && len(r.Problems) == 0 && len(r.Unjudged) == 0 }
 
 // Summary is the proof line.
 func (r *Report) Summary() string {
@@ -170,6 +175,9 @@ func (r *Report) WriteText(w io.Writer) {
 	r.Route.write(p)
 	for _, pr := range r.Problems {
 		p("problem: %s", pr)
+	}
+	for _, u := range r.Unjudged {
+		p("cannot judge: %s", u)
 	}
 	for _, s := range r.SyntaxIgnored {
 		p("ignored: %s (syntax error, no reference)", s)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"path"
+	"sort"
 	"strings"
 
 	"github.com/mlagen/mlagen/patches/resolve"
@@ -100,7 +101,7 @@ func (v *verifier) structure() {
 }
 
 // references lists what goes through the dispatcher and what still reaches
-// the old function.
+// the old function; what the tree cannot judge fails the proof too.
 func (v *verifier) references() {
 	rep := v.rep
 	wired := v.s.References(resolve.Def(v.mod, v.rec.Dispatcher), false)
@@ -115,8 +116,69 @@ func (v *verifier) references() {
 	for _, site := range missed.Sites {
 		rep.Missed = append(rep.Missed, site.Ref)
 	}
+	rep.Missed = append(rep.Missed, v.s.brokenRefs(rep)...)
+	sort.SliceStable(rep.Missed, func(i, j int) bool { return refLess(rep.Missed[i], rep.Missed[j]) })
+	rep.Unjudged = append(rep.Unjudged, v.s.unjudged(append(wired.Unjudged, missed.Unjudged...))...)
 	rep.Review = missed.Review
 	rep.Files = len(files)
+}
+
+// brokenRefs are the references to the old function's or the dispatcher's
+// name that the module they are looked up in does not bind (an import of
+// the old name from a module that re-exports only the dispatcher now, or
+// of the dispatcher from one that no longer has it): they fail with
+// ImportError or AttributeError when they run. A module that may provide
+// the name in a way the tree does not show is reported as a problem.
+func (s *session) brokenRefs(rep *Report) []Ref {
+	names := []string{s.rec.Old, s.rec.Dispatcher}
+	var out []Ref
+	bound := map[resolve.Val]resolve.Answer{}
+	q := resolve.Query{Names: names, Match: func(v resolve.Val) bool {
+		if v.Name() != s.rec.Old && v.Name() != s.rec.Dispatcher {
+			return false
+		}
+		a, ok := bound[v]
+		if !ok {
+			a = s.Bound(v)
+			bound[v] = a
+		}
+		return a != resolve.Yes
+	}}
+	for _, site := range s.Find(q, false).Sites {
+		if bound[site.Val] == resolve.Unknown {
+			rep.Unjudged = append(rep.Unjudged, fmt.Sprintf("%s:%d: %s is looked up in %s, which mlagen cannot read or which may provide names dynamically (module __getattr__, a star import from outside the tree): cannot tell what it reaches",
+				site.Path, site.Line, site.Val.Name(), site.Val.Path()))
+			continue
+		}
+		r := site.Ref
+		r.Kind += fmt.Sprintf(": %s does not define %s (fails when it runs)", site.Val.Path(), site.Val.Name())
+		out = append(out, r)
+	}
+	return out
+}
+
+// unjudged turns what the proof cannot judge into problems: imports of the
+// names from modules outside the tree, and files mlagen cannot read that
+// spell them.
+func (s *session) unjudged(refs []resolve.Ref) []string {
+	var out []string
+	for _, r := range refs {
+		out = append(out, fmt.Sprintf("%s:%d: %s: %s; mlagen cannot tell whether it is the one it wires (patch the tree that holds that module, or import from the module in this tree)", r.Path, r.Line, r.Kind, r.Code))
+	}
+	for _, p := range s.co.Tree.NonUTF8Spelling(s.rec.Old, s.rec.Dispatcher) {
+		out = append(out, fmt.Sprintf("%s is neither UTF-8 nor declares a single-byte encoding (# -*- coding: latin-1 -*-), so mlagen cannot read it, and it names %s or %s: fix its encoding (or its declaration) and run again", p, s.rec.Old, s.rec.Dispatcher))
+	}
+	return out
+}
+
+func refLess(a, b Ref) bool {
+	if a.Path != b.Path {
+		return a.Path < b.Path
+	}
+	if a.Line != b.Line {
+		return a.Line < b.Line
+	}
+	return a.Col < b.Col
 }
 
 // route checks the whole call's guard and every entry's route guard, and

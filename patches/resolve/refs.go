@@ -24,6 +24,8 @@ func (r Ref) String() string {
 // Site is a reference with what is needed to rewrite it.
 type Site struct {
 	Ref
+	// Val is the value the reference denotes.
+	Val Val
 	// Node is the identifier that refers (in the file's syntax tree as the
 	// session parsed it); Start and End its bytes.
 	Node       int32
@@ -61,19 +63,39 @@ func mkRef(fi *Info, i int32, kind string) Ref {
 type RefSet struct {
 	Sites []Site
 	// Review lists what names the target in a way that cannot be rewired
-	// safely (dotted-name strings, unbound names, imports from modules
-	// outside the tree), when asked for.
+	// safely (dotted-name strings, unbound names), when asked for.
 	Review []Ref
-	// Conflicts are uses that denote the target and something else.
+	// Unjudged lists imports of a target's name from modules that are not
+	// in the tree: whether they are the target, nothing here can tell.
+	Unjudged []Ref
+	// Conflicts are uses that denote the target and something else, or
+	// that reach it (or may) through a star import.
 	Conflicts []string
 }
 
+// Query is what Find looks for: the values Match accepts, under any of
+// Names (the names an unbound use or an unresolvable import is checked
+// against).
+type Query struct {
+	Names []string
+	Match func(Val) bool
+}
+
+func (q Query) named(n string) bool {
+	for _, x := range q.Names {
+		if x == n {
+			return true
+		}
+	}
+	return false
+}
+
 // references finds every use, import and attribute access, in every parsed
-// file, that denotes target, outside the ignored ranges. Uses spelled with
-// the target's name are marked for renaming; uses through an alias are wired
-// by renaming the alias's import and are listed without an edit. review
-// adds the items a proof must show a person.
-func (r *resolver) references(target Val, review bool) RefSet {
+// file, that denotes a value q matches, outside the ignored ranges. Uses
+// spelled with the value's name are marked for renaming; uses through an
+// alias are wired by renaming the alias's import and are listed without an
+// edit. review adds the items a proof must show a person.
+func (r *resolver) references(q Query, review bool) RefSet {
 	var rs RefSet
 	paths := make([]string, 0, len(r.infos))
 	for p, fi := range r.infos {
@@ -92,12 +114,12 @@ func (r *resolver) references(target Val, review bool) RefSet {
 				continue
 			}
 			if u.kind == uName {
-				r.nameUse(&rs, fi, u, target, review)
+				r.nameUse(&rs, fi, u, q, review)
 			} else {
-				r.attrUse(&rs, fi, u, target)
+				r.attrUse(&rs, fi, u, q)
 			}
 		}
-		r.fromRefs(&rs, fi, target, review)
+		r.fromRefs(&rs, fi, q, review)
 		if review {
 			for _, s := range fi.strs {
 				rs.Review = append(rs.Review, mkRef(fi, s, "string (not rewired)"))
@@ -106,11 +128,38 @@ func (r *resolver) references(target Val, review bool) RefSet {
 	}
 	sort.SliceStable(rs.Sites, func(i, j int) bool { return refLess(rs.Sites[i].Ref, rs.Sites[j].Ref) })
 	sort.SliceStable(rs.Review, func(i, j int) bool { return refLess(rs.Review[i], rs.Review[j]) })
+	sort.SliceStable(rs.Unjudged, func(i, j int) bool { return refLess(rs.Unjudged[i], rs.Unjudged[j]) })
 	return rs
 }
 
-// nameUse classifies a bare name use against target.
-func (r *resolver) nameUse(rs *RefSet, fi *Info, u use, target Val, review bool) {
+// matching splits vals into the one q matches (if any), whether one matches
+// only through a star import, and whether some do not match at all.
+func matching(vals []Val, q Query) (hit *Val, star, other bool) {
+	for i, v := range vals {
+		switch {
+		case v.star && q.Match(v.Plain()):
+			star = true
+		case !v.star && q.Match(v):
+			if hit == nil {
+				hit = &vals[i]
+			}
+		default:
+			other = true
+		}
+	}
+	return hit, star, other
+}
+
+// starConflict is the sentence for a use that reaches a target through a
+// star import: renaming it would need the star's module to export the new
+// name too, which mlagen does not write.
+func starConflict(fi *Info, node int32, name string) string {
+	at := mkRef(fi, node, "")
+	return fmt.Sprintf("%s:%d: %s comes from a star import (from M import *); mlagen does not rewrite star imports or __all__: import %s by name", at.Path, at.Line, name, name)
+}
+
+// nameUse classifies a bare name use against q.
+func (r *resolver) nameUse(rs *RefSet, fi *Info, u use, q Query, review bool) {
 	st := fi.st
 	name := st.text(u.node)
 	bs := lookup(fi, u.scope, name)
@@ -118,73 +167,111 @@ func (r *resolver) nameUse(rs *RefSet, fi *Info, u use, target Val, review bool)
 		return // not an alias: cannot denote the target
 	}
 	if len(bs) == 0 {
-		if name == target.name && review {
-			rs.Review = append(rs.Review, mkRef(fi, u.node, "unbound name (star import? not rewired)"))
-		}
+		r.unboundUse(rs, fi, u, q, review)
 		return
 	}
-	yes, no, alias := false, false, false
+	var hit *Val
+	star, no, alias := false, false, false
 	for _, b := range bs {
-		if has(r.binding(fi, b), target) {
-			yes = true
+		h, st, other := matching(r.binding(fi, b), q)
+		if h != nil {
+			hit = h
 			alias = alias || b.kind == bFrom || b.kind == bImport
-		} else {
-			no = true
 		}
+		star = star || st
+		no = no || other || (h == nil && !st)
 	}
-	if !yes {
+	switch {
+	case star:
+		rs.Conflicts = append(rs.Conflicts, starConflict(fi, u.node, name))
 		return
-	}
-	if no {
+	case hit == nil:
+		return
+	case no:
 		at := mkRef(fi, u.node, "")
 		rs.Conflicts = append(rs.Conflicts, fmt.Sprintf("%s:%d: %s is bound both to %s of %s and to something else in this scope; wire it by hand",
-			at.Path, at.Line, name, target.name, target.path))
+			at.Path, at.Line, name, hit.name, hit.path))
 		return
 	}
-	if name == target.name {
-		rs.Sites = append(rs.Sites, r.site(fi, u, useKindText(fi, u, ""), true, true))
+	if name == hit.name {
+		rs.Sites = append(rs.Sites, r.site(fi, u, *hit, useKindText(fi, u, ""), true, true))
 	} else if alias {
-		rs.Sites = append(rs.Sites, r.site(fi, u, useKindText(fi, u, "alias "+name), false, false))
+		rs.Sites = append(rs.Sites, r.site(fi, u, *hit, useKindText(fi, u, "alias "+name), false, false))
 	}
 }
 
-// attrUse classifies module.NAME against target.
-func (r *resolver) attrUse(rs *RefSet, fi *Info, u use, target Val) {
+// unboundUse classifies a use no scope of its file binds: what the file's
+// star imports bring in, or nothing (a NameError when it runs).
+func (r *resolver) unboundUse(rs *RefSet, fi *Info, u use, q Query, review bool) {
+	name := fi.st.text(u.node)
+	vals, a := r.starVals(fi, name, 0)
+	if _, star, _ := matching(vals, q); star {
+		rs.Conflicts = append(rs.Conflicts, starConflict(fi, u.node, name))
+		return
+	}
+	if !q.named(name) {
+		return
+	}
+	if a == Unknown {
+		at := mkRef(fi, u.node, "")
+		rs.Conflicts = append(rs.Conflicts, fmt.Sprintf("%s:%d: %s is bound by no statement of its file, and a star import there comes from a module this tree does not hold (or whose __all__ is computed): mlagen cannot tell what it is; import it by name", at.Path, at.Line, name))
+		return
+	}
+	if review {
+		rs.Review = append(rs.Review, mkRef(fi, u.node, "unbound name (not rewired)"))
+	}
+}
+
+// attrUse classifies module.NAME against q.
+func (r *resolver) attrUse(rs *RefSet, fi *Info, u use, q Query) {
 	name := fi.st.text(u.node)
 	for _, v := range r.expr(fi, u.obj, u.scope) {
-		if !v.mod || !has(r.attrOf(v.path, name), target) {
+		if !v.mod {
 			continue
 		}
-		if name == target.name {
-			rs.Sites = append(rs.Sites, r.site(fi, u, useKindText(fi, u, "module attribute"), true, false))
+		hit, star, _ := matching(r.attrOf(v.path, name), q)
+		if star {
+			rs.Conflicts = append(rs.Conflicts, starConflict(fi, u.node, name))
+			return
+		}
+		if hit == nil {
+			continue
+		}
+		if name == hit.name {
+			rs.Sites = append(rs.Sites, r.site(fi, u, *hit, useKindText(fi, u, "module attribute"), true, false))
 		} else { // a re-export reached as an attribute: wired by its module's import
-			rs.Sites = append(rs.Sites, r.site(fi, u, useKindText(fi, u, "module attribute re-export "+name), false, false))
+			rs.Sites = append(rs.Sites, r.site(fi, u, *hit, useKindText(fi, u, "module attribute re-export "+name), false, false))
 		}
 		return
 	}
 }
 
-func (r *resolver) site(fi *Info, u use, kind string, rename, bare bool) Site {
+func (r *resolver) site(fi *Info, u use, v Val, kind string, rename, bare bool) Site {
 	n := fi.st.nodes[u.node]
-	return Site{Ref: mkRef(fi, u.node, kind), Node: u.node, Start: int(n.start), End: int(n.end), Rename: rename, Bare: bare, Call: isCallee(fi, u)}
+	return Site{Ref: mkRef(fi, u.node, kind), Val: v, Node: u.node, Start: int(n.start), End: int(n.end), Rename: rename, Bare: bare, Call: isCallee(fi, u)}
 }
 
-// fromRefs lists the from-imports of fi that import target.
-func (r *resolver) fromRefs(rs *RefSet, fi *Info, target Val, review bool) {
+// fromRefs lists the from-imports of fi that import a value q matches.
+func (r *resolver) fromRefs(rs *RefSet, fi *Info, q Query, review bool) {
 	st := fi.st
 	for _, b := range fi.froms {
 		if !r.interest[b.imported] || inRanges(fi.ignore, st.nodes[b.impNode].start) {
 			continue
 		}
 		vals := r.binding(fi, b)
-		if len(vals) == 0 && b.imported == target.name && review {
+		if len(vals) == 0 && q.named(b.imported) && len(r.modules(fi.path, b.mod)) == 0 {
 			// An import the tree cannot resolve may still be the target
 			// (a module outside the root, a path resolved wrongly): say so
 			// rather than count it as nothing.
-			rs.Review = append(rs.Review, mkRef(fi, b.impNode, "import from a module not found in this tree (not rewired)"))
+			rs.Unjudged = append(rs.Unjudged, mkRef(fi, b.impNode, "import from a module not in this tree"))
 			continue
 		}
-		if !has(vals, target) {
+		hit, star, _ := matching(vals, q)
+		if star {
+			rs.Conflicts = append(rs.Conflicts, starConflict(fi, b.impNode, b.imported))
+			continue
+		}
+		if hit == nil {
 			continue
 		}
 		kind := "import"
@@ -192,10 +279,10 @@ func (r *resolver) fromRefs(rs *RefSet, fi *Info, target Val, review bool) {
 			kind = "import as " + b.name
 		}
 		n := st.nodes[b.impNode]
-		if b.imported == target.name {
-			rs.Sites = append(rs.Sites, Site{Ref: mkRef(fi, b.impNode, kind), Node: b.impNode, Start: int(n.start), End: int(n.end), Rename: true, Bare: b.name == b.imported})
+		if b.imported == hit.name {
+			rs.Sites = append(rs.Sites, Site{Ref: mkRef(fi, b.impNode, kind), Val: *hit, Node: b.impNode, Start: int(n.start), End: int(n.end), Rename: true, Bare: b.name == b.imported})
 		} else {
-			rs.Sites = append(rs.Sites, Site{Ref: mkRef(fi, b.impNode, "import of re-export "+b.imported), Node: b.impNode, Start: int(n.start), End: int(n.end)})
+			rs.Sites = append(rs.Sites, Site{Ref: mkRef(fi, b.impNode, "import of re-export "+b.imported), Val: *hit, Node: b.impNode, Start: int(n.start), End: int(n.end)})
 		}
 	}
 }

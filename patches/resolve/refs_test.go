@@ -106,6 +106,9 @@ func listing(rs RefSet) string {
 	for _, r := range rs.Review {
 		fmt.Fprintf(&b, "review  %s\n", r)
 	}
+	for _, r := range rs.Unjudged {
+		fmt.Fprintf(&b, "unjudged  %s\n", r)
+	}
 	for _, c := range rs.Conflicts {
 		fmt.Fprintf(&b, "conflict  %s\n", c)
 	}

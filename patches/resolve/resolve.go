@@ -3,6 +3,7 @@ package resolve
 import (
 	"bytes"
 	"fmt"
+	"path"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -20,6 +21,9 @@ type Val struct {
 	mod  bool
 	path string
 	name string
+	// star: reached through a star import (which a caller may not be able
+	// to rewire), never equal to the same name reached otherwise.
+	star bool
 }
 
 // Def is the module-level name of the file at path (a slash path relative
@@ -30,6 +34,12 @@ func Def(path, name string) Val { return Val{path: path, name: name} }
 // for a module.
 func (v Val) Path() string { return v.path }
 func (v Val) Name() string { return v.name }
+
+// Star reports whether the value was reached through a star import.
+func (v Val) Star() bool { return v.star }
+
+// Plain is the value without the star-import mark.
+func (v Val) Plain() Val { v.star = false; return v }
 
 type symKey struct{ path, name string }
 
@@ -59,31 +69,86 @@ type moduleIndex struct {
 	// above is the root's own path, as components: a tree rooted at
 	// .../python/sglang still resolves "sglang.srt.x".
 	above []string
+	// alias maps the paths an in-tree symlink makes importable (the link
+	// and what lies under it) to the real paths: "layers/x.py" is
+	// "layers_real/x.py" when layers -> layers_real.
+	alias map[string]string
 }
 
-func newModuleIndex(root string, paths []string) *moduleIndex {
-	ix := &moduleIndex{files: map[string]bool{}, dirs: map[string]bool{}, byLast: map[string][]string{}}
+func newModuleIndex(root string, paths []string, links []Link) *moduleIndex {
+	ix := &moduleIndex{files: map[string]bool{}, dirs: map[string]bool{}, byLast: map[string][]string{}, alias: map[string]string{}}
 	if root != "" {
 		ix.above = strings.Split(strings.Trim(filepath.ToSlash(root), "/"), "/")
 	}
 	for _, p := range paths {
-		ix.files[p] = true
-		stem := strings.TrimSuffix(p[strings.LastIndexByte(p, '/')+1:], ".py")
-		if stem != "__init__" {
-			ix.byLast[stem] = append(ix.byLast[stem], p)
+		ix.add(p)
+	}
+	// One level of links: a link inside a linked directory is not
+	// followed again, so a link to an ancestor cannot loop.
+	for _, l := range links {
+		if ix.files[l.Target] {
+			ix.aliasFile(l.Path, l.Target)
+			continue
 		}
-		for d := DirOf(p); d != "" && !ix.dirs[d]; d = DirOf(d) {
-			ix.dirs[d] = true
-			ix.byLast[d[strings.LastIndexByte(d, '/')+1:]] = append(ix.byLast[d[strings.LastIndexByte(d, '/')+1:]], d)
+		if !ix.dirs[l.Target] {
+			continue
+		}
+		ix.aliasDir(l.Path, l.Target)
+		prefix := l.Target + "/"
+		for _, p := range paths {
+			if rest, ok := strings.CutPrefix(p, prefix); ok {
+				ix.aliasFile(l.Path+"/"+rest, p)
+				for d := DirOf(rest); d != ""; d = DirOf(d) {
+					ix.aliasDir(l.Path+"/"+d, prefix+d)
+				}
+			}
 		}
 	}
 	return ix
+}
+
+func (ix *moduleIndex) add(p string) {
+	ix.files[p] = true
+	if stem := strings.TrimSuffix(path.Base(p), ".py"); stem != "__init__" {
+		ix.byLast[stem] = append(ix.byLast[stem], p)
+	}
+	for d := DirOf(p); d != "" && !ix.dirs[d]; d = DirOf(d) {
+		ix.dirs[d] = true
+		ix.byLast[path.Base(d)] = append(ix.byLast[path.Base(d)], d)
+	}
+}
+
+func (ix *moduleIndex) aliasFile(virtual, real string) {
+	if ix.files[virtual] || ix.alias[virtual] != "" {
+		return
+	}
+	ix.alias[virtual] = real
+	if stem := strings.TrimSuffix(path.Base(virtual), ".py"); stem != "__init__" {
+		ix.byLast[stem] = append(ix.byLast[stem], virtual)
+	}
+}
+
+func (ix *moduleIndex) aliasDir(virtual, real string) {
+	if ix.dirs[virtual] || ix.alias[virtual] != "" {
+		return
+	}
+	ix.alias[virtual] = real
+	ix.byLast[path.Base(virtual)] = append(ix.byLast[path.Base(virtual)], virtual)
+}
+
+// real is the path a module path names: itself, or what a link makes it.
+func (ix *moduleIndex) real(p string) string {
+	if r := ix.alias[p]; r != "" {
+		return r
+	}
+	return p
 }
 
 // lookup returns the files and package directories whose dotted path ends
 // with dotted.
 func (ix *moduleIndex) lookup(dotted string) []string {
 	parts := strings.Split(dotted, ".")
+	seen := map[string]bool{}
 	var out []string
 	for _, p := range ix.byLast[parts[len(parts)-1]] {
 		comps := append(append([]string(nil), ix.above...), strings.Split(strings.TrimSuffix(p, ".py"), "/")...)
@@ -97,8 +162,9 @@ func (ix *moduleIndex) lookup(dotted string) []string {
 				break
 			}
 		}
-		if ok {
-			out = append(out, p)
+		if r := ix.real(p); ok && !seen[r] {
+			seen[r] = true
+			out = append(out, r)
 		}
 	}
 	sort.Strings(out)
@@ -108,11 +174,11 @@ func (ix *moduleIndex) lookup(dotted string) []string {
 // at returns the module at a relative path (file first, then package).
 func (ix *moduleIndex) at(p string) []string {
 	var out []string
-	if ix.files[p+".py"] {
-		out = append(out, p+".py")
+	if ix.files[p+".py"] || ix.alias[p+".py"] != "" {
+		out = append(out, ix.real(p+".py"))
 	}
-	if ix.dirs[p] {
-		out = append(out, p)
+	if ix.dirs[p] || ix.alias[p] != "" {
+		out = append(out, ix.real(p))
 	}
 	return out
 }
@@ -223,7 +289,8 @@ func parseFile(ps *parser, p string, data []byte, cfg *Config, keep, full bool, 
 // needed. It returns nil (and no error) when the whole file must be parsed.
 func parseChunked(ps *parser, p string, data []byte, cfg *Config, extra []string) (*Info, error) {
 	starts := topLevelStarts(parserInput(data))
-	words := append(append(append([]string(nil), cfg.Names...), "import"), extra...)
+	// __all__ says what a star import of the module brings in.
+	words := append(append(append([]string(nil), cfg.Names...), "import", "__all__"), extra...)
 	have := map[string]bool{}
 	for _, w := range words {
 		have[w] = true
@@ -327,7 +394,7 @@ func reachWords(fi *Info, words map[string]bool) []string {
 }
 
 func newResolver(t *Tree, cfg *Config, infos map[string]*Info, broken map[string]*SyntaxError) *resolver {
-	r := &resolver{t: t, cfg: cfg, infos: infos, broken: broken, idx: newModuleIndex(t.Root, t.paths),
+	r := &resolver{t: t, cfg: cfg, infos: infos, broken: broken, idx: newModuleIndex(t.Root, t.paths, t.Links),
 		memo: map[symKey][]Val{}, active: map[symKey]bool{}, interest: map[string]bool{}}
 	for _, n := range cfg.Names {
 		r.interest[n] = true
@@ -427,7 +494,13 @@ func (r *resolver) symbol(p, name string) []Val {
 	if fi == nil {
 		out = []Val{{path: p, name: name}}
 	} else if bs := fi.scopes[0].binds[name]; len(bs) == 0 {
-		out = []Val{{path: p, name: name}}
+		// Unbound: what a star import brings in, or the name of p itself (a
+		// name p does not have; Bound tells).
+		if vals, a := r.starVals(fi, name, 0); a == Yes {
+			out = vals
+		} else {
+			out = []Val{{path: p, name: name}}
+		}
 	} else {
 		for _, b := range bs {
 			out = append(out, r.binding(fi, b)...)

@@ -79,6 +79,8 @@ type Info struct {
 	scopes  []scope
 	uses    []use
 	froms   []*binding // every from-import binding, any scope
+	stars   []star     // module-level "from M import *"
+	all     exportList // the module's __all__
 	strs    []int32    // string literals that name a target by dotted path
 	ignore  []Range    // the caller's ranges: not the tree's own code
 	idents  map[string]bool
@@ -86,6 +88,21 @@ type Info struct {
 	// words are the names a partial parse selected statements by; nil
 	// when the whole file was parsed.
 	words map[string]bool
+}
+
+// star is a module-level "from M import *": it binds, at import time,
+// whatever M exports, which only M can say.
+type star struct {
+	mod  modSpec
+	node int32 // the import statement
+}
+
+// exportList is what a module's __all__ says: nothing when it has none
+// (set false), the names of a literal list, tuple or set of plain strings,
+// or unknown (dynamic) when it is computed, extended or changed otherwise.
+type exportList struct {
+	set, dynamic bool
+	names        map[string]bool
 }
 
 // classInfo is a module-level class: its body node and its scope.
@@ -179,6 +196,9 @@ func (a *analyzer) visit(i int32, sc int) {
 	case "list_comprehension", "set_comprehension", "dictionary_comprehension", "generator_expression":
 		a.visitComprehension(i, sc)
 	case "assignment", "augmented_assignment", "for_statement":
+		if sc == 0 && n.kind != "for_statement" {
+			a.exports(i)
+		}
 		for c := n.first; c >= 0; c = st.nodes[c].next {
 			if st.nodes[c].field == "left" {
 				a.targets(c, sc)
@@ -220,6 +240,9 @@ func (a *analyzer) visit(i int32, sc int) {
 func (a *analyzer) visitAttribute(i int32, sc int) {
 	st := a.st
 	obj := st.child(i, "object")
+	if sc == 0 && obj >= 0 && st.nodes[obj].kind == "identifier" && st.text(obj) == "__all__" {
+		a.fi.all.set, a.fi.all.dynamic = true, true // __all__.append(...), .extend(...)
+	}
 	if obj >= 0 {
 		a.visit(obj, sc)
 	}
@@ -431,6 +454,12 @@ func (a *analyzer) fromStmt(i int32, sc int) {
 			}
 			continue
 		}
+		if cn.kind == "wildcard_import" {
+			if sc == 0 {
+				a.fi.stars = append(a.fi.stars, star{mod: mod, node: i})
+			}
+			continue
+		}
 		if cn.field != "name" {
 			continue
 		}
@@ -453,6 +482,71 @@ func (a *analyzer) fromStmt(i int32, sc int) {
 		a.bind(sc, b)
 		a.fi.froms = append(a.fi.froms, b)
 	}
+}
+
+// exports reads a module-level assignment to __all__: a literal list,
+// tuple or set of plain strings adds its names (= sets, += adds); anything
+// else makes the list unknown.
+func (a *analyzer) exports(i int32) {
+	st := a.st
+	left, right := st.child(i, "left"), st.child(i, "right")
+	if left < 0 || st.nodes[left].kind != "identifier" || st.text(left) != "__all__" {
+		return
+	}
+	all := &a.fi.all
+	all.set = true
+	if all.names == nil {
+		all.names = map[string]bool{}
+	}
+	if right >= 0 && st.nodes[right].kind == "parenthesized_expression" {
+		right = st.nodes[right].first
+		for right >= 0 && !st.nodes[right].named {
+			right = st.nodes[right].next
+		}
+	}
+	if right < 0 {
+		all.dynamic = true
+		return
+	}
+	switch st.nodes[right].kind {
+	case "list", "tuple", "set":
+	default:
+		all.dynamic = true
+		return
+	}
+	for c := st.nodes[right].first; c >= 0; c = st.nodes[c].next {
+		if !st.nodes[c].named || st.nodes[c].kind == "comment" {
+			continue
+		}
+		name, ok := plainString(st, c)
+		if !ok {
+			all.dynamic = true
+			return
+		}
+		all.names[name] = true
+	}
+}
+
+// plainString is the content of a string literal with no prefix
+// interpolation or escape.
+func plainString(st *Syntax, i int32) (string, bool) {
+	if st.nodes[i].kind != "string" {
+		return "", false
+	}
+	var content []byte
+	for c := st.nodes[i].first; c >= 0; c = st.nodes[c].next {
+		switch st.nodes[c].kind {
+		case "string_content":
+			content = append(content, st.src[st.nodes[c].start:st.nodes[c].end]...)
+		case "string_start", "string_end":
+		default:
+			return "", false
+		}
+	}
+	if bytes.ContainsAny(content, "\\") {
+		return "", false
+	}
+	return string(content), true
 }
 
 // str records string literals whose whole content is a dotted path ending in

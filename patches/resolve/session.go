@@ -264,7 +264,12 @@ func (s *Session) Broken() map[string]*SyntaxError { return s.broken }
 // References resolves every use in the parsed files against target; review
 // adds what a person must judge (strings, unbound names, imports from
 // modules outside the tree).
-func (s *Session) References(target Val, review bool) RefSet { return s.r.references(target, review) }
+func (s *Session) References(target Val, review bool) RefSet {
+	return s.r.references(Query{Names: []string{target.name}, Match: func(v Val) bool { return v == target }}, review)
+}
+
+// Find is References for every value q matches.
+func (s *Session) Find(q Query, review bool) RefSet { return s.r.references(q, review) }
 
 // Bound is one binding of a name in a file, with what it denotes.
 type Bound struct {

@@ -1,11 +1,13 @@
 package resolve
 
 import (
+	"bytes"
 	"fmt"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"sort"
 	"strings"
@@ -39,16 +41,28 @@ type Tree struct {
 	// root is inside a package (a root .../site-packages/sglang holding
 	// __init__.py gives "sglang"); module names start with it.
 	Package string
-	// Files holds every UTF-8 .py file by path.
+	// Files holds every .py file Python can read by path: UTF-8, or
+	// declaring a single-byte encoding (PEP 263) whose first 128 code points
+	// are ASCII, so that every name is its own bytes.
 	Files map[string]*File
-	// NonUTF8 lists .py files that were skipped because they are not UTF-8.
+	// NonUTF8 lists .py files that were skipped because they are neither.
 	NonUTF8 []string
 	// Outside lists symlinks that point out of the root: never followed.
 	Outside []string
+	// Links are the symlinks that point inside the root, to a directory or
+	// a .py file: never followed for reading or writing (the files are read
+	// under their real paths), but an import through one reaches them.
+	Links []Link
 	// paths is every .py path (UTF-8 or not), sorted; the module index and
 	// the proof walk it in this order so output is deterministic.
 	paths []string
+	// skipped holds the bytes of the NonUTF8 files.
+	skipped map[string][]byte
 }
+
+// Link is an in-tree symlink: Path (the link) resolves to Target, both
+// relative to the root.
+type Link struct{ Path, Target string }
 
 // skipDir says which directories are never part of the source tree: VCS and
 // tool state, caches and virtual environments (a .venv may hold a second copy
@@ -70,8 +84,12 @@ func NewTree(files map[string][]byte) *Tree {
 
 func (t *Tree) add(f *File) {
 	t.paths = append(t.paths, f.Path)
-	if !utf8.Valid(f.Data) {
+	if !utf8.Valid(f.Data) && !singleByteEncoding(f.Data) {
 		t.NonUTF8 = append(t.NonUTF8, f.Path)
+		if t.skipped == nil {
+			t.skipped = map[string][]byte{}
+		}
+		t.skipped[f.Path] = f.Data
 		return
 	}
 	t.Files[f.Path] = f
@@ -81,6 +99,44 @@ func (t *Tree) finish() {
 	sort.Strings(t.paths)
 	sort.Strings(t.NonUTF8)
 	sort.Strings(t.Outside)
+	sort.Slice(t.Links, func(i, j int) bool { return t.Links[i].Path < t.Links[j].Path })
+}
+
+// NonUTF8Spelling lists the skipped files (NonUTF8) whose bytes hold one
+// of words: files mlagen cannot read that may refer to what it wires.
+func (t *Tree) NonUTF8Spelling(words ...string) []string {
+	var out []string
+	for _, p := range t.NonUTF8 {
+		for _, w := range words {
+			if w != "" && bytes.Contains(t.skipped[p], []byte(w)) {
+				out = append(out, p)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// codingRE is PEP 263's encoding declaration.
+var (
+	codingRE     = regexp.MustCompile(`^[ \t\f]*#.*?coding[:=][ \t]*([-_.a-zA-Z0-9]+)`)
+	singleByteRE = regexp.MustCompile(`^(latin-?1|l1|iso-?8859-[0-9]+|iso-latin-1|cp819|cp12[0-9][0-9]|windows-12[0-9][0-9])$`)
+)
+
+// singleByteEncoding reports whether the file declares, on its first or
+// second line, an encoding Python reads one byte per character with ASCII
+// below 128 (latin-1 and its kin): its names are then its bytes, and byte
+// offsets are character offsets for every edit mlagen makes.
+func singleByteEncoding(data []byte) bool {
+	for i, line := 0, data; i < 2 && len(line) > 0; i++ {
+		end, next := lineAt(line, 0)
+		if m := codingRE.FindSubmatch(line[:end]); m != nil {
+			name := strings.ReplaceAll(strings.ToLower(string(m[1])), "_", "-")
+			return singleByteRE.MatchString(name)
+		}
+		line = line[next:]
+	}
+	return false
 }
 
 // Scan reads every .py file under root. Symlinks are never followed: one that
@@ -90,6 +146,11 @@ func Scan(root string) (*Tree, error) {
 	abs, err := filepath.Abs(root)
 	if err != nil {
 		return nil, fmt.Errorf("scan %s: %w", root, err)
+	}
+	// A root given through a symlink is the tree it points to; walking the
+	// link itself would find no file.
+	if abs, err = filepath.EvalSymlinks(abs); err != nil {
+		return nil, fmt.Errorf("scan: %w", err)
 	}
 	st, err := os.Stat(abs)
 	if err != nil {
@@ -113,8 +174,10 @@ func Scan(root string) (*Tree, error) {
 		rel, _ := filepath.Rel(abs, p)
 		rel = filepath.ToSlash(rel)
 		if d.Type()&fs.ModeSymlink != 0 {
-			if !insideRoot(abs, p) {
+			if target, ok := insideRoot(abs, p); !ok {
 				t.Outside = append(t.Outside, rel)
+			} else if l, ok := link(abs, rel, target); ok {
+				t.Links = append(t.Links, l)
 			}
 			return nil
 		}
@@ -153,18 +216,33 @@ func Scan(root string) (*Tree, error) {
 	return t, nil
 }
 
-// insideRoot reports whether the symlink at p resolves to a place under root.
-func insideRoot(root, p string) bool {
+// insideRoot reports whether the symlink at p resolves to a place under
+// root (which must be a real path), and where.
+func insideRoot(root, p string) (string, bool) {
 	target, err := filepath.EvalSymlinks(p)
 	if err != nil {
-		return false
+		return "", false
 	}
-	realRoot, err := filepath.EvalSymlinks(root)
-	if err != nil {
-		return false
+	rel, err := filepath.Rel(root, target)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		return "", false
 	}
-	rel, err := filepath.Rel(realRoot, target)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+	return filepath.ToSlash(rel), true
+}
+
+// link describes the in-tree symlink rel when imports can go through it: to
+// a directory, or to a .py file from a .py name.
+func link(root, rel, target string) (Link, bool) {
+	info, err := os.Stat(filepath.Join(root, filepath.FromSlash(target)))
+	switch {
+	case err != nil || target == ".":
+		return Link{}, false
+	case info.IsDir():
+		return Link{Path: rel, Target: target}, true
+	case info.Mode().IsRegular() && strings.HasSuffix(rel, ".py") && strings.HasSuffix(target, ".py"):
+		return Link{Path: rel, Target: target}, true
+	}
+	return Link{}, false
 }
 
 // Parallel runs f(0..n-1) on up to workers goroutines.
@@ -206,7 +284,8 @@ type Update struct {
 // With returns the tree as it is after updates, sharing unchanged files (and
 // their cached prefilter verdicts) with t.
 func (t *Tree) With(updates []Update) *Tree {
-	n := &Tree{Root: t.Root, Package: t.Package, Files: make(map[string]*File, len(t.Files)), NonUTF8: t.NonUTF8, Outside: t.Outside}
+	n := &Tree{Root: t.Root, Package: t.Package, Files: make(map[string]*File, len(t.Files)), NonUTF8: t.NonUTF8, Outside: t.Outside,
+		Links: t.Links, skipped: t.skipped}
 	for k, v := range t.Files {
 		n.Files[k] = v
 	}
