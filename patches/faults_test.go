@@ -309,3 +309,62 @@ func TestRootThroughSymlink(t *testing.T) {
 		t.Errorf("revert: %v", diffMaps(before, after))
 	}
 }
+
+// Issue 30, bug 5: a change made inside one of mlagen's blocks is the
+// user's: a second patch and --revert refuse (naming the block and the
+// line) instead of dropping it, and verify reports it. (The statements a
+// route guard copies from SGLang's branch are the one part that cannot be
+// told apart from an upstream change of that branch: they are copied again
+// when they differ.) A block that is only out of date (the old function's
+// signature changed outside it) is still brought up to date.
+func TestEditedBlocksRefused(t *testing.T) {
+	for _, c := range []struct{ file, from, to string }{
+		{"pkg/flash_mla_sm120_triton.py", "        if mma_kernel.supports(", "        if q.shape[2] >= 16 and mma_kernel.supports("},
+		{"pkg/flash_mla_sm120_triton.py", "            return mma_kernel.sparse_decode_full(", "            print('mma')\n            return mma_kernel.sparse_decode_full("},
+		{"pkg/flash_mla_sm120.py", "    if envs.SGLANG_SM120_MMA_FLASHMLA.get():\n        return flash_mla", "    if envs.SGLANG_SM120_MMA_FLASHMLA.get() or True:\n        return flash_mla"},
+		{"sglang/srt/environ.py", "SGLANG_SM120_MMA_FLASHMLA = EnvBool(False)", "SGLANG_SM120_MMA_FLASHMLA = EnvBool(True)"},
+	} {
+		t.Run(filepath.Base(c.file), func(t *testing.T) {
+			root := t.TempDir()
+			writeFiles(t, root, upstreamFiles())
+			runOK(t, patchJob(t, root))
+			full := filepath.Join(root, c.file)
+			patched := readFile(t, full)
+			if !strings.Contains(patched, c.from) {
+				t.Fatalf("%s lacks %q:\n%s", c.file, c.from, patched)
+			}
+			writeFiles(t, root, map[string]string{c.file: strings.Replace(patched, c.from, c.to, 1)})
+			before := snapshot(t, root)
+			for _, job := range []Job{patchJob(t, root), revertJob(t, root)} {
+				_, err := Run(job)
+				var p *Problem
+				if !errors.As(err, &p) || !strings.Contains(err.Error(), "edited by hand") || !strings.Contains(err.Error(), c.file+":") {
+					t.Errorf("revert %v: want a refusal naming the edited block in %s, got %v", job.Revert, c.file, err)
+				}
+				if after := snapshot(t, root); !equalMaps(before, after) {
+					t.Fatalf("revert %v wrote over the edited block: %v", job.Revert, diffMaps(before, after))
+				}
+			}
+			if rep := checkOK(t, root); rep.OK() || !strings.Contains(rep.String(), "edited by hand") {
+				t.Errorf("verify does not report the edited block:\n%s", rep)
+			}
+		})
+	}
+}
+
+func TestOutOfDateBlockUpdated(t *testing.T) {
+	root := t.TempDir()
+	writeFiles(t, root, upstreamFiles())
+	runOK(t, patchJob(t, root))
+	mod := filepath.Join(root, "pkg/flash_mla_sm120_triton.py")
+	// Upstream adds a parameter to the old function (outside the block).
+	old := "def _run_triton_sparse_decode(q, k_cache, indices, topk_length, softmax_scale):"
+	writeFiles(t, root, map[string]string{"pkg/flash_mla_sm120_triton.py": strings.Replace(readFile(t, mod), old, strings.TrimSuffix(old, "):")+", out=None):", 1)})
+	rep := runOK(t, patchJob(t, root))
+	if !rep.OK() || !strings.Contains(rep.String(), "dispatcher _run_sparse_decode updated") {
+		t.Fatalf("an out-of-date dispatcher was not brought up to date:\n%s", rep)
+	}
+	if got := readFile(t, mod); !strings.Contains(got, "def _run_sparse_decode(q, k_cache, indices, topk_length, softmax_scale, out=None):") {
+		t.Errorf("dispatcher signature not updated:\n%s", got)
+	}
+}

@@ -107,6 +107,9 @@ func Patch(co *Checkout, opt Options) (*Result, error) {
 	if _, err := s.syntaxCheck(s.names()...); err != nil {
 		return nil, err
 	}
+	if err := s.checkEdited("patching"); err != nil {
+		return nil, err
+	}
 	p := &planner{editSet: newEditSet(), s: s, rec: rec, mod: mod, fi: s.Info(mod), bare: map[string]bool{},
 		whole: hasWholeCall(opt.Kernel, rec)}
 	for _, step := range []func() error{p.definition, p.renames, p.gate, p.dispatcher, p.wholeCall, p.route} {

@@ -31,6 +31,9 @@ func Revert(co *Checkout, opt Options) (*Result, error) {
 	if _, err := s.syntaxCheck(rec.Dispatcher); err != nil {
 		return nil, err
 	}
+	if err := s.checkEdited("reverting"); err != nil {
+		return nil, err
+	}
 	rep := &Report{Command: "revert", Gate: rec.Gate, Old: rec.Old, New: rec.Dispatcher, Module: mod,
 		Scanned: len(co.Tree.Paths()), Parsed: s.Parsed(), NonUTF8: co.Tree.NonUTF8, Outside: co.Tree.Outside}
 	es := newEditSet()

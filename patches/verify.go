@@ -67,6 +67,9 @@ func Verify(co *Checkout, opt Options) (*Report, error) {
 // structure checks the dispatcher, the kernel module and the gate.
 func (v *verifier) structure() {
 	rec, rep, fi := v.rec, v.rep, v.fi
+	if err := v.s.checkEdited("patching or reverting"); err != nil {
+		rep.Problems = append(rep.Problems, err.(*Problem).Lines...)
+	}
 	b, ok := findBlock(fi, rec, partDispatcher)
 	def := fi.TopDef(rec.Old)
 	switch {
