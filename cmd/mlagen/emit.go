@@ -44,8 +44,8 @@ Examples:
   mlagen emit --block-h 16,32 --block-t 16 --split-k 1,8 --dry-run
   mlagen emit --target sm_90 --check           # CI: fail when kernels/sm90 is stale
   mlagen emit --target sm_90 --check --diff    # ... and show how
-  mlagen emit --target sm_90 --ws-split-k none --kernels /tmp/k-triton  # Triton kernels only
-  mlagen emit --target sm_90 --per-variant --kernels /tmp/k  # one module per variant too
+  mlagen emit --target sm_90 --ws-split-k none --kernels k-triton  # Triton kernels only
+  mlagen emit --target sm_90 --per-variant --kernels k-all  # one module per variant too
 
 Exit status: 0 written (or up to date), 1 nothing fits, --check found a
 difference, a file emit refuses to overwrite, or a write that failed (the

@@ -116,7 +116,7 @@ func runHelp(e *env, args []string) int {
 		return exitOK
 	case len(args) > 1:
 		return usageError(e, "help", "want at most one command, got %d arguments", len(args))
-	case args[0] == "help":
+	case args[0] == "help" || args[0] == "-h" || args[0] == "--help":
 		fmt.Fprintln(e.stdout, "Usage: mlagen help [COMMAND]\n\nPrints the help of COMMAND, as 'mlagen COMMAND --help' does, or the list of commands.")
 		return exitOK
 	}

@@ -34,7 +34,7 @@ target's curated sweep, the target taken from the results file).
 Examples:
   mlagen select --check gpu/results/run31-sm90.json   # CI: the checked-in table is what the results give
   mlagen select --dry-run gpu/results/run24-sm120.json
-  mlagen select --selections /tmp gpu/results/run24-sm120.json   # writes /tmp/sm120.json
+  mlagen select --selections . gpu/results/run24-sm120.json   # writes ./sm120.json
   mlagen select --json --dry-run gpu/results/run31-sm90.json | jq .selection.table
 
 Run it from the repository root: the results path is recorded as given, and

@@ -64,10 +64,10 @@ ran: " and the fallback reasons, or "no mlagen line in the log".
 
 Examples:
   # Follow a server started by hand:
-  mlagen watch --log /root/dsv4_mma.log
+  mlagen watch --log ~/dsv4_mma.log
 
   # The same server was started with the gate set: require the MMA kernel.
-  mlagen watch --log /root/dsv4_mma.log --expect-kernel
+  mlagen watch --log ~/dsv4_mma.log --expect-kernel
 
   # Follow a remote log over ssh from its first line (plain tail -F shows
   # only the last 10); the server answers on its own address:
@@ -75,7 +75,7 @@ Examples:
 
   # Start the server with the MMA kernel switched on (for the server only)
   # and watch it; READY means the MMA kernel served the smoke request:
-  mlagen watch --env SGLANG_SM120_MMA_FLASHMLA=1 --log /root/dsv4_mma.log -- \
+  mlagen watch --env SGLANG_SM120_MMA_FLASHMLA=1 --log ~/dsv4_mma.log -- \
       python3 -m sglang.launch_server --model-path deepseek-ai/DeepSeek-V4-Flash --tp 4
 
   # Record a good start, then hold later starts to it:
