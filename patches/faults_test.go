@@ -368,3 +368,49 @@ func TestOutOfDateBlockUpdated(t *testing.T) {
 		t.Errorf("dispatcher signature not updated:\n%s", got)
 	}
 }
+
+// Issue 30, bug 10: the kernel module is parsed, not grepped: one that is
+// not Python is never installed, a truncated installed one fails verify,
+// and verify says whether the installed one is what this mlagen emits.
+func TestKernelModuleChecked(t *testing.T) {
+	root := t.TempDir()
+	writeFiles(t, root, upstreamFiles())
+	before := snapshot(t, root)
+	notPython := strings.Replace(fakeKernel, "    return True\n", "    return (True\n", 1)
+	job := patchJob(t, root)
+	job.Kernel = []byte(notPython)
+	_, err := Run(job)
+	var p *Problem
+	if !errors.As(err, &p) || !strings.Contains(err.Error(), "not Python") {
+		t.Fatalf("want patch to refuse a kernel module that is not Python, got %v", err)
+	}
+	if after := snapshot(t, root); !equalMaps(before, after) {
+		t.Fatalf("a refused patch wrote: %v", diffMaps(before, after))
+	}
+	job = patchJob(t, root)
+	job.Emitted = fakeEmitted
+	rep := runOK(t, job)
+	if !rep.OK() || !strings.Contains(rep.String(), "byte for byte what this mlagen emits for sm_120") {
+		t.Fatalf("patch:\n%s", rep)
+	}
+	kp := filepath.Join(root, "pkg/flash_mla_sm120_mma.py")
+	installed := readFile(t, kp)
+	check := func() *Report {
+		rep, err := Check(root, Options{Recipe: mustRecipe(t), Emitted: fakeEmitted})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	// Cut in the middle of a function, the header intact.
+	cut := strings.Index(installed, "def sparse_decode_full")
+	writeFiles(t, root, map[string]string{"pkg/flash_mla_sm120_mma.py": installed[:cut+30]})
+	if rep := check(); rep.OK() || !strings.Contains(rep.String(), "not Python") {
+		t.Errorf("verify passes a truncated kernel module:\n%s", rep)
+	}
+	// A module that parses and has every name, but is not what mlagen emits.
+	writeFiles(t, root, map[string]string{"pkg/flash_mla_sm120_mma.py": installed + "\n\nEXTRA = 1\n"})
+	if rep := check(); !strings.Contains(rep.String(), "differs from what this mlagen emits for sm_120") {
+		t.Errorf("verify does not say the kernel module differs from what mlagen emits:\n%s", rep)
+	}
+}

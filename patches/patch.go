@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"path"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -122,7 +121,7 @@ func Patch(co *Checkout, opt Options) (*Result, error) {
 		return nil, err
 	}
 	fcs := p.describe(changes, "renamed")
-	proof, err := Verify(co.with(changes), Options{Recipe: rec, Module: mod, whole: opt.whole, reuse: s.Reuse(p.edits)})
+	proof, err := Verify(co.with(changes), Options{Recipe: rec, Module: mod, Emitted: opt.Emitted, whole: opt.whole, reuse: s.Reuse(p.edits)})
 	if err != nil {
 		return nil, fmt.Errorf("proof after patching: %w", err)
 	}
@@ -298,12 +297,6 @@ func (p *planner) wholeCall() error {
 	return nil
 }
 
-// hasWholeCall reports whether a kernel module defines the whole-call entry
-// points.
-func hasWholeCall(kernel []byte, rec *Recipe) bool {
-	return len(missingAPI(kernel, []string{rec.WholeCall.Supports, rec.WholeCall.Decode})) == 0
-}
-
 // route puts a guard before every backend choice an entry makes.
 func (p *planner) route() error {
 	rs := p.s.routes(p.mod, p.g)
@@ -340,30 +333,16 @@ func (p *planner) apply(w *want, fi *resolve.Info, what, where string) error {
 	return nil
 }
 
-var defRE = regexp.MustCompile(`(?m)^(?:async )?def ([A-Za-z_][A-Za-z0-9_]*)\(`)
-
-// missingAPI lists the names of api that kernel does not define at module
-// level.
-func missingAPI(kernel []byte, api []string) []string {
-	defined := map[string]bool{}
-	for _, m := range defRE.FindAllSubmatch(kernel, -1) {
-		defined[string(m[1])] = true
-	}
-	var out []string
-	for _, n := range api {
-		if !defined[n] {
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
 // files turns the edits into file changes, with the kernel module beside
 // the defining module and, for an installed SGLang, its RECORD line.
 func (p *planner) files(kernelSrc []byte) ([]Change, error) {
 	rec, t := p.rec, p.s.co.Tree
-	if miss := missingAPI(kernelSrc, rec.KernelAPI); len(miss) > 0 {
-		return nil, &Problem{Msg: fmt.Sprintf("the kernel module does not define %s, which the wiring calls; use a kernel module emitted by this mlagen (nothing was written)", strings.Join(miss, ", "))}
+	k, err := readKernel(kernelSrc)
+	if err != nil {
+		return nil, err
+	}
+	if why := k.fault(rec); why != "" {
+		return nil, &Problem{Msg: fmt.Sprintf("the kernel module to install cannot be used: %s; use a kernel module emitted by this mlagen (nothing was written)", why)}
 	}
 	changes := p.changes(t)
 	kp := kernelPath(rec, p.mod)

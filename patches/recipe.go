@@ -60,6 +60,11 @@ type Recipe struct {
 	// KernelAPI are the functions the dispatcher calls in the kernel module
 	// (the whole call's two are added when it is wired).
 	KernelAPI []string `json:"kernel_api"`
+	// KernelContract are the names the kernel module contract promises
+	// (reported when missing); KernelHeader is the first line of every
+	// module mlagen emit writes.
+	KernelContract []string `json:"kernel_contract"`
+	KernelHeader   string   `json:"kernel_header"`
 	// WholeCall is the function around Old that SGLang calls once per layer.
 	WholeCall WholeCall `json:"whole_call"`
 	// Route describes SGLang's own backend choice above the whole call.

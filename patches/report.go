@@ -31,6 +31,8 @@ type Report struct {
 	// Route is how a decode call reaches the kernel with the gate set
 	// (patch and verify).
 	Route *RouteReport `json:"route,omitempty"`
+	// Kernel is what the proof found of the installed kernel module.
+	Kernel *KernelCheck `json:"kernel_check,omitempty"`
 	// Changes lists the files written (or, in a dry run, to be written).
 	Changes []FileChange `json:"changes"`
 	// NothingToDo: the tree already was in the requested state.
@@ -124,6 +126,11 @@ func (r *Report) MarshalJSON() ([]byte, error) {
 	}
 	if c.Changes == nil {
 		c.Changes = []FileChange{}
+	}
+	if c.Kernel != nil && c.Kernel.Missing == nil {
+		k := *c.Kernel
+		k.Missing = []string{}
+		c.Kernel = &k
 	}
 	if c.Route != nil {
 		rt := *c.Route

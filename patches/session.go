@@ -18,6 +18,10 @@ type Options struct {
 	// Kernel is the generated kernel module's source (Patch only). The
 	// rewriter never renders kernels itself.
 	Kernel []byte
+	// Emitted returns what this mlagen emits as the kernel module for a
+	// target (gen.Bundle): the proof says whether the installed module is
+	// byte for byte that. nil: not compared.
+	Emitted func(target string) ([]byte, error)
 	// reuse lets Patch's proof build on its own parses.
 	reuse *resolve.Reuse
 	// whole disables the partial (chunked) parse; tests use it to check

@@ -12,12 +12,13 @@ import (
 
 // verifier is one proof in the making.
 type verifier struct {
-	s   *session
-	rec *Recipe
-	rep *Report
-	mod string
-	fi  *resolve.Info
-	g   gateRead
+	s       *session
+	rec     *Recipe
+	rep     *Report
+	mod     string
+	fi      *resolve.Info
+	g       gateRead
+	emitted func(string) ([]byte, error)
 }
 
 // Verify is the proof: it parses the checkout as it is and resolves every
@@ -56,7 +57,7 @@ func Verify(co *Checkout, opt Options) (*Report, error) {
 	if fi == nil {
 		return nil, &Problem{Msg: fmt.Sprintf("%s: no such Python file in the tree", mod)}
 	}
-	v := &verifier{s: s, rec: rec, rep: rep, mod: mod, fi: fi, g: s.gateRead(mod)}
+	v := &verifier{s: s, rec: rec, rep: rep, mod: mod, fi: fi, g: s.gateRead(mod), emitted: opt.Emitted}
 	v.structure()
 	v.references()
 	v.route()
@@ -86,21 +87,33 @@ func (v *verifier) structure() {
 			rep.Problems = append(rep.Problems, fmt.Sprintf("%s:%d: the %s dispatcher is not what mlagen writes now (edited, or %s's signature changed): run mlagen patch again", v.mod, b.openLine, rec.Dispatcher, rec.Old))
 		}
 	}
-	k, ok := v.s.co.Tree.Files[rep.KernelModule]
-	switch {
-	case !ok || !bytes.HasPrefix(k.Data, []byte(kernelHeader(rec))):
-		rep.Problems = append(rep.Problems, fmt.Sprintf("kernel module %s is missing", rep.KernelModule))
-	default:
-		if miss := missingAPI(k.Data, rec.KernelAPI); len(miss) > 0 {
-			rep.Problems = append(rep.Problems, fmt.Sprintf("kernel module %s does not define %s, which the wiring calls: run mlagen patch again", rep.KernelModule, strings.Join(miss, ", ")))
-		}
-	}
+	v.kernel()
 	if env := v.s.environ(); env != nil {
 		rep.Environ = env.Path()
 		if _, registered := env.TopClass(rec.EnvironClass, rec.Gate); !registered {
 			rep.Problems = append(rep.Problems, fmt.Sprintf("%s: gate %s is not registered in class %s", env.Path(), rec.Gate, rec.EnvironClass))
 		}
 	}
+}
+
+// kernel checks the installed kernel module: mlagen's, Python, defining
+// what the wiring calls; the report says what else it is.
+func (v *verifier) kernel() {
+	rec, rep := v.rec, v.rep
+	k, ok := v.s.co.Tree.Files[rep.KernelModule]
+	if !ok || !bytes.HasPrefix(k.Data, []byte(kernelHeader(rec))) {
+		rep.Problems = append(rep.Problems, fmt.Sprintf("kernel module %s is missing", rep.KernelModule))
+		return
+	}
+	ks, err := readKernel(k.Data)
+	if err != nil {
+		rep.Problems = append(rep.Problems, fmt.Sprintf("kernel module %s: %v", rep.KernelModule, err))
+		return
+	}
+	if why := ks.fault(rec); why != "" {
+		rep.Problems = append(rep.Problems, fmt.Sprintf("kernel module %s cannot be used: %s: run mlagen patch again", rep.KernelModule, why))
+	}
+	rep.Kernel = ks.check(rep.KernelModule, k.Data[len(kernelHeader(rec)):], rec, v.emitted)
 }
 
 // references lists what goes through the dispatcher and what still reaches
@@ -190,11 +203,14 @@ func (v *verifier) route() {
 	rec, rep, src := v.rec, v.rep, v.fi.Syntax().Src()
 	kstem := strings.TrimSuffix(rec.KernelModule, ".py")
 	_, hasKernel := v.s.co.Tree.Files[rep.KernelModule]
-	rt := &RouteReport{Env: rec.Gate + "=1",
-		Kernel: RouteHop{Path: rep.KernelModule, Wired: hasKernel, How: "the generated MMA kernel module" + targetNote(v.s.co.Tree, rep.KernelModule)}}
+	khow := "the generated MMA kernel module"
+	if rep.Kernel != nil {
+		khow = rep.Kernel.describe()
+	}
+	rt := &RouteReport{Env: rec.Gate + "=1", Kernel: RouteHop{Path: rep.KernelModule, Wired: hasKernel, How: khow}}
 	how := fmt.Sprintf("per cache: %s.sparse_decode when supports() accepts the inputs, else %s (%s)", kstem, rec.Old, plural(len(rep.Wired), "reference"))
 	if b, ok := findBlock(v.fi, rec, partDispatcher); ok {
-		line, _ := resolve.LineCol(src, b.open)
+		line, _ := v.fi.Syntax().LineCol(b.open)
 		rt.Dispatcher = &RouteHop{Path: v.mod, Line: line + 1, Function: rec.Dispatcher, How: how, Wired: len(rep.Missed) == 0}
 	} else if def := v.fi.TopDef(rec.Old); def >= 0 {
 		line, _ := resolve.LineCol(src, v.fi.Syntax().Start(def))
@@ -302,14 +318,4 @@ func (v *verifier) record() {
 	case !listed && hasKernel:
 		rep.Problems = append(rep.Problems, fmt.Sprintf("%s does not list %s, so pip uninstall would leave it behind: run mlagen patch again", r.Path, rep.KernelModule))
 	}
-}
-
-// targetNote names the target of the kernel module at kp in t, if known.
-func targetNote(t *resolve.Tree, kp string) string {
-	if k, ok := t.Files[kp]; ok {
-		if target := kernelTarget(k.Data); target != "" {
-			return ", target " + target
-		}
-	}
-	return ""
 }

@@ -63,7 +63,7 @@ func Run(job Job) (*Outcome, error) {
 		}
 		return &Outcome{Report: rep}, nil
 	}
-	proof, err := Verify(after, Options{Recipe: job.Recipe, Module: rep.Module})
+	proof, err := Verify(after, Options{Recipe: job.Recipe, Module: rep.Module, Emitted: job.Emitted})
 	if err != nil {
 		return nil, fmt.Errorf("proof from disk after writing: %w", err)
 	}

@@ -1,5 +1,7 @@
 package resolve
 
+import "fmt"
+
 // The read-only view a caller gets of one parsed file: its syntax tree, its
 // module-level definitions, and name lookups at a node. Node ids are indexes
 // into the file's flat syntax tree; 0 is the module.
@@ -118,4 +120,27 @@ func (st *Syntax) Descendants(i int32, f func(int32) bool) {
 	for c := st.nodes[i].first; c >= 0; c = st.nodes[c].next {
 		st.Descendants(c, f)
 	}
+}
+
+// Analyze parses one file on its own, whole, with no names of interest: a
+// caller's check of a file that is not part of a tree yet.
+func Analyze(path string, src []byte) (*Info, error) {
+	ps := newParser()
+	defer ps.close()
+	st, err := ps.parse(src)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return analyze(path, st, &Config{}, nil), nil
+}
+
+// Binds reports whether the module-level scope binds name outside the
+// ignored ranges (a def, a class, an assignment, an import).
+func (fi *Info) Binds(name string) bool {
+	for _, b := range fi.scopes[0].binds[name] {
+		if !inRanges(fi.ignore, fi.st.nodes[b.node].start) {
+			return true
+		}
+	}
+	return false
 }
