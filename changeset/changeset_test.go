@@ -577,3 +577,33 @@ func TestDiff(t *testing.T) {
 		t.Errorf("changes 6 lines apart in %d hunks:\n%s", strings.Count(got, "@@ -"), got)
 	}
 }
+
+// Clean removes the strays of the directories it is given, and only those
+// (a live run's temporary file stays); a directory outside the root is
+// refused.
+func TestClean(t *testing.T) {
+	root := t.TempDir()
+	dead := deadPid(t)
+	writeTree(t, root, map[string]string{
+		fmt.Sprintf(".journal.mlagen-%d-1", dead):  "partial",
+		fmt.Sprintf("pkg/.a.py.mlagen-%d-2", dead): "partial",
+		".x.py.mlagen-98765":                       "partial",
+		"other/.b.py.mlagen-98765":                 "partial, not in a listed directory",
+		"pkg/.a.py.mlagen-1-2":                     "pid 1 is alive",
+	})
+	res, err := Clean(root, []string{".", "pkg"}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Strays) != 3 {
+		t.Errorf("removed %v, want the 3 strays of the root and pkg", res.Strays)
+	}
+	for _, p := range []string{"other/.b.py.mlagen-98765", "pkg/.a.py.mlagen-1-2"} {
+		if _, err := os.Lstat(filepath.Join(root, p)); err != nil {
+			t.Errorf("%s was removed: %v", p, err)
+		}
+	}
+	if _, err := Clean(root, []string{"../elsewhere"}, Options{}); err == nil {
+		t.Error("Clean accepted a directory outside the root")
+	}
+}

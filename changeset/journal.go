@@ -189,3 +189,37 @@ func (a *applier) removeJournal(undo bool) error {
 }
 
 func isNotEmpty(err error) bool { return errors.Is(err, syscall.ENOTEMPTY) }
+
+// Clean removes the temporary files that killed runs left in dirs
+// (relative to root; "." is the root), under the root's lock: mlagen's
+// writers' own, recognised by name, never those of a run still alive. A
+// caller that found such names while reading a tree calls it so that a run
+// with nothing to write still leaves no stray behind.
+func Clean(root string, dirs []string, opt Options) (Result, error) {
+	abs, err := resolveRoot(root)
+	if err != nil {
+		return Result{}, err
+	}
+	unlock, err := lockDir(abs)
+	if err != nil {
+		return Result{}, err
+	}
+	defer unlock()
+	a := &applier{root: abs, opt: opt, modes: map[string]fs.FileMode{}, made: map[string]bool{}, dirs: map[string]bool{}}
+	var list []string
+	for _, d := range dirs {
+		if d == "." || d == "" {
+			list = append(list, abs)
+			continue
+		}
+		clean, err := cleanPath(d + "/x")
+		if err != nil {
+			return Result{}, err
+		}
+		list = append(list, filepath.Dir(a.full(clean)))
+	}
+	if err := a.removeStrays(list); err != nil {
+		return a.res, err
+	}
+	return a.res, a.syncDirs(false)
+}

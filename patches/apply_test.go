@@ -6,6 +6,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/mlagen/mlagen/changeset"
 )
 
 func writeFiles(t *testing.T, root string, files map[string]string) {
@@ -30,70 +34,40 @@ func readFile(t *testing.T, p string) string {
 	return string(b)
 }
 
-// A failure half way must leave the tree exactly as it was: the files
-// already renamed into place are put back, the created ones removed.
-func TestApplyRollsBackOnFailure(t *testing.T) {
+// A failure half way (a disk that fills up at the third rename) leaves the
+// tree exactly as it was: the files already renamed into place are put
+// back, the created ones removed, no temporary file left.
+func TestRunRollsBackOnFailure(t *testing.T) {
 	root := t.TempDir()
-	writeFiles(t, root, map[string]string{"a.py": "A\n", "b.py": "B\n", "c.py": "C\n"})
-	changes := []Change{
-		{Path: "a.py", Before: []byte("A\n"), After: []byte("A2\n"), Mode: 0o644},
-		{Path: "new.py", After: []byte("N\n"), Mode: 0o644},
-		{Path: "b.py", Before: []byte("B\n"), After: []byte("B2\n"), Mode: 0o644},
-		{Path: "c.py", Before: []byte("C\n"), After: []byte("C2\n"), Mode: 0o644},
+	writeFiles(t, root, upstreamFiles())
+	if err := os.Chmod(filepath.Join(root, "pkg/flash_mla_sm120_triton.py"), 0o755); err != nil {
+		t.Fatal(err)
 	}
-	calls := 0
-	w := Writer{Root: root, Rename: func(from, to string) error {
-		calls++
-		if calls == 3 {
-			return errors.New("disk full (injected)")
+	before, modes := snapshot(t, root), snapshotModes(t, root)
+	renames := 0
+	job := patchJob(t, root)
+	job.Hook = func(s changeset.Step) error {
+		if s.Op == changeset.OpRename && !s.Undo {
+			if renames++; renames == 3 {
+				return errors.New("no space left on device (injected)")
+			}
 		}
-		return os.Rename(from, to)
-	}}
-	err := w.Apply(changes)
-	if err == nil || !strings.Contains(err.Error(), "injected") || !strings.Contains(err.Error(), "restored") {
-		t.Fatalf("want the injected failure reported with the restore, got %v", err)
+		return nil
 	}
-	for p, want := range map[string]string{"a.py": "A\n", "b.py": "B\n", "c.py": "C\n"} {
-		if got := readFile(t, filepath.Join(root, p)); got != want {
-			t.Errorf("%s = %q after rollback, want %q", p, got, want)
-		}
+	_, err := Run(job)
+	if err == nil || !strings.Contains(err.Error(), "injected") || !strings.Contains(err.Error(), "put back") {
+		t.Fatalf("want the injected failure reported with the undo, got %v", err)
 	}
-	if _, err := os.Stat(filepath.Join(root, "new.py")); !os.IsNotExist(err) {
-		t.Errorf("created file survived the rollback: %v", err)
+	if after := snapshot(t, root); !equalMaps(before, after) {
+		t.Errorf("tree changed by a failed run: %v", diffMaps(before, after))
 	}
-	left, _ := filepath.Glob(filepath.Join(root, ".*mlagen*"))
-	if len(left) > 0 {
-		t.Errorf("temporary files left behind: %v", left)
+	if diff := cmp.Diff(modes, snapshotModes(t, root)); diff != "" {
+		t.Errorf("modes changed by a failed run (-before +after):\n%s", diff)
 	}
-}
-
-// Modes survive, and a file changed since the tree was read is not
-// overwritten.
-func TestApplyKeepsModesAndRefusesStaleTrees(t *testing.T) {
-	root := t.TempDir()
-	writeFiles(t, root, map[string]string{"run.py": "x = 1\n"})
-	full := filepath.Join(root, "run.py")
-	if err := os.Chmod(full, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	co, err := ScanCheckout(root, mustRecipe(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := co.Tree.Files["run.py"]
-	if err := (Writer{Root: root}).Apply([]Change{{Path: "run.py", Before: f.Data, After: []byte("x = 2\n"), Mode: f.Mode}}); err != nil {
-		t.Fatal(err)
-	}
-	info, _ := os.Stat(full)
-	if info.Mode().Perm() != 0o755 {
-		t.Errorf("mode = %v, want 0755", info.Mode().Perm())
-	}
-	err = (Writer{Root: root}).Apply([]Change{{Path: "run.py", Before: []byte("x = 1\n"), After: []byte("x = 3\n")}})
-	if err == nil || !strings.Contains(err.Error(), "changed since") {
-		t.Fatalf("want a stale-tree refusal, got %v", err)
-	}
-	if got := readFile(t, full); got != "x = 2\n" {
-		t.Errorf("stale write went through: %q", got)
+	// A patch that succeeds keeps the modes of the files it edits.
+	runOK(t, patchJob(t, root))
+	if info, _ := os.Stat(filepath.Join(root, "pkg/flash_mla_sm120_triton.py")); info.Mode().Perm() != 0o755 {
+		t.Errorf("mode = %v after patching, want 0755", info.Mode().Perm())
 	}
 }
 
@@ -123,13 +97,10 @@ func TestNeverWritesOutsideRoot(t *testing.T) {
 	if _, err := Patch(co, Options{Recipe: mustRecipe(t), Kernel: []byte(fakeKernel)}); err == nil || !strings.Contains(err.Error(), "no module") {
 		t.Errorf("the module outside the root must not be found, got %v", err)
 	}
-	for _, p := range []string{"../escape.py", "ext/victim.py", "pkg/link.py"} {
-		err := (Writer{Root: root}).Apply([]Change{{Path: p, After: []byte("x\n")}})
-		if err == nil {
-			t.Errorf("Apply wrote %s", p)
-		}
-	}
 	if got := readFile(t, filepath.Join(outside, "victim.py")); !strings.HasPrefix(got, "def _run_triton") {
 		t.Errorf("file outside the root was changed: %q", got)
 	}
 }
+
+// unifiedDiff is the diff of changes as a dry run prints it.
+func unifiedDiff(changes []Change) string { return changeset.Set{Changes: changes}.Diff() }

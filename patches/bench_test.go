@@ -149,7 +149,7 @@ func BenchmarkPatchDryRun5000(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		_ = UnifiedDiff(res.Changes)
+		_ = unifiedDiff(res.Changes)
 		if len(res.Report.Wired) != want || !res.Report.OK() {
 			b.Fatalf("wired %d, want %d", len(res.Report.Wired), want)
 		}

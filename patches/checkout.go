@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/mlagen/mlagen/changeset"
 	"github.com/mlagen/mlagen/patches/resolve"
 )
 
@@ -37,13 +38,9 @@ type Record struct {
 
 // Change is what a run does to one file: Before == nil creates it, After ==
 // nil deletes it. Path is relative to the tree's root (a RECORD beside it
-// starts with "../").
-type Change struct {
-	Path   string
-	Before []byte
-	After  []byte
-	Mode   fs.FileMode
-}
+// starts with "../"). Patch and Revert list their changes in the order they
+// must be written (see order.go).
+type Change = changeset.Change
 
 // NewCheckout is a checkout of an in-memory tree without RECORD (tests).
 func NewCheckout(files map[string][]byte) *Checkout {

@@ -82,8 +82,10 @@ func fuzzTree(src []byte) map[string][]byte {
 // FuzzPatchRevert checks the rewriter's promises on any input that parses:
 // right after patching nothing is left unwired (dispatcher, whole-call
 // guard, route guards); patching a patched tree changes nothing; patching
-// then reverting gives back the input byte for byte; and a partial parse
-// plans what a whole parse plans.
+// then reverting gives back the input byte for byte; every prefix of a
+// patch's or a revert's writes (a run killed between two of them) still
+// runs and is brought to a whole state by the next patch or revert; and a
+// partial parse plans what a whole parse plans.
 func FuzzPatchRevert(f *testing.F) {
 	rec := mustRecipe(f)
 	f.Add([]byte(fuzzModule))
@@ -125,12 +127,16 @@ func FuzzPatchRevert(f *testing.F) {
 			t.Fatalf("patching a patched tree failed: %v\ninput:\n%s", err, src)
 		}
 		if len(twice.Changes) != 0 {
-			t.Fatalf("patching twice changed more:\n%s\ninput:\n%s", UnifiedDiff(twice.Changes), src)
+			t.Fatalf("patching twice changed more:\n%s\ninput:\n%s", unifiedDiff(twice.Changes), src)
 		}
 		back, err := Revert(patched, Options{Recipe: rec})
 		if err != nil {
 			t.Fatalf("revert failed: %v\ninput:\n%s", err, src)
 		}
+		// Every prefix of either run's writes (a kill -9 between two of
+		// them) runs, and the next patch or revert reaches a whole state.
+		prefixesRecover(t, rec, []byte(fakeKernel), co, once.Changes, patched, co)
+		prefixesRecover(t, rec, []byte(fakeKernel), patched, back.Changes, patched, co)
 		restored := patched.with(back.Changes)
 		if len(restored.Tree.Files) != len(co.Tree.Files) {
 			t.Fatalf("revert left %d files, want %d", len(restored.Tree.Files), len(co.Tree.Files))
@@ -138,7 +144,7 @@ func FuzzPatchRevert(f *testing.F) {
 		for p, f := range co.Tree.Files {
 			g, ok := restored.Tree.Files[p]
 			if !ok || !bytes.Equal(g.Data, f.Data) {
-				t.Fatalf("revert did not restore %s:\n%s", p, UnifiedDiff([]Change{{Path: p, Before: f.Data, After: g.Data}}))
+				t.Fatalf("revert did not restore %s:\n%s", p, unifiedDiff([]Change{{Path: p, Before: f.Data, After: g.Data}}))
 			}
 		}
 	})
@@ -168,7 +174,7 @@ func samePlanWhole(t *testing.T, co *Checkout, opt Options, once *Result, files 
 	if len(whole.Report.SyntaxIgnored) != len(once.Report.SyntaxIgnored) {
 		return // a file the whole parse finds broken is skipped, the partial one reads its good statements
 	}
-	if got, want := UnifiedDiff(once.Changes), UnifiedDiff(whole.Changes); got != want {
+	if got, want := unifiedDiff(once.Changes), unifiedDiff(whole.Changes); got != want {
 		t.Fatalf("partial and whole parses plan different changes:\npartial:\n%s\nwhole:\n%s\ninput:\n%s", got, want, src)
 	}
 	if got, want := fmt.Sprint(once.Report.Wired, once.Report.Missed, once.Report.Review), fmt.Sprint(whole.Report.Wired, whole.Report.Missed, whole.Report.Review); got != want {

@@ -36,7 +36,7 @@ func TestPartialParseMatchesWhole(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			return UnifiedDiff(res.Changes) + res.Report.String()
+			return unifiedDiff(res.Changes) + res.Report.String()
 		}
 		if diff := cmp.Diff(run(true), run(false)); diff != "" {
 			t.Errorf("%s: partial parse differs from whole (-whole +partial):\n%s", filepath.Base(file), diff)

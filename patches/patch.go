@@ -46,6 +46,7 @@ func (es *editSet) changes(t *resolve.Tree) []Change {
 // describe lists the changes for a report: the action, what each does, and
 // how many references it renamed (verb: "renamed", "restored").
 func (es *editSet) describe(changes []Change, verb string) []FileChange {
+	changes = append([]Change(nil), changes...) // the caller's keep their write order
 	sort.Slice(changes, func(i, j int) bool { return changes[i].Path < changes[j].Path })
 	var out []FileChange
 	for _, c := range changes {
@@ -79,6 +80,8 @@ type planner struct {
 	// whole: the kernel module being installed has the whole-call entry
 	// points, so the whole call gets its guard.
 	whole bool
+	// entries are the files that get a route guard.
+	entries map[string]bool
 }
 
 // Patch plans the wiring: kernel module beside the defining module,
@@ -110,7 +113,7 @@ func Patch(co *Checkout, opt Options) (*Result, error) {
 		return nil, err
 	}
 	p := &planner{editSet: newEditSet(), s: s, rec: rec, mod: mod, fi: s.Info(mod), bare: map[string]bool{},
-		whole: hasWholeCall(opt.Kernel, rec)}
+		whole: hasWholeCall(opt.Kernel, rec), entries: map[string]bool{}}
 	for _, step := range []func() error{p.definition, p.renames, p.gate, p.dispatcher, p.wholeCall, p.route} {
 		if err := step(); err != nil {
 			return nil, err
@@ -305,6 +308,7 @@ func (p *planner) route() error {
 	}
 	for _, e := range rs.entries {
 		if e.guard != nil {
+			p.entries[e.path] = true
 			if err := p.apply(e.guard, p.s.Info(e.path), "route guard", "before the backend choice of"); err != nil {
 				return err
 			}
@@ -367,8 +371,16 @@ func (p *planner) files(kernelSrc []byte) ([]Change, error) {
 			p.note(c.Path, rec.KernelModule+" listed, so that pip uninstall removes it")
 		}
 	}
-	sort.Slice(changes, func(i, j int) bool { return changes[i].Path < changes[j].Path })
-	return changes, nil
+	return inWriteOrder(changes, p.s.roles(p.mod, p.entries), false), nil
+}
+
+// roles names the files of the wiring around mod, for the write order.
+func (s *session) roles(mod string, entries map[string]bool) roles {
+	r := roles{kernel: kernelPath(s.rec, mod), module: mod, entries: entries}
+	if env := s.environ(); env != nil {
+		r.environ = env.Path()
+	}
+	return r
 }
 
 // collisions refuses to rename a bare name in a file where the dispatcher's

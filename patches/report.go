@@ -33,6 +33,9 @@ type Report struct {
 	Route *RouteReport `json:"route,omitempty"`
 	// Kernel is what the proof found of the installed kernel module.
 	Kernel *KernelCheck `json:"kernel_check,omitempty"`
+	// Recovered says what the run first finished of an interrupted one
+	// (undone from its journal, temporary files removed).
+	Recovered []string `json:"recovered"`
 	// Changes lists the files written (or, in a dry run, to be written).
 	Changes []FileChange `json:"changes"`
 	// NothingToDo: the tree already was in the requested state.
@@ -119,7 +122,7 @@ func (r *Report) MarshalJSON() ([]byte, error) {
 			*l = []Ref{}
 		}
 	}
-	for _, l := range []*[]string{&c.Problems, &c.Unjudged, &c.SyntaxIgnored, &c.NonUTF8, &c.Outside} {
+	for _, l := range []*[]string{&c.Recovered, &c.Problems, &c.Unjudged, &c.SyntaxIgnored, &c.NonUTF8, &c.Outside} {
 		if *l == nil {
 			*l = []string{}
 		}
@@ -203,6 +206,9 @@ func (r *Report) WriteText(w io.Writer) {
 }
 
 func (r *Report) writeHead(p func(string, ...any)) {
+	for _, s := range r.Recovered {
+		p("recovered: %s", s)
+	}
 	if r.Module != "" {
 		p("module: %s defines %s", r.Module, r.Old)
 	}

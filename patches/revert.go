@@ -3,6 +3,8 @@ package patches
 import (
 	"bytes"
 	"fmt"
+	"path"
+	"strings"
 
 	"github.com/mlagen/mlagen/patches/resolve"
 )
@@ -18,17 +20,11 @@ func Revert(co *Checkout, opt Options) (*Result, error) {
 		return nil, err
 	}
 	defer s.Close()
-	mod := opt.Module
-	if mod == "" {
-		switch withBlock := s.blockFiles(partDispatcher); len(withBlock) {
-		case 0:
-		case 1:
-			mod = withBlock[0]
-		default:
-			return nil, &Problem{Msg: fmt.Sprintf("%d modules hold an mlagen dispatcher; pick one with --module PATH:", len(withBlock)), Lines: withBlock}
-		}
-	}
 	if _, err := s.syntaxCheck(rec.Dispatcher); err != nil {
+		return nil, err
+	}
+	mod, err := s.revertModule(opt.Module)
+	if err != nil {
 		return nil, err
 	}
 	if err := s.checkEdited("reverting"); err != nil {
@@ -39,7 +35,13 @@ func Revert(co *Checkout, opt Options) (*Result, error) {
 	es := newEditSet()
 	if mod != "" {
 		files := map[string]bool{}
-		for _, site := range s.References(resolve.Def(mod, rec.Dispatcher), false).Sites {
+		sites := s.References(resolve.Def(mod, rec.Dispatcher), false).Sites
+		if fi := s.Info(mod); fi != nil && !hasBlock(fi, rec, partDispatcher) {
+			// The dispatcher is gone (deleted by hand): the module's own
+			// calls of it, renamed by patch, are unbound now.
+			sites = append(sites, s.UnboundUses(mod, rec.Dispatcher)...)
+		}
+		for _, site := range sites {
 			rep.Wired = append(rep.Wired, site.Ref)
 			files[site.Path] = true
 			if site.Rename {
@@ -62,6 +64,7 @@ func Revert(co *Checkout, opt Options) (*Result, error) {
 	if mod != "" {
 		changes = append(changes, s.revertKernel(mod, rep, &es)...)
 	}
+	changes = inWriteOrder(changes, s.roles(mod, routeFiles(s, rec)), true)
 	rep.Changes = es.describe(changes, "restored")
 	rep.NothingToDo = len(changes) == 0
 	if mod != "" && len(changes) > 0 {
@@ -70,6 +73,47 @@ func Revert(co *Checkout, opt Options) (*Result, error) {
 		}
 	}
 	return &Result{Changes: changes, Report: rep}, nil
+}
+
+// revertModule is the defining module whose wiring revert takes out: the
+// one given, the one holding the dispatcher, or, when no dispatcher is left
+// (an interrupted run, a block deleted by hand), the defining module that
+// still has mlagen's kernel module beside it or references to its
+// dispatcher; "" when nothing of mlagen's wiring points at a module.
+func (s *session) revertModule(given string) (string, error) {
+	if given != "" {
+		return path.Clean(strings.TrimPrefix(given, "./")), nil
+	}
+	switch withBlock := s.blockFiles(partDispatcher); len(withBlock) {
+	case 0:
+	case 1:
+		return withBlock[0], nil
+	default:
+		return "", &Problem{Msg: fmt.Sprintf("%d modules hold an mlagen dispatcher; pick one with --module PATH:", len(withBlock)), Lines: withBlock}
+	}
+	var left []string
+	for _, m := range s.definers(s.rec.Old) {
+		k, ok := s.co.Tree.Files[kernelPath(s.rec, m)]
+		if ok && bytes.HasPrefix(k.Data, []byte(kernelHeader(s.rec))) || len(s.References(resolve.Def(m, s.rec.Dispatcher), false).Sites) > 0 {
+			left = append(left, m)
+		}
+	}
+	switch len(left) {
+	case 0:
+		return "", nil
+	case 1:
+		return left[0], nil
+	}
+	return "", &Problem{Msg: fmt.Sprintf("%d modules have mlagen's kernel module or dispatcher references left; pick one with --module PATH:", len(left)), Lines: left}
+}
+
+// routeFiles lists the files that hold a route guard.
+func routeFiles(s *session, rec *Recipe) map[string]bool {
+	out := map[string]bool{}
+	for _, f := range s.blockFiles(partRoute) {
+		out[f] = true
+	}
+	return out
 }
 
 // revertKernel deletes the kernel module mlagen wrote beside mod and takes

@@ -2,6 +2,12 @@ package patches
 
 import (
 	"fmt"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/mlagen/mlagen/changeset"
 )
 
 // Job is one `mlagen patch` run on a directory.
@@ -13,6 +19,10 @@ type Job struct {
 	// DryRun plans and proves but writes nothing; the outcome carries the
 	// diff.
 	DryRun bool
+	// Hook, when set, runs before every disk operation of the run's
+	// writes (changeset.Options.Hook): tests interrupt a run with it at
+	// each of its steps in turn.
+	Hook func(changeset.Step) error
 }
 
 // Outcome is what a Job did: the report (proven from disk after writing,
@@ -22,15 +32,38 @@ type Outcome struct {
 	Diff   string
 }
 
-// Run is the patch workflow: read the checkout, plan (Patch or Revert), and
-// unless it is a dry run write the changes all or nothing, then prove the
-// result again from what is on disk, not from the plan. A Problem is the
-// user's to fix (nothing was written); any other error is an I/O failure,
-// after which the writer has restored the files it had written.
+// Run is the patch workflow: finish what an interrupted run left (its
+// journal says what to put back, and its temporary files go), read the
+// checkout, plan (Patch or Revert), and unless it is a dry run write the
+// changes all or nothing, in the order that keeps every prefix of them a
+// working tree, then prove the result again from what is on disk, not from
+// the plan. A Problem is the user's to fix (nothing was written); any other
+// error is an I/O failure, after which the writer has restored the files it
+// had written (or, killed, left a journal the next run undoes).
 func Run(job Job) (*Outcome, error) {
-	co, err := ScanCheckout(job.Root, job.Recipe)
+	root, err := realRoot(job.Root)
 	if err != nil {
 		return nil, err
+	}
+	job.Root = root
+	var recovered []string
+	if job.DryRun {
+		if err := noPending(root, job.Recipe); err != nil {
+			return nil, err
+		}
+	} else if recovered, err = recoverRun(root, job.Recipe, job.Hook); err != nil {
+		return nil, err
+	}
+	co, err := ScanCheckout(root, job.Recipe)
+	if err != nil {
+		return nil, err
+	}
+	if !job.DryRun {
+		strays, err := removeStrays(co, job.Hook)
+		if err != nil {
+			return nil, err
+		}
+		recovered = append(recovered, strays...)
 	}
 	var res *Result
 	if job.Revert {
@@ -41,18 +74,33 @@ func Run(job Job) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	root, changes := rebase(co.Tree.Root, res.Changes)
+	base, changes := rebase(co.Tree.Root, res.Changes)
+	set := changeset.Set{Root: base, Changes: changes}
 	if job.DryRun {
-		return &Outcome{Report: res.Report, Diff: UnifiedDiff(changes)}, nil
+		// Shown by path, as diffs are read; written in the order above.
+		byPath := append([]Change(nil), changes...)
+		sort.SliceStable(byPath, func(i, j int) bool { return byPath[i].Path < byPath[j].Path })
+		return &Outcome{Report: res.Report, Diff: changeset.Set{Root: base, Changes: byPath}.Diff()}, nil
 	}
-	if err := (Writer{Root: root}).Apply(changes); err != nil {
+	applied, err := set.Apply(changeset.Options{Journal: true, Hook: job.Hook})
+	if err != nil {
 		return nil, err
 	}
+	recovered = append(recovered, cleanedUp(applied)...)
+	out, err := proveWritten(job, res.Report)
+	if out != nil {
+		out.Report.Recovered = append(recovered, out.Report.Recovered...)
+	}
+	return out, err
+}
+
+// proveWritten proves the tree as it is on disk after the run's writes: a
+// patch by the proof, a revert by a second revert that finds nothing.
+func proveWritten(job Job, rep *Report) (*Outcome, error) {
 	after, err := ScanCheckout(job.Root, job.Recipe)
 	if err != nil {
 		return nil, err
 	}
-	rep := res.Report
 	if job.Revert {
 		again, err := Revert(after, job.Options)
 		if err != nil {
@@ -72,11 +120,132 @@ func Run(job Job) (*Outcome, error) {
 }
 
 // Check is `mlagen verify` (and `patch --check`): the proof alone, on the
-// checkout under root as it is.
+// checkout under root as it is. A tree an interrupted run left half written
+// is not proven: the proof says to run patch or --revert first.
 func Check(root string, opt Options) (*Report, error) {
-	co, err := ScanCheckout(root, opt.Recipe)
+	real, err := realRoot(root)
 	if err != nil {
 		return nil, err
 	}
-	return Verify(co, opt)
+	co, err := ScanCheckout(real, opt.Recipe)
+	if err != nil {
+		return nil, err
+	}
+	rep, err := Verify(co, opt)
+	if err != nil {
+		return nil, err
+	}
+	if dirs, err := pendingRoots(real, opt.Recipe); err != nil {
+		return nil, err
+	} else if len(dirs) > 0 {
+		rep.Problems = append([]string{pendingMsg(dirs)}, rep.Problems...)
+	}
+	return rep, nil
+}
+
+// realRoot is root with its symlinks resolved: a root given through a
+// symlink is the tree it points to.
+func realRoot(root string) (string, error) {
+	abs, err := filepath.Abs(root)
+	if err == nil {
+		abs, err = filepath.EvalSymlinks(abs)
+	}
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", root, err)
+	}
+	return abs, nil
+}
+
+// journalRoots are the directories a run may have written under: the root,
+// and the directory above it when it holds the installed distribution's
+// metadata (a run that changes RECORD writes from there).
+func journalRoots(root string, rec *Recipe) []string {
+	dirs := []string{root}
+	up := filepath.Dir(root)
+	if m, _ := filepath.Glob(filepath.Join(up, rec.DistInfo)); len(m) > 0 && up != root {
+		dirs = append(dirs, up)
+	}
+	return dirs
+}
+
+func pendingRoots(root string, rec *Recipe) ([]string, error) {
+	var out []string
+	for _, d := range journalRoots(root, rec) {
+		ok, err := changeset.Pending(d)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, d)
+		}
+	}
+	return out, nil
+}
+
+func pendingMsg(dirs []string) string {
+	return fmt.Sprintf("an interrupted mlagen run left its journal (%s): the tree is half written; run mlagen patch (or mlagen patch --revert), which first puts back what that run changed",
+		filepath.Join(dirs[0], changeset.JournalName))
+}
+
+// noPending refuses a dry run over a half-written tree: its plan would be
+// made from files the real run puts back first.
+func noPending(root string, rec *Recipe) error {
+	dirs, err := pendingRoots(root, rec)
+	if err != nil || len(dirs) == 0 {
+		return err
+	}
+	return &Problem{Msg: pendingMsg(dirs) + " (nothing was written)"}
+}
+
+// recoverRun undoes the run a journal records (in the root or the
+// directory above it) and removes the temporary files interrupted runs
+// left anywhere in the tree; it says what it did.
+func recoverRun(root string, rec *Recipe, hook func(changeset.Step) error) ([]string, error) {
+	var out []string
+	opt := changeset.Options{Hook: hook}
+	for _, d := range journalRoots(root, rec) {
+		res, err := changeset.Recover(d, opt)
+		if err != nil {
+			return nil, fmt.Errorf("finish the interrupted mlagen run under %s: %w", d, err)
+		}
+		if res.Recovered {
+			out = append(out, fmt.Sprintf("undid an interrupted mlagen run (its journal, %s): the files it had changed are as they were before it", filepath.Join(d, changeset.JournalName)))
+		}
+		out = append(out, cleanedUp(res)...)
+	}
+	return out, nil
+}
+
+// removeStrays deletes the temporary files interrupted runs left beside the
+// tree's files (the scan lists hidden files; changeset tells which are
+// strays), so that even a run with nothing to write leaves none behind.
+func removeStrays(co *Checkout, hook func(changeset.Step) error) ([]string, error) {
+	seen := map[string]bool{}
+	var dirs []string
+	for _, h := range co.Tree.Hidden {
+		base := path.Base(h)
+		if !strings.Contains(base, ".mlagen-") && !strings.Contains(base, ".py.tmp") {
+			continue
+		}
+		if d := path.Dir(h); !seen[d] {
+			seen[d] = true
+			dirs = append(dirs, d)
+		}
+	}
+	if len(dirs) == 0 {
+		return nil, nil
+	}
+	res, err := changeset.Clean(co.Tree.Root, dirs, changeset.Options{Hook: hook})
+	if err != nil {
+		return nil, fmt.Errorf("remove the temporary files of an interrupted run: %w", err)
+	}
+	return cleanedUp(res), nil
+}
+
+func cleanedUp(res changeset.Result) []string {
+	var out []string
+	for _, s := range res.Strays {
+		out = append(out, "removed "+s+", a temporary file an interrupted run left")
+	}
+	return out
 }

@@ -298,19 +298,20 @@ func (s *Session) Bindings(path, name string) []Bound {
 }
 
 // UnboundUses lists the uses of name in the file at path that no scope
-// binds, outside the ignored ranges.
-func (s *Session) UnboundUses(path, name string) []Ref {
+// binds, outside the ignored ranges, as sites (renaming one renames the
+// use).
+func (s *Session) UnboundUses(path, name string) []Site {
 	fi := s.infos[path]
 	if fi == nil {
 		return nil
 	}
-	var out []Ref
+	var out []Site
 	for _, u := range fi.uses {
 		if u.kind != uName || fi.st.text(u.node) != name || inRanges(fi.ignore, fi.st.nodes[u.node].start) {
 			continue
 		}
 		if len(lookup(fi, u.scope, name)) == 0 {
-			out = append(out, mkRef(fi, u.node, "unbound name"))
+			out = append(out, s.r.site(fi, u, Val{path: path, name: name}, "unbound name", true, true))
 		}
 	}
 	return out

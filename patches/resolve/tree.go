@@ -53,6 +53,10 @@ type Tree struct {
 	// a .py file: never followed for reading or writing (the files are read
 	// under their real paths), but an import through one reaches them.
 	Links []Link
+	// Hidden lists the hidden files (names starting with a dot) found
+	// beside the tree's files: a killed writer's temporary files are among
+	// them.
+	Hidden []string
 	// paths is every .py path (UTF-8 or not), sorted; the module index and
 	// the proof walk it in this order so output is deterministic.
 	paths []string
@@ -99,6 +103,7 @@ func (t *Tree) finish() {
 	sort.Strings(t.paths)
 	sort.Strings(t.NonUTF8)
 	sort.Strings(t.Outside)
+	sort.Strings(t.Hidden)
 	sort.Slice(t.Links, func(i, j int) bool { return t.Links[i].Path < t.Links[j].Path })
 }
 
@@ -183,6 +188,8 @@ func Scan(root string) (*Tree, error) {
 		}
 		if d.Type().IsRegular() && strings.HasSuffix(d.Name(), ".py") {
 			rels = append(rels, rel)
+		} else if d.Type().IsRegular() && strings.HasPrefix(d.Name(), ".") {
+			t.Hidden = append(t.Hidden, rel)
 		}
 		return nil
 	})
