@@ -8,11 +8,15 @@
 //
 // Data flows one way: a Checkout (the Python tree from resolve.Scan and, for
 // an installed SGLang, its RECORD) is loaded into a resolve.Session with the
-// names the recipe is about (session.go); plan.go works out the wanted state
-// (the defining module, the whole call, the route, the gate); Patch, Verify
-// and Revert (patch.go, verify.go, revert.go) turn it into byte edits of
-// marked blocks (blocks.go, render.go) and a Report; Run (workflow.go)
-// writes them all-or-nothing (apply.go) and proves the result from disk.
+// names the recipe is about (session.go); want.go and route.go work out the
+// wanted state (the defining module, the whole call, the route, the gate);
+// Patch, Verify and Revert (patch.go, verify.go, revert.go) turn it into
+// byte edits of marked blocks (blocks.go, render.go; pristine.go tells a
+// block mlagen wrote from one edited by hand; kernel.go checks the kernel
+// module) and a Report, the changes listed in the order they must be written
+// (order.go); Run (workflow.go) first finishes an interrupted run from its
+// journal, then writes the changes all or nothing through changeset and
+// proves the result from disk.
 // Nothing here knows the names it wires: they come from a Recipe
 // (recipes/*.json); nothing here resolves Python names: resolve does.
 package patches
