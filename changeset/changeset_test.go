@@ -1,6 +1,7 @@
 package changeset
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -605,5 +606,29 @@ func TestClean(t *testing.T) {
 	}
 	if _, err := Clean(root, []string{"../elsewhere"}, Options{}); err == nil {
 		t.Error("Clean accepted a directory outside the root")
+	}
+}
+
+// The journal is streamed out, not marshalled whole; what it writes must
+// read back as exactly the journal (files that exist, with and without
+// content, files that do not, the directories to remove).
+func TestJournalStreamsAsJSON(t *testing.T) {
+	j := journal{Version: 1, Pid: 42, Files: []journalEntry{
+		{Path: "a/x.py", Exists: true, Before: []byte("def f():\n    return 'é'\n\x00\xff"), Mode: 0o755, UID: 1000, GID: 100},
+		{Path: "a/empty.py", Exists: true, Before: []byte{}, Mode: 0o644},
+		{Path: "a/new.py", Mode: 0o644, UID: -1, GID: -1},
+	}, Dirs: []string{"a", "a/b"}}
+	var b strings.Builder
+	if err := j.writeTo(&b); err != nil {
+		t.Fatal(err)
+	}
+	var back journal
+	if err := json.Unmarshal([]byte(b.String()), &back); err != nil {
+		t.Fatalf("the journal is not JSON: %v\n%s", err, b.String())
+	}
+	// An empty file's old content reads back as nil: restore writes it empty.
+	j.Files[1].Before = nil
+	if diff := cmp.Diff(j, back); diff != "" {
+		t.Errorf("journal read back differs (-written +read):\n%s", diff)
 	}
 }

@@ -3,6 +3,7 @@ package changeset
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -116,6 +117,12 @@ func (a *applier) mkdir(d string, uid, gid int) error {
 // fsynced, then renamed over full. A failure removes the temporary file
 // (unless the process is taken to have died).
 func (a *applier) writeFile(full string, data []byte, mode fs.FileMode, uid, gid int, undo bool) error {
+	return a.writeFileWith(full, func(w io.Writer) error { _, err := w.Write(data); return err }, mode, uid, gid, undo)
+}
+
+// writeFileWith is writeFile for content that fill writes (streamed, never
+// held whole in memory: the journal of a large file).
+func (a *applier) writeFileWith(full string, fill func(io.Writer) error, mode fs.FileMode, uid, gid int, undo bool) error {
 	dir, base := filepath.Split(full)
 	var f *os.File
 	var tmp string
@@ -131,7 +138,7 @@ func (a *applier) writeFile(full string, data []byte, mode fs.FileMode, uid, gid
 		op Op
 		fn func() error
 	}{
-		{OpWrite, func() error { _, err := f.Write(data); return err }},
+		{OpWrite, func() error { return fill(f) }},
 		{OpChown, func() error {
 			if os.Geteuid() != 0 || uid < 0 {
 				return nil

@@ -1,9 +1,9 @@
 package changeset
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -153,8 +153,15 @@ func readNoFollow(full string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(f)
-	return nonNil(data), err
+	// Read into a buffer of the file's size (plus one byte, to see the end):
+	// io.ReadAll's doubling would hold about twice a large file.
+	size := 0
+	if info, err := f.Stat(); err == nil && info.Size() < 1<<40 {
+		size = int(info.Size())
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, size+1))
+	_, err = buf.ReadFrom(f)
+	return nonNil(buf.Bytes()), err
 }
 
 // resolveRoot makes root absolute and resolves the symlinks of the part

@@ -1,9 +1,12 @@
 package changeset
 
 import (
+	"bufio"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -162,20 +165,53 @@ func (a *applier) writeJournal() error {
 		j.Files = append(j.Files, journalEntry{Path: p, Exists: st.exists, Before: st.data, Mode: st.mode, UID: st.uid, GID: st.gid})
 	}
 	sort.SliceStable(j.Dirs, func(x, y int) bool { return len(j.Dirs[x]) < len(j.Dirs[y]) })
-	data, err := json.Marshal(j)
-	if err != nil {
-		return err
-	}
 	full := filepath.Join(a.root, JournalName)
 	o, err := nearestDirOwner(a.root)
 	if err != nil {
 		return err
 	}
-	if err := a.writeFile(full, data, 0o600, o.uid, o.gid, false); err != nil {
+	if err := a.writeFileWith(full, j.writeTo, 0o600, o.uid, o.gid, false); err != nil {
 		return fmt.Errorf("write the journal: %w", err)
 	}
 	a.journaled = true
 	return a.syncDir(a.root, false)
+}
+
+// writeTo writes the journal as JSON (what json.Unmarshal reads back into
+// a journal), each file's old bytes base64-encoded as they stream out:
+// marshalling it whole would hold a large file's content three times over.
+func (j journal) writeTo(w io.Writer) error {
+	bw := bufio.NewWriterSize(w, 1<<16)
+	fmt.Fprintf(bw, `{"version":%d,"pid":%d,"files":[`, j.Version, j.Pid)
+	for i, e := range j.Files {
+		if i > 0 {
+			bw.WriteByte(',')
+		}
+		head, err := json.Marshal(journalEntry{Path: e.Path, Exists: e.Exists, Mode: e.Mode, UID: e.UID, GID: e.GID})
+		if err != nil {
+			return err
+		}
+		bw.Write(head[:len(head)-1]) // open: the old bytes follow
+		if len(e.Before) > 0 {
+			bw.WriteString(`,"before":"`)
+			enc := base64.NewEncoder(base64.StdEncoding, bw)
+			enc.Write(e.Before)
+			enc.Close()
+			bw.WriteByte('"')
+		}
+		bw.WriteByte('}')
+	}
+	bw.WriteByte(']')
+	if len(j.Dirs) > 0 {
+		dirs, err := json.Marshal(j.Dirs)
+		if err != nil {
+			return err
+		}
+		bw.WriteString(`,"dirs":`)
+		bw.Write(dirs)
+	}
+	bw.WriteByte('}')
+	return bw.Flush()
 }
 
 // removeJournal ends a run: once the journal is gone, the run is final.

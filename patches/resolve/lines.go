@@ -15,19 +15,19 @@ import (
 // that turning an offset into a line costs a binary search instead of a
 // count from the start of the file: a file with thousands of references
 // must not be re-read once per reference.
-type lineIndex []int
+type lineIndex []int32
 
 func newLineIndex(src []byte) lineIndex {
-	li := lineIndex{0}
+	li := make(lineIndex, 1, 1+bytes.Count(src, []byte{'\n'})+loneCRs(src))
 	for i := 0; i < len(src); i++ {
 		switch src[i] {
 		case '\n':
-			li = append(li, i+1)
+			li = append(li, int32(i+1))
 		case '\r':
 			if i+1 < len(src) && src[i+1] == '\n' {
 				continue // the LF ends this line
 			}
-			li = append(li, i+1)
+			li = append(li, int32(i+1))
 		}
 	}
 	return li
@@ -35,8 +35,8 @@ func newLineIndex(src []byte) lineIndex {
 
 // at is the 0-based line and byte column of off.
 func (li lineIndex) at(off int) (int, int) {
-	line := sort.SearchInts(li, off+1) - 1
-	return line, off - li[line]
+	line := sort.Search(len(li), func(i int) bool { return int(li[i]) > off }) - 1
+	return line, off - int(li[line])
 }
 
 // LineCol turns a byte offset into a 1-based line and column (in bytes, as

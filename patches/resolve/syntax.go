@@ -74,8 +74,12 @@ type Edit struct {
 // order does not matter).
 func ApplyEdits(src []byte, edits []Edit) []byte {
 	sort.SliceStable(edits, func(i, j int) bool { return edits[i].Start < edits[j].Start })
+	size := len(src)
+	for _, e := range edits {
+		size += len(e.Text) - (e.End - e.Start)
+	}
 	var b bytes.Buffer
-	b.Grow(len(src) + 4096)
+	b.Grow(max(size, 0))
 	at := 0
 	for _, e := range edits {
 		b.Write(src[at:e.Start])
