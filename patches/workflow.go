@@ -87,6 +87,9 @@ func Run(job Job) (*Outcome, error) {
 		return nil, err
 	}
 	recovered = append(recovered, cleanedUp(applied)...)
+	// The planned bytes are on disk now; the proof reads them from there
+	// (a large file is not held twice while it does).
+	res.Changes = nil
 	out, err := proveWritten(job, res.Report)
 	if out != nil {
 		out.Report.Recovered = append(recovered, out.Report.Recovered...)
