@@ -2,7 +2,9 @@
 
 For every variant of a sweep (those mlagen accepts and those it refuses) this
 compiles the decode kernel of the shipped module (sparse_mla_mma.py) for the
-sweep's target with the variant's configuration and an explicit GPUTarget --
+sweep's target with the variant's configuration, twice -- as the per-cache
+entry launches it and as the whole call does (both caches, a sink): a
+variant fits only if both do -- with an explicit GPUTarget --
 no GPU needed -- and reads the shared memory Triton allocates
 (CompiledKernel.metadata.shared) and the registers and spill bytes that
 ``ptxas -v`` reports (ptxas-blackwell for sm_100 and sm_120). Arguments are
@@ -126,14 +128,14 @@ def compile_logged(src, cap, options):
 
 
 def compile_one(job):
-    kernel_path, cap, name, fields = job
+    kernel_path, cap, name, fields, whole_call = job
     module = load_kernel(kernel_path)
     config = module.Config(**fields)
     tile = config._asdict()
     row = {}
     if name in module.CONFIGS:
         row["in_configs"] = module.CONFIGS[name] == config
-    fn, sig, constexprs, options, gluon = decode_job(module, tile)
+    fn, sig, constexprs, options, gluon = decode_job(module, tile, whole_call)
     source = GluonASTSource if gluon else ASTSource
     src = source(
         fn=fn, signature=sig, constexprs=constexprs, attrs=specialised(fn, sig)
@@ -146,6 +148,34 @@ def compile_one(job):
     row.update(smem=ck.metadata.shared, **ptxas_usage(ptx, cap, log))
     if config.family == "ws":
         row.update(ws_checks(module, config, ptx, ck.metadata.shared))
+    return row
+
+
+# The two ways the module launches a decode kernel: the per-cache entry
+# (sparse_decode) and the whole call (sparse_decode_full: both caches, their
+# lengths and a sink), which selects between more code in the same kernel.
+ENTRIES = ("per cache", "whole call")
+
+
+def merge_entries(per_cache, whole_call):
+    """One row from the compiles of a variant's two entries: the worst of
+    their shared memory, registers and spills (each must fit for the
+    variant to fit), each entry's own numbers under "entries"."""
+    row = {k: v for k, v in per_cache.items() if k in ("in_configs",)}
+    row["entries"] = {ENTRIES[0]: per_cache, ENTRIES[1]: whole_call}
+    both = (per_cache, whole_call)
+    errors = [r["error"] for r in both if "error" in r]
+    if errors:
+        row["error"] = errors[0]
+        return row
+    row["smem"] = max(r["smem"] for r in both)
+    row["regs"] = max(r["regs"] or 0 for r in both)
+    row["spill"] = max(r["spill"] for r in both)
+    row["ptxas"], row["arch"] = per_cache["ptxas"], per_cache["arch"]
+    for key in ("xchg", "k_ring"):
+        found = [r[key] for r in both if key in r]
+        if found:
+            row[key] = found[0]
     return row
 
 
@@ -294,9 +324,14 @@ def main():
         budget = json.load(f)
     cap = int(budget["target"].split("_")[1])
     bundle = os.path.abspath(args.kernel)
-    jobs = [(bundle, cap, b["variant"], b["config"]) for b in budget["variants"]]
+    jobs = [
+        (bundle, cap, b["variant"], b["config"], whole_call)
+        for b in budget["variants"]
+        for whole_call in (False, True)
+    ]
     with multiprocessing.get_context("spawn").Pool(args.jobs) as pool:
-        compiled = pool.map(compile_one, jobs, chunksize=1)
+        done = pool.map(compile_one, jobs, chunksize=1)
+    compiled = [merge_entries(*done[i : i + 2]) for i in range(0, len(done), 2)]
     rows, bad = verdicts(budget, compiled, read_known(args.known), args.known)
     table = markdown(rows)
     print(table)

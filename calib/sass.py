@@ -18,6 +18,12 @@ comment, a refactor of how they are generated) is proved that way.
     python3 calib/sass.py --cap 90 kernels/sm90/sparse_mla_mma.py
     python3 calib/sass.py --cap 120 --json now.json kernels/sm120/sparse_mla_mma.py
     python3 calib/sass.py --cap 90 --compare before.json after.json
+    python3 calib/sass.py --cap 120 --whole-call kernels/sm120/sparse_mla_mma.py
+
+Each configuration's kernels are compiled as its per-cache entry
+(sparse_decode) runs them; --whole-call adds them as the whole-call entry
+(sparse_decode_full) runs them, both caches and a sink (rows "decode/full",
+"combine/.../full").
 """
 
 import argparse
@@ -61,8 +67,9 @@ def configs(module, path):
         }
         return [(name, tile)]
     ws = hasattr(module, "_ws_decode_kernel")
+    pp = hasattr(module, "_pp_decode_kernel")
     tile = {
-        "family": "ws" if ws else "mma",
+        "family": "ws" if ws else "pp" if pp else "mma",
         "block_h": module.BLOCK_H,
         "block_t": module.BLOCK_T,
         "split_k": module.SPLIT_K,
@@ -107,8 +114,10 @@ def specialised(fn, sig):
     }
 
 
-def decode_job(module, tile):
-    """(kernel, signature, constexprs, options, Gluon?) of the decode kernel.
+def decode_job(module, tile, whole_call=False):
+    """(kernel, signature, constexprs, options, Gluon?) of the decode kernel,
+    as the per-cache entry launches it or (whole_call) the whole-call one
+    with both caches, both lengths and a sink.
 
     A new kernel family adds its kernel, constexprs and launch options here."""
     family = tile["family"]
@@ -117,14 +126,28 @@ def decode_job(module, tile):
         constexprs = {"HAS_TOPK_LENGTH": True, "BLOCK_T": tile["block_t"]}
         options = {"num_warps": tile["num_warps"]}
     else:
-        fn = module._ws_decode_kernel if family == "ws" else module._mma_decode_kernel
+        fn = {
+            "ws": getattr(module, "_ws_decode_kernel", None),
+            "pp": getattr(module, "_pp_decode_kernel", None),
+        }.get(family) or module._mma_decode_kernel
         constexprs = {
             "HAS_TOPK_LENGTH": True,
             "BLOCK_H": tile["block_h"],
             "BLOCK_T": tile["block_t"],
             "SPLIT_K": tile["split_k"],
         }
+        for flag in ("HAS_EXTRA", "HAS_TOPK_LENGTH1", "HAS_SINK"):
+            if flag in fn.arg_names:
+                constexprs[flag] = whole_call
         options = {"num_warps": tile["num_warps"], "num_stages": tile["num_stages"]}
+    if family == "pp":
+        # The pipelined kernel: 16 heads a warp down the heads, the other
+        # warps across the token columns; stages are its K buffer sets.
+        constexprs["WARPS_N"] = tile["num_warps"] // (tile["block_h"] // 16)
+        constexprs["NUM_BUFS"] = tile["num_stages"]
+        halves = tile["block_t"] == module._PP_HALVES_BLOCK_T
+        constexprs["SUBTILES"] = 2 if halves else 1
+        options = {"num_warps": tile["num_warps"]}
     if family == "ws":
         # The Gluon kernel: stages are its K buffers, and it is launched at a
         # fixed register count that setmaxnreg divides between partitions.
@@ -142,38 +165,42 @@ def decode_job(module, tile):
             # The TMA descriptor over Q's rows, as _q_descriptor builds it.
             box = f"bf16[{tile['block_h']}, 64]"
             sig[name] = f"tensordesc<{box},{module._Q_BOX_LAYOUT!r}>"
-        elif name == "KV":
-            sig[name] = "*fp8e4nv"
-        elif name in ("Indices", "TopkLength"):
+        elif name in ("KV", "KV1"):
+            # Bytes where Triton has no fp8 e4m3 on the target (the module's _FP8).
+            sig[name] = "*fp8e4nv" if getattr(module, "_FP8", True) else "*u8"
+        elif name in ("Indices", "TopkLength", "Indices1", "TopkLength1"):
             sig[name] = "*i32"
         elif name == "Out":
             # The output, or the split-K partials: fp32 for the MMA kernel,
-            # bf16 for the warp-specialised one (as the launcher allocates).
+            # bf16 for the Gluon ones (as the launcher allocates).
             bf16 = family != "mma" or tile["split_k"] == 1
             sig[name] = "*bf16" if bf16 else "*fp32"
         elif name == "FinalOut":
             sig[name] = "*bf16"
-        elif name in ("Lse", "FinalLse"):
+        elif name in ("Lse", "FinalLse", "Sink"):
             sig[name] = "*fp32"
         elif name == "qk_scale":
             sig[name] = "fp32"
         else:
             sig[name] = "i32"
-    return fn, sig, constexprs, options, family == "ws"
+    return fn, sig, constexprs, options, family in ("ws", "pp")
 
 
-def combine_jobs(module, tile, cap):
+def combine_jobs(module, tile, cap, whole_call=False):
     """The combine kernel launches of a configuration: none without split-K
     partials; the fp32 combine in both of its shapes (8 one-warp slices a
-    (head, batch), or one 4-warp program); the bf16 one."""
+    (head, batch), or one 4-warp program); the bf16 one. whole_call: as the
+    whole-call entry launches them, with a sink (labels end in /full)."""
     if tile["family"] == "simt":
         return []
     k = tile["split_k"]
     if k == 1 or tile["cluster_merge"]:
         return []
-    bf16 = tile["family"] == "ws"
+    bf16 = tile["family"] in ("ws", "pp")
     fn = module._combine_bf16_kernel if bf16 else module._combine_kernel
     base = {"SPLIT_K": k, "SPLIT_P2": 1 << (k - 1).bit_length(), "PDL": cap >= 90}
+    if "HAS_SINK" in fn.arg_names:
+        base["HAS_SINK"] = whole_call
     if bf16:
         shapes = [("combine", base, 2)]
     else:
@@ -183,6 +210,8 @@ def combine_jobs(module, tile, cap):
         ]
     jobs = []
     for label, constexprs, warps in shapes:
+        if whole_call:
+            label += "/full"
         sig = {}
         for name in fn.arg_names:
             if name in constexprs:
@@ -191,7 +220,7 @@ def combine_jobs(module, tile, cap):
                 sig[name] = "*bf16" if bf16 else "*fp32"
             elif name == "Out":
                 sig[name] = "*bf16"
-            elif name in ("PartLse", "Lse"):
+            elif name in ("PartLse", "Lse", "Sink"):
                 sig[name] = "*fp32"
             else:
                 sig[name] = "i32"
@@ -234,10 +263,11 @@ def fingerprint(job):
 
     BIN = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin")
     module = load(path)
-    if which == "decode":
-        fn, sig, constexprs, options, gluon = decode_job(module, tile)
+    full = which.endswith("/full")
+    if which in ("decode", "decode/full"):
+        fn, sig, constexprs, options, gluon = decode_job(module, tile, full)
     else:
-        found = [j for j in combine_jobs(module, tile, cap) if j[0] == which]
+        found = [j for j in combine_jobs(module, tile, cap, full) if j[0] == which]
         _, fn, sig, constexprs, options, gluon = found[0]
     source = GluonASTSource if gluon else ASTSource
     src = source(
@@ -260,13 +290,18 @@ def fingerprint(job):
     }
 
 
-def jobs_of(paths, cap):
+def jobs_of(paths, cap, whole_call=False):
     jobs = []
     for path in paths:
         module = load(path)
         for name, tile in configs(module, path):
             jobs.append((path, cap, name, tile, "decode"))
             for which, *_ in combine_jobs(module, tile, cap):
+                jobs.append((path, cap, name, tile, which))
+            if not whole_call or tile["family"] == "simt":
+                continue
+            jobs.append((path, cap, name, tile, "decode/full"))
+            for which, *_ in combine_jobs(module, tile, cap, True):
                 jobs.append((path, cap, name, tile, which))
     return jobs
 
@@ -307,6 +342,11 @@ def main():
     )
     ap.add_argument("--json", help="write the rows here")
     ap.add_argument("--compare", action="store_true", help="compare two --json files")
+    ap.add_argument(
+        "--whole-call",
+        action="store_true",
+        help="also compile each configuration as the whole-call entry runs it",
+    )
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     args = ap.parse_args()
     if args.compare:
@@ -316,7 +356,9 @@ def main():
             return compare(json.load(f), json.load(g))
     if args.cap is None:
         ap.error("--cap is required")
-    jobs = jobs_of([os.path.abspath(p) for p in args.modules], args.cap)
+    jobs = jobs_of(
+        [os.path.abspath(p) for p in args.modules], args.cap, args.whole_call
+    )
     with multiprocessing.get_context("spawn").Pool(args.jobs) as pool:
         rows = pool.map(fingerprint, jobs, chunksize=1)
     for r in rows:
