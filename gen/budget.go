@@ -19,7 +19,11 @@ const CalibratedWith = "Triton 3.6.0 (ptxas 12.8 / ptxas-blackwell)"
 // other target the model is the same arithmetic, never compared with a
 // compiler: an estimate.
 var calibrations = map[string]string{
+	"sm_80":  CalibratedWith,
+	"sm_86":  CalibratedWith,
+	"sm_89":  CalibratedWith,
 	"sm_90":  CalibratedWith,
+	"sm_100": CalibratedWith,
 	"sm_120": CalibratedWith,
 }
 
@@ -94,10 +98,15 @@ func (b Budget) Summary() string {
 		commas(b.SmemBytes), commas(b.SmemLimit), b.RegsEst, model)
 }
 
-// usesWGMMA mirrors Triton 3.6's choice: warp-group MMA needs sm_90, an M of
-// at least 64 (one warp group covers 64 rows) and at least one warp group.
-func usesWGMMA(t Target, v Variant) bool {
-	return t.Path == PathWGMMA && v.BlockH >= 64 && v.NumWarps >= 4
+// tritonPath mirrors Triton 3.6's choice for the mma family's tl.dot:
+// warp-group MMA needs sm_90, an M of at least 64 (one warp group covers 64
+// rows) and at least one warp group; tcgen05 on sm_100 takes the same
+// shapes; every other dot is mma.sync.
+func tritonPath(t Target, v Variant) MMAPath {
+	if (t.Path == PathWGMMA || t.Path == PathTCGen05) && v.BlockH >= 64 && v.NumWarps >= 4 {
+		return t.Path
+	}
+	return PathMMASync
 }
 
 // The DeepSeek-V4 latent the kernels work on: 512 dims per token, held as
@@ -124,35 +133,51 @@ func Check(t Target, v Variant) Budget {
 	if v.WarpSpec {
 		return checkWarpSpec(t, b)
 	}
-	wg := usesWGMMA(t, v)
-
-	// Shared memory: what Triton 3.6 allocates for this kernel, buffer by
-	// buffer. Conversion scratch for the epilogue reuses these buffers.
-	b.Smem = append(b.Smem, Item{"q", prod(v.BlockH, headDim, bf16), "Q tile [BLOCK_H, 512] bf16, staged once for the score MMA"})
-	kCopies := 2
-	kWhy := "K tile [BLOCK_T, 512] bf16, one copy per dot-operand layout (K^T for scores, K for P.V)"
-	if wg {
-		kCopies = 1
-		kWhy = "K tile [BLOCK_T, 512] bf16, one buffer read by both wgmma (scores use its transpose)"
-		b.Operands = "wgmma: Q and K in shared memory, accumulators in registers"
-	} else {
-		b.Operands = "mma.sync: Q and K converted through shared memory into registers"
+	if v.Pipelined {
+		return checkPipelined(t, b)
 	}
-	b.Smem = append(b.Smem, Item{"k", prod(kCopies, v.BlockT, headDim, bf16), kWhy})
+	path := tritonPath(t, v)
+	b.Operands = map[MMAPath]string{
+		PathMMASync: "mma.sync: Q and K converted through shared memory into registers",
+		PathWGMMA:   "wgmma: Q and K in shared memory, accumulators in registers",
+		PathTCGen05: "tcgen05: Q and K in shared memory, the accumulator in tensor memory",
+	}[path]
+	b.Smem = tritonSmem(v, path)
+	b.SmemBytes = total(b.Smem)
+	b.Regs = tritonRegs(v, path)
+	b.RegsEst = total(b.Regs)
+	return judge(t, quirks(t, b))
+}
+
+// tritonSmem is what Triton 3.6 allocates in shared memory for the mma
+// family's kernel, buffer by buffer.
+func tritonSmem(v Variant, path MMAPath) []Item {
+	items := []Item{{"q", prod(v.BlockH, headDim, bf16), "Q tile [BLOCK_H, 512] bf16, staged once for the score MMA"}}
+	switch path {
+	case PathMMASync:
+		items = append(items, Item{"k", prod(2, v.BlockT, headDim, bf16), "K tile [BLOCK_T, 512] bf16, one copy per dot-operand layout (K^T for scores, K for P.V)"})
+	default:
+		items = append(items, Item{"k", prod(v.BlockT, headDim, bf16), "K tile [BLOCK_T, 512] bf16, one buffer read by both MMAs (scores use its transpose)"})
+	}
 	if v.NumStages >= 2 {
 		// The pipeliner prefetches the next tile's gathered bytes with
 		// cp.async: 512 fp8 bytes (7 groups of 64, padded to 8), 128 rope
 		// bytes and the 8-byte scale word per token, one tile ahead whatever
 		// num_stages is; the index loads run ahead num_stages-1 tiles (2 when
 		// num_stages is 2).
-		b.Smem = append(b.Smem, Item{"prefetch", prod(v.BlockT, 8*64*fp8+64*bf16+scaleWord), "next tile's fp8 nope, bf16 rope and scale words (cp.async)"})
+		items = append(items, Item{"prefetch", prod(v.BlockT, 8*64*fp8+64*bf16+scaleWord), "next tile's fp8 nope, bf16 rope and scale words (cp.async)"})
 		idxBufs := 1
 		if v.NumStages >= 3 {
 			idxBufs = v.NumStages
 		}
-		b.Smem = append(b.Smem, Item{"indices", prod(idxBufs, v.BlockT, 4), fmt.Sprintf("%d buffered index tile(s) [BLOCK_T] int32", idxBufs)})
+		items = append(items, Item{"indices", prod(idxBufs, v.BlockT, 4), fmt.Sprintf("%d buffered index tile(s) [BLOCK_T] int32", idxBufs)})
 	}
-	b.SmemBytes = total(b.Smem)
+	if path == PathTCGen05 {
+		// Measured on sm_100 (calib/): 512 B at one stage, 528 at two, the
+		// same at BLOCK_T 16 and 64; the accumulator leaves tensor memory
+		// for its stores with no store-layout scratch.
+		return append(items, Item{"tmem_sync", 512 + 16*(v.NumStages-1), "tensor-memory allocation and MMA completion barriers (measured)"})
+	}
 	// The epilogue converts the [BLOCK_H, 512] result to a store layout
 	// through scratch that reuses the buffers above; when the scratch is
 	// larger (fp32 partials of split-K), it sets the total.
@@ -160,71 +185,109 @@ func Check(t Target, v Variant) Budget {
 	if v.SplitK > 1 {
 		elt = 4
 	}
-	if scratch := prod(v.BlockH, headDim, elt); scratch > b.SmemBytes {
-		b.Smem = append(b.Smem, Item{"epilogue", scratch - b.SmemBytes, fmt.Sprintf("store-layout scratch for [BLOCK_H, 512] %s output needs %d B in all, more than the buffers it reuses", map[int]string{2: "bf16", 4: "fp32 partial"}[elt], scratch)})
-		b.SmemBytes = scratch
+	if scratch, sum := prod(v.BlockH, headDim, elt), total(items); scratch > sum {
+		items = append(items, Item{"epilogue", scratch - sum, fmt.Sprintf("store-layout scratch for [BLOCK_H, 512] %s output needs %d B in all, more than the buffers it reuses", map[int]string{2: "bf16", 4: "fp32 partial"}[elt], scratch)})
 	}
-
-	b.Regs = tritonRegs(v, wg)
-	b.RegsEst = total(b.Regs)
-	for _, q := range compilerQuirks {
-		if q.target == t.Name && q.match(v) {
-			b.Reasons = append(b.Reasons, fmt.Sprintf("ptxas spills %d B at this shape although the estimate (%d) is under the limit: %s", q.spill, b.RegsEst, q.why))
-		}
-	}
-	return judge(t, b)
+	return items
 }
 
-// tritonRegs estimates the registers per thread of a Triton variant, term by
-// term; wg is the wgmma path.
-func tritonRegs(v Variant, wg bool) []Item {
+// tritonRegs estimates the registers per thread of a Triton variant on its
+// MMA path, term by term.
+func tritonRegs(v Variant, path MMAPath) []Item {
 	// Registers per thread: the accumulator is exact; the operand and
 	// overhead terms are fitted to ptxas -v over the calibration grid
 	// (calib/REPORT.md) and rounded up.
 	threads := v.Threads()
-	var regs []Item
 	acc := prod(v.BlockH, headDim) / threads
-	regs = append(regs, Item{"acc", acc, "fp32 accumulator [BLOCK_H, 512] spread over the threads"})
-	if wg {
-		regs = append(regs, Item{"p_k", prod(2, v.BlockH, v.BlockT) / threads, "scores/probabilities [BLOCK_H, BLOCK_T] fp32 and their bf16 copy"})
-		regs = append(regs, Item{"overhead", 90, "addresses, masks, softmax state, dequantization temporaries (fitted)"})
-	} else {
-		// mma.sync needs the whole A operand in each warp: 16 rows of Q
-		// by 512 bf16 is 128 registers per thread, and every extra 16
-		// rows a warp covers adds that again.
-		warpsM := min(v.NumWarps, max(1, v.BlockH/16))
-		rowsPerWarp := v.BlockH / warpsM
-		regs = append(regs, Item{"q_operand", prod(rowsPerWarp, headDim, bf16) / (32 * 4), "Q as the MMA A operand, kept in registers across the token loop"})
-		extra := 0
-		if warpsM > 1 {
-			// Several warps along M replicate the K^T operand: measured
-			// about 120 more registers at BLOCK_H 32 than at 16.
-			extra = prod(60, warpsM-1, 2)
+	switch path {
+	case PathWGMMA:
+		return []Item{
+			{"acc", acc, "fp32 accumulator [BLOCK_H, 512] spread over the threads"},
+			{"p_k", prod(2, v.BlockH, v.BlockT) / threads, "scores/probabilities [BLOCK_H, BLOCK_T] fp32 and their bf16 copy"},
+			{"overhead", 90, "addresses, masks, softmax state, dequantization temporaries (fitted)"},
 		}
-		regs = append(regs, Item{"k_operand", 32 + extra, "K^T operand fragments and the dequantized tile in flight (fitted)"})
-		regs = append(regs, Item{"overhead", 28, "addresses, masks, softmax state (fitted)"})
+	case PathTCGen05:
+		regs := []Item{
+			{"acc_rescale", acc, "the accumulator lives in tensor memory; each tile's rescale by the new row maximum passes it through registers"},
+			{"p_k", prod(2, v.BlockH, v.BlockT) / threads, "scores/probabilities [BLOCK_H, BLOCK_T] fp32 and their bf16 copy"},
+			{"overhead", 90, "addresses, masks, softmax state, dequantization temporaries (fitted)"},
+		}
+		if v.NumStages >= 2 {
+			// Fitted: every 2-stage tile spills on sm_100 (4 B at BLOCK_T
+			// 16, 36-68 B at 64), every 1-stage one fits.
+			regs = append(regs, Item{"pipelined", 40, "the software pipeline's next tile in flight (fitted)"})
+		}
+		return regs
 	}
-	return regs
+	// mma.sync needs the whole A operand in each warp: 16 rows of Q by 512
+	// bf16 is 128 registers per thread, and every extra 16 rows a warp
+	// covers adds that again.
+	warpsM := min(v.NumWarps, max(1, v.BlockH/16))
+	rowsPerWarp := v.BlockH / warpsM
+	extra := 0
+	if warpsM > 1 {
+		// Several warps along M replicate the K^T operand: measured about
+		// 120 more registers at BLOCK_H 32 than at 16.
+		extra = prod(60, warpsM-1, 2)
+	}
+	return []Item{
+		{"acc", acc, "fp32 accumulator [BLOCK_H, 512] spread over the threads"},
+		{"q_operand", prod(rowsPerWarp, headDim, bf16) / (32 * 4), "Q as the MMA A operand, kept in registers across the token loop"},
+		{"k_operand", 32 + extra, "K^T operand fragments and the dequantized tile in flight (fitted)"},
+		{"overhead", 28, "addresses, masks, softmax state (fitted)"},
+	}
 }
 
 // compilerQuirks are the shapes where the register estimate sits within a
 // few registers of 255 and ptxas, for its own scheduling reasons, spills
 // while its neighbours do not. They were found by the calibration
-// (calib/REPORT.md), which recompiles every default variant in CI: a quirk
-// that disappears turns into "refused but compiles clean" and fails it, so
-// this table cannot go stale silently.
+// (calib/REPORT.md), which recompiles every default variant in CI, as the
+// per-cache entry and as the whole call: a quirk that disappears turns into
+// "refused but compiles clean" and fails it, so this table cannot go stale
+// silently.
 var compilerQuirks = []struct {
 	target string
 	match  func(Variant) bool
-	spill  int
+	spill  string
 	why    string
 }{
-	{"sm_90", func(v Variant) bool {
-		return !v.WarpSpec && v.BlockH == 64 && v.BlockT == 64 && v.NumWarps == 8 && v.SplitK == 1 && v.NumStages == 1
-	}, 8, "measured with Triton 3.6.0; the same tile with SPLIT_K 4, 16 or 32, or with 2 stages, compiles clean (calib/REPORT.md)"},
-	{"sm_120", func(v Variant) bool {
-		return !v.WarpSpec && v.BlockH == 16 && v.BlockT == 16 && v.NumWarps == 4 && v.SplitK == 1 && v.NumStages == 1
-	}, 4, "measured with Triton 3.6.0 (ptxas-blackwell); SPLIT_K > 1 and 2 stages compile clean"},
+	{"sm_90", mmaTile(64, 64, 8, 1, 1), "8 B", "measured with Triton 3.6.0; the same tile with SPLIT_K 4, 16 or 32, or with 2 stages, compiles clean (calib/REPORT.md)"},
+	{"sm_120", mmaTile(16, 16, 4, 1, 1), "4 B", "measured with Triton 3.6.0 (ptxas-blackwell); SPLIT_K > 1 and 2 stages compile clean"},
+	{"sm_100", mmaTile(64, 16, 8, 1, 1), "8 B", "measured with Triton 3.6.0 (ptxas-blackwell), in the whole call; SPLIT_K > 1 compiles clean"},
+	// The cache read as bytes: the e4m3 decoding's integer temporaries.
+	{"sm_80", func(v Variant) bool {
+		return mmaTile(16, 32, 4, 0, 0)(v) && (v.SplitK > 1 || v.NumStages == 1)
+	}, "256-324 B", "measured with Triton 3.6.0 (ptxas 12.8) on the bytes path; SPLIT_K 1 with 2 stages, 16-token tiles and 8 warps compile clean, and sm_86 does not spill"},
+	{"sm_80", ppTile(PPTileH64), "116 B", "measured with Triton 3.6.0 (ptxas 12.8), in the whole call on the bytes path; the per-cache entry compiles clean"},
+	{"sm_80", ppTile(PPTile{64, 32, 8, 2}), "16 B", "measured with Triton 3.6.0 (ptxas 12.8), in the per-cache entry on the bytes path"},
+	{"sm_86", ppTile(PPTileH64), "128-148 B", "measured with Triton 3.6.0 (ptxas 12.8), in the whole call on the bytes path; the per-cache entry compiles clean"},
+	{"sm_89", ppTile(PPTileH16), "16-32 B", "measured with Triton 3.6.0 (ptxas 12.8): 16 B in the whole call at every SPLIT_K, 32 in the per-cache entry at SPLIT_K 1; ptxas-blackwell compiles it clean for sm_120"},
+	{"sm_100", ppTile(PPTileH64), "8 B", "measured with Triton 3.6.0 (ptxas-blackwell for sm_100a); it compiles clean for sm_120"},
+	{"sm_100", ppTile(PPTile{64, 32, 8, 2}), "8-44 B", "measured with Triton 3.6.0 (ptxas-blackwell for sm_100a)"},
+}
+
+// mmaTile matches the Triton variants of one tile: SplitK (0: any) and
+// NumStages (0: any).
+func mmaTile(h, t, w, k, st int) func(Variant) bool {
+	return func(v Variant) bool {
+		return !v.WarpSpec && !v.Pipelined && v.BlockH == h && v.BlockT == t && v.NumWarps == w &&
+			(k == 0 || v.SplitK == k) && (st == 0 || v.NumStages == st)
+	}
+}
+
+// ppTile matches the pipelined variants of one tile, at any SPLIT_K.
+func ppTile(p PPTile) func(Variant) bool {
+	return func(v Variant) bool { return v.Pipelined && p.variant(v.SplitK) == v }
+}
+
+// quirks adds the refusals of compilerQuirks that match b's variant.
+func quirks(t Target, b Budget) Budget {
+	for _, q := range compilerQuirks {
+		if q.target == t.Name && q.match(b.Variant) {
+			b.Reasons = append(b.Reasons, fmt.Sprintf("ptxas spills %s at this shape although the estimate (%d) is under the limit: %s", q.spill, b.RegsEst, q.why))
+		}
+	}
+	return b
 }
 
 // judge adds the reasons a budget does not fit its target.
@@ -304,6 +367,55 @@ func checkWarpSpec(t Target, b Budget) Budget {
 	return judge(t, b)
 }
 
+// The pipelined family's register terms (lab/sm120/NOTES.md, fitted to
+// ptxas over its compiled shapes): a fitting kernel often reads 255,
+// because the compiler fills any headroom with operand prefetch, so the
+// estimate is of what the kernel needs, and the calibration checks that
+// what it accepts compiles without spills and what it refuses does not.
+const (
+	// ppChainsPlusOne: the scores of a tile in flight as two independent
+	// accumulators (or two halves) beside their probabilities.
+	ppChainsPlusOne = 3
+	// ppOverhead: operands in flight, softmax state, addresses, the loop's
+	// indices (fitted).
+	ppOverhead = 40
+	// ppScratchCap: Triton 3.6 converts the probabilities to the operand
+	// layout through at most 4 KB of shared memory, in several rounds when
+	// the tile is larger (measured: [64, 64] bf16 takes 4,096 B, [64, 16]
+	// and [16, 64] their 2,048).
+	ppScratchCap = 4096
+)
+
+// checkPipelined budgets the pipelined mma.sync family: shared memory is
+// exact (Q, the K buffer sets, and the probabilities' round trip to the
+// MMA operand layout; the row-max exchange and the epilogue reuse those),
+// registers are the accumulator, the raw tile carried around the loop one
+// register a byte, and the scores.
+func checkPipelined(t Target, b Budget) Budget {
+	v := b.Variant
+	halves := PPSubtiles(v)
+	b.Operands = "mma.sync (Gluon mma_v2): Q and the K tile in shared memory, read as MMA operands every tile; the next tile's raw bytes in registers while the MMAs run"
+	b.Smem = []Item{
+		{"q", prod(v.BlockH, headDim, bf16), "Q tile [BLOCK_H, 512] bf16, staged once, the score MMA's A operand"},
+		{"k_sets", prod(v.NumStages, v.BlockT, headDim, bf16), fmt.Sprintf("%d K buffer set(s) of 8 column groups [BLOCK_T, 64] bf16, read by both MMAs", v.NumStages)},
+		{"p_scratch", min(prod(v.BlockH, v.BlockT/halves, bf16), ppScratchCap), fmt.Sprintf("the probabilities' round trip to the MMA operand layout, [BLOCK_H, %d] bf16 (%d piece(s) a tile), at most %s B", v.BlockT/halves, halves, commas(ppScratchCap))},
+	}
+	b.SmemBytes = total(b.Smem)
+	threads := v.Threads()
+	per := prod(v.BlockT, 64) / threads // bytes of one 64-value group a thread gathers
+	b.Regs = []Item{
+		{"acc", prod(v.BlockH, headDim) / threads, "fp32 accumulator [BLOCK_H, 512] spread over the threads"},
+		{"raw_tile", 7*per + per/2 + 3, "the next tile's raw bytes carried around the loop: 7 fp8 groups one register a byte, the bf16 rope in pairs, the scale word and the indices"},
+		{"s_p", prod(v.BlockH, v.BlockT, ppChainsPlusOne) / threads, "scores of a tile as two accumulators (or halves) and their probabilities"},
+		{"overhead", ppOverhead, "operands in flight, softmax state, addresses (fitted)"},
+	}
+	b.RegsEst = total(b.Regs)
+	if t.Path == PathWGMMA {
+		b.Operands += " (on sm_90 the warp-group families serve instead)"
+	}
+	return judge(t, quirks(t, b))
+}
+
 // CheckSweep budgets every variant of s and, for each refusal, names the
 // nearest variant that fits.
 func CheckSweep(s Sweep) []Budget {
@@ -329,7 +441,8 @@ func Nearest(t Target, v Variant) (Variant, bool) {
 		for _, bt := range []int{16, 32, 64, 128} {
 			for _, w := range []int{4, 8, 16} {
 				for _, st := range []int{1, 2, 3} {
-					c := Variant{BlockH: h, BlockT: bt, SplitK: v.SplitK, NumWarps: w, NumStages: st}
+					// A refused pipelined variant is answered within its family.
+					c := Variant{BlockH: h, BlockT: bt, SplitK: v.SplitK, NumWarps: w, NumStages: st, Pipelined: v.Pipelined}
 					if !Check(t, c).Fits {
 						continue
 					}

@@ -12,12 +12,16 @@ package gen
 const (
 	FamilyMMA = "mma" // Triton tl.dot, every target
 	FamilyWS  = "ws"  // warp-specialised Gluon, sm_90 (with or without a cluster merge)
+	FamilyPP  = "pp"  // pipelined Gluon mma_v2, the targets without wgmma
 )
 
 // KernelFamily is the family whose kernel runs v.
 func KernelFamily(v Variant) string {
-	if v.WarpSpec {
+	switch {
+	case v.WarpSpec:
 		return FamilyWS
+	case v.Pipelined:
+		return FamilyPP
 	}
 	return FamilyMMA
 }
@@ -30,8 +34,25 @@ func KernelFamily(v Variant) string {
 var WSTile = Variant{BlockH: 64, BlockT: 64, NumWarps: 8, NumStages: 2, WarpSpec: true}
 
 // mmaFamily is the data of templates/mma_kernel.tmpl: the Triton MMA kernel
-// takes every setting from its Config at run time, so there is none yet.
-type mmaFamily struct{}
+// takes every tile setting from its Config at run time; what it takes from
+// the target is how it reads fp8.
+type mmaFamily struct {
+	FP8 bool // Triton has fp8 e4m3 on the target (else the cache is read as bytes)
+}
+
+// ppFamily is the data of templates/pp_kernel.tmpl: the settings the budget
+// model and the kernel must agree on, and how the target reads fp8.
+type ppFamily struct {
+	FP8          bool
+	HalvesBlockT int // PPHalvesBlockT
+}
+
+// dequantData is the data of the dequantisation fragments in common.tmpl:
+// the language module ("tl" or "gl") and whether the target has fp8 e4m3.
+type dequantData struct {
+	Lang string
+	FP8  bool
+}
 
 // wsFamily is the data of templates/ws_kernel.tmpl: the settings the budget
 // model and the kernel must agree on.
@@ -79,11 +100,33 @@ type bundleData struct {
 	SIMT      string     // what select() names when no configuration serves a shape
 	MMA       *mmaFamily // nil when no configuration is of the family
 	WS        *wsFamily
+	PP        *ppFamily
+	// FP8 says whether Triton has fp8 e4m3 on the target: where it does
+	// not (sm_80, sm_86) every family reads the cache as bytes and builds
+	// the values from their bits.
+	FP8 bool
+	// Tables are the selections as the module's Python tables.
+	PerCache, WholeCall pyTables
+}
+
+// pyTables is a selection as the module's Python tables: the heads, batch
+// and topk (or, for the whole call, tokens) bounds, 0 for None, and one
+// [batch][topk] table per heads bucket.
+type pyTables struct {
+	Prefix, Label                       string // "" and "topk", or "FULL_" and "tokens"
+	Source                              string
+	HeadBounds, BatchBounds, TopkBounds []int
+	Tables                              [][][]string
+}
+
+func newPyTables(prefix, label string, s Selection) pyTables {
+	return pyTables{Prefix: prefix, Label: label, Source: s.Source, HeadBounds: s.HeadBounds(), BatchBounds: s.BatchBounds, TopkBounds: s.TopkBounds, Tables: s.Tables()}
 }
 
 // simtData is the data of templates/simt.py.tmpl.
 type simtData struct {
 	Command  string
+	FP8      bool // Triton has fp8 e4m3 on the target (else the cache is read as bytes)
 	BlockT   int // tokens per tile
 	NumWarps int
 }
@@ -107,4 +150,8 @@ type variantsData struct {
 	Bundle     string
 	SIMT       string
 	WS         *wsFamily // nil when the sweep has no warp-specialised variant
+	PP         *ppFamily // nil when it has no pipelined one
+	FP8        bool
+	// The selections as tables per heads bucket.
+	PerCache, WholeCall pyTables
 }

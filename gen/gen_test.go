@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -185,6 +186,7 @@ func TestEmitNothingFits(t *testing.T) {
 	tg, _ := LookupTarget("sm_120")
 	s := DefaultSweep(tg)
 	s.BlockH, s.BlockT = []int{64}, []int{64}
+	s.PPTiles = []PPTile{{BlockH: 64, BlockT: 64, NumWarps: 8, Bufs: 1}}
 	e, err := Emit(s, "test", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -192,18 +194,18 @@ func TestEmitNothingFits(t *testing.T) {
 	if len(e.Fitting()) != 0 {
 		t.Fatalf("expected nothing to fit, got %d", len(e.Fitting()))
 	}
-	for _, row := range e.Selection.Table {
-		for _, n := range row {
-			if n != SIMTName {
-				t.Errorf("with nothing fitting the selection must fall back to %s, got %s", SIMTName, n)
-			}
+	for _, n := range e.Selection.Names() {
+		if n != SIMTName {
+			t.Errorf("with nothing fitting the selection must fall back to %s, got %s", SIMTName, n)
 		}
 	}
 }
 
 // A bundle lists every fitting variant as a configuration, and carries a
-// kernel family's code only when one of its configurations uses it.
+// kernel family's code only when one of its configurations uses it; the
+// targets without fp8 e4m3 in Triton read the cache as bytes.
 func TestBundleFamilies(t *testing.T) {
+	sm80, _ := LookupTarget("sm_80")
 	sm90, _ := LookupTarget("sm_90")
 	sm120, _ := LookupTarget("sm_120")
 	noWS := DefaultSweep(sm90)
@@ -211,26 +213,34 @@ func TestBundleFamilies(t *testing.T) {
 	// The one MMA variant here is refused (a ptxas spill the model knows).
 	wsOnly := DefaultSweep(sm90)
 	wsOnly.BlockH, wsOnly.BlockT, wsOnly.SplitK, wsOnly.NumStages = []int{64}, []int{64}, []int{1}, []int{1}
-	mmaCode := []string{"def _mma_decode_kernel(", "def _combine_kernel(", "def _run_mma(", `"mma": (_run_mma, None)`}
-	wsCode := []string{"from triton.experimental import gluon", "def _ws_decode_kernel(", "def _combine_bf16_kernel(",
-		"def _run_ws(", "def _launch_in_clusters(", `"ws": (_run_ws, _why_not_ws)`}
+	noPP := DefaultSweep(sm120)
+	noPP.PPTiles = nil
+	mmaCode := []string{"def _mma_decode_kernel(", "def _combine_kernel(", "def _mma_launches(", `"mma": _Family(_mma_launches, None, "float32")`}
+	wsCode := []string{"from triton.experimental.gluon.language.nvidia.hopper import (", "def _ws_decode_kernel(",
+		"def _ws_launches(", `"ws": _Family(_ws_launches, _why_not_ws, "bfloat16")`}
+	ppCode := []string{"from triton.experimental.gluon.language.nvidia.ampere import mma_v2", "def _pp_decode_kernel(",
+		"def _pp_launches(", `"pp": _Family(_pp_launches, None, "bfloat16")`}
+	gluonCode := []string{"from triton.experimental import gluon", "def _combine_bf16_kernel(", "def _gl_tile_source("}
+	bytesCode := []string{"_FP8 = False", "def _e4m3_to_f32(x):"}
 	for _, tc := range []struct {
-		name     string
-		s        Sweep
-		mma, ws  bool
-		fitCount int
+		name                string
+		s                   Sweep
+		mma, ws, pp, bytes_ bool
+		fitCount            int
 	}{
-		{"sm_90 default", DefaultSweep(sm90), true, true, 40},
-		{"sm_120 default", DefaultSweep(sm120), true, false, 23},
-		{"sm_90 without ws", noWS, true, false, 31},
-		{"sm_90 ws only", wsOnly, false, true, 9},
+		{"sm_90 default", DefaultSweep(sm90), true, true, false, false, 40},
+		{"sm_120 default", DefaultSweep(sm120), true, false, true, false, 33},
+		{"sm_120 without pp", noPP, true, false, false, false, 23},
+		{"sm_80 default", DefaultSweep(sm80), true, false, true, true, 0},
+		{"sm_90 without ws", noWS, true, false, false, false, 31},
+		{"sm_90 ws only", wsOnly, false, true, false, false, 9},
 	} {
 		e, err := Emit(tc.s, "test", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		bundle := string(fileNamed(t, e.Files, BundleFile))
-		if n := len(e.Fitting()); n != tc.fitCount {
+		if n := len(e.Fitting()); tc.fitCount > 0 && n != tc.fitCount {
 			t.Errorf("%s: %d variants fit, want %d", tc.name, n, tc.fitCount)
 		}
 		for _, b := range e.Fitting() {
@@ -246,7 +256,7 @@ func TestBundleFamilies(t *testing.T) {
 		for _, family := range []struct {
 			want    bool
 			markers []string
-		}{{tc.mma, mmaCode}, {tc.ws, wsCode}} {
+		}{{tc.mma, mmaCode}, {tc.ws, wsCode}, {tc.pp, ppCode}, {tc.ws || tc.pp, gluonCode}, {tc.bytes_, bytesCode}} {
 			for _, m := range family.markers {
 				if got := strings.Contains(bundle, m); got != family.want {
 					t.Errorf("%s: bundle contains %q = %v, want %v", tc.name, m, got, family.want)
@@ -254,6 +264,21 @@ func TestBundleFamilies(t *testing.T) {
 			}
 		}
 	}
+}
+
+// pyBoundsText is a bound list as the bundle writes it.
+func pyBoundsText(ns []int) string {
+	parts := make([]string, len(ns))
+	for i, n := range ns {
+		parts[i] = "None"
+		if n != 0 {
+			parts[i] = fmt.Sprint(n)
+		}
+	}
+	if len(parts) == 1 {
+		return "(" + parts[0] + ",)"
+	}
+	return "(" + strings.Join(parts, ", ") + ")"
 }
 
 func fileNamed(t *testing.T, files []File, name string) []byte {
@@ -268,7 +293,8 @@ func fileNamed(t *testing.T, files []File, name string) []byte {
 }
 
 // What patch installs (Bundle) is what emit writes for the default sweep,
-// and it carries the measured selection.
+// and it carries the measured selection where the target has one (sm_90,
+// sm_120), else the static rule, by heads either way.
 func TestBundleIsEmitted(t *testing.T) {
 	for _, target := range checkedIn {
 		tg, _ := LookupTarget(target)
@@ -283,9 +309,31 @@ func TestBundleIsEmitted(t *testing.T) {
 		if !bytes.Equal(got, fileNamed(t, e.Files, BundleFile)) {
 			t.Errorf("%s: Bundle differs from the emitted %s", target, BundleFile)
 		}
+		// The bundle's tables have the selections' heads buckets: 16, 32 and
+		// more for the static rule, the head counts measured otherwise.
+		for _, want := range []string{
+			"\nHEAD_BOUNDS = " + pyBoundsText(e.Selection.HeadBounds()) + "\n",
+			"\nFULL_HEAD_BOUNDS = " + pyBoundsText(e.Selection.ForWholeCall().HeadBounds()) + "\n",
+		} {
+			if !strings.Contains(string(got), want) {
+				t.Errorf("%s: the bundle has no %q", target, want)
+			}
+		}
 		sel, ok, err := MeasuredSelection(tg)
-		if err != nil || !ok {
-			t.Fatalf("%s: no embedded measured selection (%v)", target, err)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if measured := target == "sm_90" || target == "sm_120"; ok != measured {
+			t.Fatalf("%s: embedded measured selection %v, want %v", target, ok, measured)
+		}
+		if !ok {
+			if !slices.Equal(e.Selection.HeadBounds(), []int{16, 32, 0}) {
+				t.Errorf("%s: the static rule's heads buckets are %v, want 16, 32 and more", target, e.Selection.HeadBounds())
+			}
+			if !strings.HasPrefix(e.Selection.Source, "static rule") || !strings.Contains(string(got), e.Selection.Source) {
+				t.Errorf("%s: source %q, want the static rule, named in the bundle", target, e.Selection.Source)
+			}
+			continue
 		}
 		if diff := cmp.Diff(sel, e.Selection); diff != "" {
 			t.Errorf("%s: the default sweep does not carry the measured selection (-want +got):\n%s", target, diff)
@@ -347,7 +395,13 @@ func TestPerVariantFiles(t *testing.T) {
 		if n := strings.Count(text, ": Config("); n != 1 {
 			t.Errorf("%s: %d CONFIGS entries, want 1", f.Name, n)
 		}
-		if n, cells := strings.Count(text, fmt.Sprintf("        %q,\n", b.Name)), len(e.Selection.BatchBounds)*len(e.Selection.TopkBounds); n != cells {
+		// Every cell of the per-cache tables, and the whole call's, which
+		// are the same tables here.
+		cells := 0
+		for _, table := range e.Selection.Tables() {
+			cells += 2 * len(table) * len(e.Selection.TopkBounds)
+		}
+		if n := strings.Count(text, fmt.Sprintf("            %q,\n", b.Name)); n != cells {
 			t.Errorf("%s: named in %d selection cells, want %d", f.Name, n, cells)
 		}
 		if got, want := strings.Contains(text, "def _ws_decode_kernel("), b.Variant.WarpSpec; got != want {
@@ -380,7 +434,7 @@ func TestCalibrationInput(t *testing.T) {
 		r := in.Variants[i]
 		c := r.Config
 		v := Variant{BlockH: c.BlockH, BlockT: c.BlockT, SplitK: c.SplitK, NumWarps: c.NumWarps, NumStages: c.NumStages,
-			WarpSpec: c.Family == FamilyWS, ClusterMerge: c.ClusterMerge}
+			WarpSpec: c.Family == FamilyWS, ClusterMerge: c.ClusterMerge, Pipelined: c.Family == FamilyPP}
 		if r.Variant != b.Name || v != b.Variant || r.Fits != b.Fits || r.SmemBytes != b.SmemBytes || r.RegsEst != b.RegsEst {
 			t.Errorf("row %d %+v does not match the budget of %s", i, r, b.Name)
 		}
@@ -409,5 +463,97 @@ func TestWarpSpecialisedVariantsHaveWSTile(t *testing.T) {
 	}
 	if seen == 0 {
 		t.Fatal("no default sweep holds a warp-specialised variant")
+	}
+}
+
+// The pipelined family's shared memory is Q, the K buffer sets and the
+// probabilities' round trip, exactly what Triton 3.6 allocated for K1's
+// compiled shapes (lab/sm120/NOTES.md); its refusals name the limit.
+func TestCheckPipelined(t *testing.T) {
+	sm120, _ := LookupTarget("sm_120")
+	sm80, _ := LookupTarget("sm_80")
+	for _, tc := range []struct {
+		v    Variant
+		smem int
+		fits bool
+	}{
+		{PPTileH64.variant(2), 100352, true},  // 65,536 + 32,768 + 2,048 (two halves of 16)
+		{PPTileH16.variant(8), 83968, true},   // 16,384 + 65,536 + 2,048
+		{PPTile{64, 16, 8, 2}.variant(1), 100352, true},
+		{PPTile{64, 32, 8, 2}.variant(1), 133120, false}, // two sets of 32 tokens beside 64 heads: > 99 KB
+	} {
+		b := Check(sm120, tc.v)
+		if b.SmemBytes != tc.smem || b.Fits != tc.fits {
+			t.Errorf("%s: smem %d fits %v (%v), want %d %v", tc.v.Name(), b.SmemBytes, b.Fits, b.Reasons, tc.smem, tc.fits)
+		}
+	}
+	wide := Check(sm120, PPTile{64, 64, 8, 1}.variant(1))
+	if reasons := strings.Join(wide.Reasons, "; "); wide.Fits || !strings.Contains(reasons, "101,376 B limit") || !strings.Contains(reasons, "registers") {
+		t.Errorf("pp_h64_t64 on sm_120: %v", wide.Reasons)
+	}
+	if n, ok := Nearest(sm120, wide.Variant); !ok || !n.Pipelined || !Check(sm120, n).Fits {
+		t.Errorf("nearest fit of %s: %s (ok %v), want a fitting pipelined variant", wide.Name, n.Name(), ok)
+	}
+	// sm_80 has 163 KB: the two buffer sets fit there as far as shared memory goes.
+	if b := Check(sm80, PPTile{64, 32, 8, 2}.variant(1)); b.SmemBytes > sm80.SmemLimit {
+		t.Errorf("sm_80: %d B", b.SmemBytes)
+	}
+}
+
+// The pipelined template is written for 16-row warps down the heads and
+// whole 8-column MMA tiles across the tokens: other shapes are invalid.
+func TestValidatePipelined(t *testing.T) {
+	for _, tc := range []struct {
+		v    Variant
+		want string
+	}{
+		{Variant{BlockH: 128, BlockT: 32, SplitK: 1, NumWarps: 8, NumStages: 1, Pipelined: true}, "BLOCK_H 16, 32 or 64"},
+		{Variant{BlockH: 64, BlockT: 32, SplitK: 1, NumWarps: 2, NumStages: 1, Pipelined: true}, "multiple of BLOCK_H / 16"},
+		{Variant{BlockH: 16, BlockT: 32, SplitK: 1, NumWarps: 8, NumStages: 1, Pipelined: true}, "less than one 8-column MMA tile"},
+		{Variant{BlockH: 64, BlockT: 32, SplitK: 1, NumWarps: 8, NumStages: 3, Pipelined: true}, "one or two K buffer sets"},
+		{Variant{BlockH: 64, BlockT: 64, SplitK: 1, NumWarps: 8, NumStages: 2, Pipelined: true, WarpSpec: true}, "no warp specialisation"},
+	} {
+		if err := tc.v.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: %v, want an error naming %q", tc.v, err, tc.want)
+		}
+	}
+	for _, tile := range DefaultSweep(Targets()[0]).PPTiles {
+		if err := tile.variant(4).Validate(); err != nil {
+			t.Errorf("default tile %+v: %v", tile, err)
+		}
+	}
+}
+
+// A selection's heads buckets: ascending bounds, one table each of the
+// batch x topk shape; the whole call runs the per-cache tables when it has
+// none of its own.
+func TestSelectionHeads(t *testing.T) {
+	row := []string{"a", "b"}
+	sel := Selection{Target: "sm_120", Source: "test", BatchBounds: []int{1, 0}, TopkBounds: []int{512, 0},
+		Table: [][]string{row, row}, FewerHeads: []HeadsTable{{16, [][]string{row, {"c", "b"}}}, {32, [][]string{row, row}}}}
+	fits := map[string]bool{"a": true, "b": true, "c": true}
+	if err := sel.Validate(fits); err != nil {
+		t.Fatal(err)
+	}
+	if got := sel.HeadBounds(); !slices.Equal(got, []int{16, 32, 0}) {
+		t.Errorf("head bounds %v", got)
+	}
+	if tables := sel.Tables(); len(tables) != 3 || tables[0][1][0] != "c" {
+		t.Errorf("tables %v", tables)
+	}
+	w := sel.ForWholeCall()
+	if w.WholeCall != nil || !strings.Contains(w.Source, "per-cache selection at the call's total tokens") || len(w.Tables()) != 3 {
+		t.Errorf("derived whole call %+v", w)
+	}
+	for _, bad := range []func(*Selection){
+		func(s *Selection) { s.FewerHeads = []HeadsTable{{32, s.Table}, {16, s.Table}} },
+		func(s *Selection) { s.FewerHeads = []HeadsTable{{16, [][]string{row}}} },
+		func(s *Selection) { s.WholeCall = &Selection{BatchBounds: []int{0}, TopkBounds: []int{0}, Table: [][]string{{"zzz"}}} },
+	} {
+		s := sel
+		bad(&s)
+		if err := s.Validate(fits); err == nil {
+			t.Errorf("%+v validated", s)
+		}
 	}
 }

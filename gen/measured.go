@@ -21,13 +21,24 @@ type Results struct {
 		Case    string `json:"case"`
 		Passed  bool   `json:"passed"`
 	} `json:"correctness"`
-	Timing []struct {
-		Variant string   `json:"variant"`
-		Batch   int      `json:"batch"`
-		Topk    int      `json:"topk"`
-		US      float64  `json:"us"`
-		GraphUS *float64 `json:"graph_us"`
-	} `json:"timing"`
+	Timing []Timing `json:"timing"`
+}
+
+// EntryWholeCall marks a timing row of the whole-call entry point
+// (sparse_decode_full); rows without an entry time the per-cache one.
+const EntryWholeCall = "whole call"
+
+// Timing is one timed shape of one configuration. Heads is 0 in results
+// written before the harness recorded it; a whole-call row's Topk is the
+// tokens of both caches (window and extra).
+type Timing struct {
+	Variant string   `json:"variant"`
+	Entry   string   `json:"entry,omitempty"`
+	Heads   int      `json:"heads,omitempty"`
+	Batch   int      `json:"batch"`
+	Topk    int      `json:"topk"`
+	US      float64  `json:"us"`
+	GraphUS *float64 `json:"graph_us"`
 }
 
 // ParseResults decodes a harness results file.
@@ -42,52 +53,138 @@ func ParseResults(data []byte) (Results, error) {
 	return r, nil
 }
 
-// SelectMeasured picks, for every (batch, topk) bucket, the fastest variant
-// among fits that passed every correctness case. A call's time is its
-// CUDA-graph replay time where measured (what SGLang's decode sees), else
-// its plain launch time. A bucket with no passing MMA variant gets the SIMT
-// baseline, which the bundle hands back to SGLang's own kernel.
+// SelectMeasured picks, for every (heads, batch, topk) bucket, the fastest
+// variant among fits that passed every correctness case. A call's time is
+// its CUDA-graph replay time where measured (what SGLang's decode sees),
+// else its plain launch time. A bucket with no passing MMA variant gets the
+// SIMT baseline, which the bundle hands back to SGLang's own kernel.
 //
 // The batch buckets are the batches the results timed: the measured shapes 1,
 // 16, 64 and 128 must be there, and any other timed batch (the harness also
 // times 8 and 32) adds a bucket that runs up to it, so a decode batch is
 // served by the variant measured at the nearest batch at or above it.
+//
+// The heads buckets are the head counts the results timed, the same way:
+// each runs up to its count, the largest takes every count above, and a
+// shape a smaller head count was not timed at takes the next larger one's
+// choice. Results with one head count (or none recorded) give one table for
+// every H. Rows of the whole-call entry give the whole call's selection,
+// over the token totals they timed; without them the whole call runs the
+// per-cache tables at the call's total tokens.
 func SelectMeasured(r Results, fits map[string]bool, source string) (Selection, error) {
-	batches := measuredBatches(r)
-	s := Selection{Target: r.Target, Source: source, BatchBounds: bucketBounds(batches), TopkBounds: bucketBounds(bucketTopk)}
 	ranked := rankShapes(r, fits)
-	var missing []string
-	for _, b := range batches {
-		var row []string
-		for _, tk := range bucketTopk {
-			name := SIMTName
-			if c := ranked[shape{b, tk}]; len(c) > 0 {
-				name = c[0].name
-			} else if !hasShape(r, b, tk) {
-				missing = append(missing, fmt.Sprintf("batch %d topk %d", b, tk))
-			}
-			row = append(row, name)
-		}
-		s.Table = append(s.Table, row)
-	}
+	s, missing := measuredSelection(r, ranked, "", bucketTopk)
+	s.Target, s.Source = r.Target, source
 	if len(missing) > 0 {
 		return s, fmt.Errorf("results have no timing for %s: the selection needs batch %v x topk %v (run the harness with its default --batches and --topks)",
-			strings.Join(missing, ", "), batches, bucketTopk)
+			strings.Join(missing, ", "), measuredBatches(r, ""), bucketTopk)
+	}
+	if tokens := timedTopks(r, EntryWholeCall); len(tokens) > 0 {
+		w, missing := measuredSelection(r, ranked, EntryWholeCall, tokens)
+		w.Target, w.Source = r.Target, source+" (whole call)"
+		if len(missing) > 0 {
+			return s, fmt.Errorf("results have no whole-call timing for %s: the largest timed head count needs every timed batch x tokens", strings.Join(missing, ", "))
+		}
+		s.WholeCall = &w
 	}
 	return s, nil
 }
 
-// measuredBatches is bucketBatch plus every other batch the results timed,
-// ascending.
-func measuredBatches(r Results) []int {
-	batches := slices.Clone(bucketBatch)
+// measuredSelection is the selection of one entry's rows over topks, and
+// the shapes it needed that the results did not time. The largest head
+// count must be timed at every batch and topk; a smaller one's untimed cell
+// takes the choice of the next larger head count there.
+func measuredSelection(r Results, ranked map[shape][]timed, entry string, topks []int) (Selection, []string) {
+	batches := measuredBatches(r, entry)
+	s := Selection{BatchBounds: bucketBounds(batches), TopkBounds: bucketBounds(topks)}
+	heads := timedHeads(r, entry)
+	tables := make([][][]string, len(heads))
+	var missing []string
+	for i := len(heads) - 1; i >= 0; i-- {
+		h := heads[i]
+		for bi, b := range batches {
+			var row []string
+			for ti, tk := range topks {
+				k := shape{entry, h, b, tk}
+				name := SIMTName
+				switch {
+				case len(ranked[k]) > 0:
+					name = ranked[k][0].name
+				case hasShape(r, k):
+					// Timed, but nothing that fits passed: SGLang's kernel.
+				case i < len(heads)-1:
+					name = tables[i+1][bi][ti]
+				default:
+					where := fmt.Sprintf("batch %d topk %d", b, tk)
+					if len(heads) > 1 {
+						where = fmt.Sprintf("heads %d %s", h, where)
+					}
+					missing = append(missing, where)
+				}
+				row = append(row, name)
+			}
+			tables[i] = append(tables[i], row)
+		}
+	}
+	for i, h := range heads[:len(heads)-1] {
+		s.FewerHeads = append(s.FewerHeads, HeadsTable{MaxHeads: h, Table: tables[i]})
+	}
+	s.Table = tables[len(heads)-1]
+	return s, missing
+}
+
+// measuredBatches is bucketBatch plus every other batch the entry's rows
+// timed, ascending (the whole call: the batches it timed).
+func measuredBatches(r Results, entry string) []int {
+	var batches []int
+	if entry == "" {
+		batches = slices.Clone(bucketBatch)
+	}
 	for _, t := range r.Timing {
-		if t.Batch > 0 {
+		if t.Batch > 0 && entryOf(t) == entry {
 			batches = append(batches, t.Batch)
 		}
 	}
 	slices.Sort(batches)
 	return slices.Compact(batches)
+}
+
+// timedHeads are the head counts the entry's rows timed, ascending (0 when
+// none is recorded).
+func timedHeads(r Results, entry string) []int {
+	var heads []int
+	for _, t := range r.Timing {
+		if entryOf(t) == entry {
+			heads = append(heads, t.Heads)
+		}
+	}
+	slices.Sort(heads)
+	heads = slices.Compact(heads)
+	if len(heads) == 0 {
+		return []int{0}
+	}
+	return heads
+}
+
+// timedTopks are the topks (whole call: token totals) the entry's rows
+// timed, ascending.
+func timedTopks(r Results, entry string) []int {
+	var topks []int
+	for _, t := range r.Timing {
+		if entryOf(t) == entry && t.Topk > 0 {
+			topks = append(topks, t.Topk)
+		}
+	}
+	slices.Sort(topks)
+	return slices.Compact(topks)
+}
+
+// entryOf is "" for a per-cache row, EntryWholeCall for a whole-call one.
+func entryOf(t Timing) string {
+	if t.Entry == EntryWholeCall {
+		return EntryWholeCall
+	}
+	return ""
 }
 
 // A NearTie is a bucket whose chosen variant is faster than the next
@@ -99,16 +196,19 @@ type NearTie struct {
 	ChosenUS, RunnerUpUS float64
 }
 
-// NearTies lists, in bucket order, the buckets where the runner-up of
-// SelectMeasured's ranking is within frac (0.02 for 2%) of the choice.
-// It changes nothing: it tells whoever reviews a new selection which
-// choices are within the run-to-run spread of the measurement.
+// NearTies lists, in bucket order, the per-cache buckets of the largest
+// timed head count where the runner-up of SelectMeasured's ranking is
+// within frac (0.02 for 2%) of the choice. It changes nothing: it tells
+// whoever reviews a new selection which choices are within the run-to-run
+// spread of the measurement.
 func NearTies(r Results, fits map[string]bool, frac float64) []NearTie {
 	ranked := rankShapes(r, fits)
+	heads := timedHeads(r, "")
+	h := heads[len(heads)-1]
 	var ties []NearTie
-	for _, b := range measuredBatches(r) {
+	for _, b := range measuredBatches(r, "") {
 		for _, tk := range bucketTopk {
-			c := ranked[shape{b, tk}]
+			c := ranked[shape{"", h, b, tk}]
 			if len(c) >= 2 && c[1].us <= c[0].us*(1+frac) {
 				ties = append(ties, NearTie{b, tk, c[0].name, c[1].name, c[0].us, c[1].us})
 			}
@@ -117,7 +217,11 @@ func NearTies(r Results, fits map[string]bool, frac float64) []NearTie {
 	return ties
 }
 
-type shape struct{ batch, topk int }
+// shape is one timed cell: the entry ("" per cache), heads, batch, topk.
+type shape struct {
+	entry              string
+	heads, batch, topk int
+}
 
 type timed struct {
 	name string
@@ -144,7 +248,7 @@ func rankShapes(r Results, fits map[string]bool) map[shape][]timed {
 		if t.GraphUS != nil {
 			us = *t.GraphUS
 		}
-		k := shape{t.Batch, t.Topk}
+		k := shape{entryOf(t), t.Heads, t.Batch, t.Topk}
 		if fastest[k] == nil {
 			fastest[k] = map[string]float64{}
 		}
@@ -169,9 +273,9 @@ func rankShapes(r Results, fits map[string]bool) map[shape][]timed {
 	return ranked
 }
 
-func hasShape(r Results, batch, topk int) bool {
+func hasShape(r Results, k shape) bool {
 	for _, t := range r.Timing {
-		if t.Batch == batch && t.Topk == topk {
+		if (shape{entryOf(t), t.Heads, t.Batch, t.Topk}) == k {
 			return true
 		}
 	}

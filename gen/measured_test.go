@@ -2,6 +2,7 @@ package gen
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -116,5 +117,79 @@ func TestSelectMeasuredMissingShapes(t *testing.T) {
 		"the selection needs batch [1 8 16 64 128] x topk [512 2048] (run the harness with its default --batches and --topks)"
 	if err == nil || err.Error() != want {
 		t.Errorf("error = %v, want %q", err, want)
+	}
+}
+
+// rowAt is a timing row with heads and an entry ("" per cache).
+func rowAt(variant, entry string, heads, batch, topk int, us float64) string {
+	return fmt.Sprintf(`{"variant": %q, "entry": %q, "heads": %d, "batch": %d, "topk": %d, "us": 99, "graph_us": %g}`,
+		variant, entry, heads, batch, topk, us)
+}
+
+// Results timed at several head counts give a table per head count (each
+// running up to it, the largest above it too); whole-call rows give the
+// whole call's selection over the token totals they timed.
+func TestSelectMeasuredHeads(t *testing.T) {
+	var rows []string
+	for _, h := range []int{16, 64} {
+		for _, b := range []int{1, 16, 64, 128} {
+			for _, tk := range []int{512, 2048} {
+				// "small" wins at 16 heads, "big" at 64.
+				small, big := 10.0, 11.0
+				if h == 64 {
+					small, big = 11, 10
+				}
+				rows = append(rows, rowAt("small", "", h, b, tk, small), rowAt("big", "", h, b, tk, big))
+			}
+			// The whole call at 640 and 2176 tokens: "big" except at H 16 B 1.
+			for _, tk := range []int{640, 2176} {
+				us := 9.0
+				if h == 16 && b == 1 {
+					us = 12
+				}
+				rows = append(rows, rowAt("small", EntryWholeCall, h, b, tk, 10), rowAt("big", EntryWholeCall, h, b, tk, us))
+			}
+		}
+	}
+	r, err := ParseResults([]byte(timingRows(rows...)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fits := map[string]bool{"small": true, "big": true}
+	sel, err := SelectMeasured(r, fits, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := func(name string) [][]string {
+		return [][]string{{name, name}, {name, name}, {name, name}, {name, name}}
+	}
+	want := Selection{
+		Target: "sm_90", Source: "test", BatchBounds: []int{1, 16, 64, 0}, TopkBounds: []int{512, 0},
+		Table: all("big"), FewerHeads: []HeadsTable{{16, all("small")}},
+		WholeCall: &Selection{
+			Target: "sm_90", Source: "test (whole call)", BatchBounds: []int{1, 16, 64, 0}, TopkBounds: []int{640, 0},
+			Table: all("big"), FewerHeads: []HeadsTable{{16, [][]string{{"small", "small"}, {"big", "big"}, {"big", "big"}, {"big", "big"}}}},
+		},
+	}
+	if diff := cmp.Diff(want, sel); diff != "" {
+		t.Errorf("SelectMeasured (-want +got):\n%s", diff)
+	}
+	if err := sel.Validate(fits); err != nil {
+		t.Error(err)
+	}
+	// An untimed cell of a smaller head count takes the larger one's choice;
+	// an untimed cell of the largest is an error that names it.
+	r.Timing = slices.DeleteFunc(r.Timing, func(t Timing) bool {
+		return t.Entry == "" && t.Heads == 16 && t.Batch == 1 && t.Topk == 512
+	})
+	sel, err = SelectMeasured(r, fits, "test")
+	if err != nil || sel.FewerHeads[0].Table[0][0] != "big" || sel.FewerHeads[0].Table[0][1] != "small" {
+		t.Errorf("H 16 without B 1 topk 512: %v, %v", sel.FewerHeads, err)
+	}
+	r.Timing = slices.DeleteFunc(r.Timing, func(t Timing) bool {
+		return t.Entry == "" && t.Heads == 64 && t.Batch == 16 && t.Topk == 2048
+	})
+	if _, err := SelectMeasured(r, fits, "test"); err == nil || !strings.Contains(err.Error(), "no timing for heads 64 batch 16 topk 2048") {
+		t.Errorf("missing shape: %v", err)
 	}
 }

@@ -91,7 +91,7 @@ func Emit(s Sweep, command string, sel *Selection) (Emission, error) {
 		data       any
 	}{
 		{BundleFile, "bundle.py.tmpl", newBundleData(command, s.Target, "", e.Fitting(), e.Selection)},
-		{SIMTName + ".py", "simt.py.tmpl", simtData{Command: command, BlockT: simtBlockT, NumWarps: simtNumWarps}},
+		{SIMTName + ".py", "simt.py.tmpl", simtData{Command: command, FP8: s.Target.FP8, BlockT: simtBlockT, NumWarps: simtNumWarps}},
 		{HarnessFile, "harness.py.tmpl", harnessData{Command: command, Target: s.Target, Bundle: BundleFile, SIMT: SIMTName}},
 		{VariantsDoc, "variants.md.tmpl", newVariantsData(command, s, e.Budgets, e.Selection)},
 	}
@@ -118,11 +118,7 @@ func (e Emission) PerVariantFiles() ([]File, error) {
 	var out []File
 	for _, b := range e.Fitting() {
 		// The emission's buckets, every one of them running b.
-		sel := Selection{Target: e.Selection.Target, Source: "this module's one configuration, in every bucket",
-			BatchBounds: e.Selection.BatchBounds, TopkBounds: e.Selection.TopkBounds}
-		for range e.Selection.BatchBounds {
-			sel.Table = append(sel.Table, slices.Repeat([]string{b.Name}, len(e.Selection.TopkBounds)))
-		}
+		sel := e.Selection.everywhere(b.Name, "this module's one configuration, in every bucket")
 		data, err := r.render("bundle.py.tmpl", newBundleData(e.Command+" --per-variant", e.Sweep.Target, b.Name, []Budget{b}, sel))
 		if err != nil {
 			return nil, fmt.Errorf("render %s: %w", b.Name, err)
@@ -166,14 +162,17 @@ func Bundle(t Target) ([]byte, error) {
 
 // newBundleData lists configs (in their order) and the families they need.
 func newBundleData(command string, t Target, alone string, configs []Budget, sel Selection) bundleData {
-	d := bundleData{Command: command, Target: t, Alone: alone, Selection: sel, SIMT: SIMTName}
+	d := bundleData{Command: command, Target: t, Alone: alone, Selection: sel, SIMT: SIMTName, FP8: t.FP8,
+		PerCache: newPyTables("", "topk", sel), WholeCall: newPyTables("FULL_", "tokens", sel.ForWholeCall())}
 	for _, b := range configs {
 		d.Configs = append(d.Configs, newConfigEntry(b.Variant))
 		switch KernelFamily(b.Variant) {
 		case FamilyWS:
 			d.WS = newWSFamily()
+		case FamilyPP:
+			d.PP = &ppFamily{FP8: t.FP8, HalvesBlockT: PPHalvesBlockT}
 		default:
-			d.MMA = &mmaFamily{}
+			d.MMA = &mmaFamily{FP8: t.FP8}
 		}
 	}
 	return d
@@ -185,6 +184,11 @@ func newVariantsData(command string, s Sweep, budgets []Budget, sel Selection) v
 	if slices.ContainsFunc(budgets, func(b Budget) bool { return b.Variant.WarpSpec }) {
 		d.WS = newWSFamily()
 	}
+	if slices.ContainsFunc(budgets, func(b Budget) bool { return b.Variant.Pipelined }) {
+		d.PP = &ppFamily{FP8: s.Target.FP8, HalvesBlockT: PPHalvesBlockT}
+	}
+	d.FP8 = s.Target.FP8
+	d.PerCache, d.WholeCall = newPyTables("", "topk", sel), newPyTables("", "tokens", sel.ForWholeCall())
 	return d
 }
 

@@ -18,16 +18,93 @@ const SelectionDir = "gen/selections"
 //go:embed selections/*.json
 var selections embed.FS
 
-// Selection maps (batch size, topk) buckets to variant names. Buckets are
-// upper bounds, checked in order; 0 means unbounded.
+// Selection maps (heads, batch size, topk) buckets to variant names.
+// Buckets are upper bounds, checked in order; 0 means unbounded.
 type Selection struct {
 	Target string `json:"target"`
 	// Source says where the choices came from: a results file with its GPU
 	// and date, or the static rule used before any measurement.
-	Source      string     `json:"source"`
-	BatchBounds []int      `json:"batch_bounds"`
-	TopkBounds  []int      `json:"topk_bounds"`
-	Table       [][]string `json:"table"` // [batch bucket][topk bucket]
+	Source      string `json:"source"`
+	BatchBounds []int  `json:"batch_bounds"`
+	TopkBounds  []int  `json:"topk_bounds"`
+	// Table [batch bucket][topk bucket] serves every head count above the
+	// bounds of FewerHeads: all of them when FewerHeads is empty.
+	Table [][]string `json:"table"`
+	// FewerHeads are the tables of smaller head counts (a rank's heads under
+	// tensor parallelism), by ascending bound: a call with at most MaxHeads
+	// heads takes the first whose bound it is within.
+	FewerHeads []HeadsTable `json:"fewer_heads,omitempty"`
+	// WholeCall is the selection of the whole-call entry point
+	// (sparse_decode_full), whose TopkBounds count the tokens of both
+	// caches; nil means the per-cache tables at the call's total tokens.
+	WholeCall *Selection `json:"whole_call,omitempty"`
+}
+
+// HeadsTable is the table of the calls with at most MaxHeads heads.
+type HeadsTable struct {
+	MaxHeads int        `json:"max_heads"`
+	Table    [][]string `json:"table"`
+}
+
+// HeadBounds are the selection's heads buckets, 0 the last (unbounded) one.
+func (s Selection) HeadBounds() []int {
+	var out []int
+	for _, h := range s.FewerHeads {
+		out = append(out, h.MaxHeads)
+	}
+	return append(out, 0)
+}
+
+// Tables are the tables of the heads buckets, in HeadBounds order.
+func (s Selection) Tables() [][][]string {
+	var out [][][]string
+	for _, h := range s.FewerHeads {
+		out = append(out, h.Table)
+	}
+	return append(out, s.Table)
+}
+
+// ForWholeCall is the selection the whole-call entry point runs: WholeCall,
+// or the per-cache tables at the call's total tokens when there is none.
+func (s Selection) ForWholeCall() Selection {
+	if s.WholeCall != nil {
+		return *s.WholeCall
+	}
+	w := s
+	w.WholeCall = nil
+	w.Source = "the per-cache selection at the call's total tokens (" + s.Source + ")"
+	return w
+}
+
+// everywhere is s with name in every cell of every table (the whole call's
+// are the per-cache ones then), and source as its source.
+func (s Selection) everywhere(name, source string) Selection {
+	fill := func(table [][]string) [][]string {
+		out := make([][]string, len(table))
+		for i, row := range table {
+			out[i] = slices.Repeat([]string{name}, len(row))
+		}
+		return out
+	}
+	out := Selection{Target: s.Target, Source: source, BatchBounds: s.BatchBounds, TopkBounds: s.TopkBounds, Table: fill(s.Table)}
+	for _, h := range s.FewerHeads {
+		out.FewerHeads = append(out.FewerHeads, HeadsTable{h.MaxHeads, fill(h.Table)})
+	}
+	return out
+}
+
+// Names lists every name the selection holds, whole call included.
+func (s Selection) Names() []string {
+	var out []string
+	for _, table := range s.Tables() {
+		for _, row := range table {
+			out = append(out, row...)
+		}
+	}
+	if s.WholeCall != nil {
+		out = append(out, s.WholeCall.Names()...)
+	}
+	return out
 }
 
 // The shapes every measurement times: decode batches 1, 16, 64 and 128 (one
@@ -110,38 +187,76 @@ func fitNames(budgets []Budget) map[string]bool {
 	return fits
 }
 
-// Validate checks the table's shape and that every name is among fits.
+// Validate checks the tables' shapes, that the heads bounds ascend, and
+// that every name is among fits.
 func (s Selection) Validate(fits map[string]bool) error {
-	if len(s.Table) != len(s.BatchBounds) {
-		return fmt.Errorf("selection: %d batch rows for %d batch buckets", len(s.Table), len(s.BatchBounds))
+	if len(s.BatchBounds) == 0 || len(s.TopkBounds) == 0 {
+		return fmt.Errorf("selection: no batch or topk buckets")
 	}
-	for i, row := range s.Table {
-		if len(row) != len(s.TopkBounds) {
-			return fmt.Errorf("selection: batch bucket %d has %d entries for %d topk buckets", i, len(row), len(s.TopkBounds))
+	prev := 0
+	for _, h := range s.FewerHeads {
+		if h.MaxHeads <= prev {
+			return fmt.Errorf("selection: heads bound %d after %d (want ascending, positive bounds)", h.MaxHeads, prev)
 		}
-		for _, name := range row {
-			if name != SIMTName && !fits[name] {
-				return fmt.Errorf("selection names %s, which is not a fitting variant of this sweep (re-run `mlagen select` on fresh results)", name)
+		prev = h.MaxHeads
+	}
+	for i, table := range s.Tables() {
+		if len(table) != len(s.BatchBounds) {
+			return fmt.Errorf("selection: heads bucket %d has %d batch rows for %d batch buckets", i, len(table), len(s.BatchBounds))
+		}
+		for j, row := range table {
+			if len(row) != len(s.TopkBounds) {
+				return fmt.Errorf("selection: heads bucket %d, batch bucket %d has %d entries for %d topk buckets", i, j, len(row), len(s.TopkBounds))
 			}
+		}
+	}
+	if s.WholeCall != nil {
+		if s.WholeCall.WholeCall != nil {
+			return fmt.Errorf("selection: the whole call's selection has a whole call of its own")
+		}
+		if err := s.WholeCall.Validate(fits); err != nil {
+			return fmt.Errorf("whole call: %w", err)
+		}
+	}
+	for _, name := range s.Names() {
+		if name != SIMTName && !fits[name] {
+			return fmt.Errorf("selection names %s, which is not a fitting variant of this sweep (re-run `mlagen select` on fresh results)", name)
 		}
 	}
 	return nil
 }
 
+// bucketHeads are the head counts of a rank the selections tell apart:
+// DeepSeek-V4-Flash's 64 under tensor parallelism 4 and 2 (and 64 itself,
+// the sweep's default --heads).
+var bucketHeads = []int{16, 32}
+
 // HeuristicSelection is the static rule used until measurements exist: for
 // each bucket, the fitting variant whose grid (head blocks x splits x batch)
 // first reaches about one program per multiprocessor, widest head block and
-// tile first. Measured choices from `mlagen select` replace it.
+// tile first. Head counts of 16 and 32 get tables of their own, below the
+// one for heads (the sweep's --heads and above). Measured choices from
+// `mlagen select` replace it.
 func HeuristicSelection(t Target, heads int, budgets []Budget) Selection {
 	s := Selection{Target: t.Name, Source: "static rule (no measurements yet): fill about 128 programs, widest tiles first",
 		BatchBounds: bucketBounds(bucketBatch), TopkBounds: bucketBounds(bucketTopk)}
-	for _, batch := range bucketBatch {
-		var row []string
-		for _, topk := range bucketTopk {
-			row = append(row, heuristicPick(heads, batch, topk, budgets))
+	table := func(heads int) [][]string {
+		var rows [][]string
+		for _, batch := range bucketBatch {
+			var row []string
+			for _, topk := range bucketTopk {
+				row = append(row, heuristicPick(heads, batch, topk, budgets))
+			}
+			rows = append(rows, row)
 		}
-		s.Table = append(s.Table, row)
+		return rows
 	}
+	for _, h := range bucketHeads {
+		if h < heads {
+			s.FewerHeads = append(s.FewerHeads, HeadsTable{MaxHeads: h, Table: table(h)})
+		}
+	}
+	s.Table = table(heads)
 	return s
 }
 

@@ -22,7 +22,31 @@ type Sweep struct {
 	// WSClusterSplitK lists the SPLIT_K values of the warp-specialised
 	// variants that merge their splits in a thread-block cluster (wsc_*).
 	WSClusterSplitK []int
+	// PPTiles are the tiles of the pipelined mma.sync family (pp_*), each
+	// swept over PPSplitK, after the warp-specialised variants; either list
+	// empty leaves the family out.
+	PPTiles  []PPTile
+	PPSplitK []int
 }
+
+// PPTile is one tile of the pipelined family: everything but SPLIT_K.
+type PPTile struct {
+	BlockH, BlockT, NumWarps int
+	Bufs                     int // K buffer sets (the variant's NumStages)
+}
+
+// variant is the tile at split k.
+func (p PPTile) variant(k int) Variant {
+	return Variant{BlockH: p.BlockH, BlockT: p.BlockT, SplitK: k, NumWarps: p.NumWarps, NumStages: p.Bufs, Pipelined: true}
+}
+
+// The pipelined family's default tiles (lab/sm120/NOTES.md, run 3): 16
+// heads over 64-token tiles for small head counts, 64 heads over 32-token
+// tiles in two halves for the rest; both 8 warps and one K buffer set.
+var (
+	PPTileH16 = PPTile{BlockH: 16, BlockT: 64, NumWarps: 8, Bufs: 1}
+	PPTileH64 = PPTile{BlockH: 64, BlockT: 32, NumWarps: 8, Bufs: 1}
+)
 
 // DefaultSweep is the curated sweep for a target: tens of variants that span
 // the useful range (small head blocks with deep splits for batch 1, full head
@@ -48,6 +72,16 @@ func DefaultSweep(t Target) Sweep {
 		s.BlockH = []int{16, 32}
 		s.BlockT = []int{16, 32}
 		s.NumWarps = []int{4, 8}
+	}
+	if t.Path != PathWGMMA {
+		// The pipelined mma.sync family where Triton has no warp-group MMA.
+		// The measured splits: 1, 2 and 8 at batch 128, 64 and 16, 16 and 32
+		// at batch 1 (lab/sm120/NOTES.md). The tiles after the two that
+		// ship show the budget at work: two buffer sets of 32 tokens (131
+		// KB) beside a 64-head Q, and a 64-token tile at 64 heads.
+		s.PPTiles = []PPTile{PPTileH16, PPTileH64,
+			{BlockH: 64, BlockT: 32, NumWarps: 8, Bufs: 2}, {BlockH: 64, BlockT: 64, NumWarps: 8, Bufs: 1}}
+		s.PPSplitK = []int{1, 2, 8, 16, 32}
 	}
 	if t.Path == PathWGMMA {
 		// Measured on the H200 (NOTES.md): 1 and 2 serve large
@@ -115,6 +149,13 @@ func (s Sweep) All() iter.Seq[Variant] {
 				return
 			}
 		}
+		for _, tile := range s.PPTiles {
+			for _, k := range s.PPSplitK {
+				if !emit(tile.variant(k)) {
+					return
+				}
+			}
+		}
 	}
 }
 
@@ -125,7 +166,16 @@ func (s Sweep) Size() int {
 	for _, l := range [][]int{s.BlockH, s.BlockT, s.SplitK, s.NumWarps, s.NumStages} {
 		n = satMul(n, distinct(l))
 	}
-	return satAdd(n, satAdd(distinct(s.WSSplitK), distinct(s.WSClusterSplitK)))
+	pp := satMul(distinctTiles(s.PPTiles), distinct(s.PPSplitK))
+	return satAdd(n, satAdd(satAdd(distinct(s.WSSplitK), distinct(s.WSClusterSplitK)), pp))
+}
+
+func distinctTiles(l []PPTile) int {
+	seen := map[PPTile]bool{}
+	for _, x := range l {
+		seen[x] = true
+	}
+	return len(seen)
 }
 
 func distinct(l []int) int {
@@ -164,6 +214,7 @@ func (s Sweep) params() []sweepParam {
 			}
 			return nil
 		}},
+		{"--pp-split-k", s.PPSplitK, probe(func(v *Variant, x int) { v.SplitK = x })},
 	}
 }
 
@@ -184,6 +235,11 @@ func (s Sweep) Validate() error {
 			}
 		}
 	}
+	for _, tile := range s.PPTiles {
+		if err := tile.variant(1).Validate(); err != nil {
+			return fmt.Errorf("pipelined tile %+v: %w", tile, err)
+		}
+	}
 	if n := s.Size(); n > MaxVariants {
 		return fmt.Errorf("the sweep asks for %s variants (%s), more than the %s mlagen budgets and emits at once: narrow a list, or split the sweep into several runs",
 			commas(n), s.sizeTerms(), commas(MaxVariants))
@@ -201,9 +257,12 @@ func (s Sweep) sizeTerms() string {
 	var prod, sum []string
 	for i, p := range s.params() {
 		term := fmt.Sprintf("%d %s", distinct(p.vals), p.flag)
-		if i < 5 {
+		switch {
+		case i < 5:
 			prod = append(prod, term)
-		} else if len(p.vals) > 0 {
+		case p.flag == "--pp-split-k" && len(p.vals) > 0 && len(s.PPTiles) > 0:
+			sum = append(sum, fmt.Sprintf("%d pipelined tiles x %s", distinctTiles(s.PPTiles), term))
+		case p.flag != "--pp-split-k" && len(p.vals) > 0:
 			sum = append(sum, term)
 		}
 	}

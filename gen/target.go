@@ -27,6 +27,11 @@ type Target struct {
 	// SmemLimit is the opt-in maximum dynamic shared memory per block, bytes.
 	SmemLimit int
 	Path      MMAPath
+	// FP8 says whether Triton 3.6 has the fp8 e4m3 type (fp8e4nv) on the
+	// target: from sm_89 on. On sm_80 and sm_86 it refuses the type
+	// outright, so the kernels read the cache there as bytes and build each
+	// value from its bits (common.tmpl's e4m3 fragments).
+	FP8 bool
 }
 
 // Dir is the directory name under kernels/ ("sm120").
@@ -40,12 +45,12 @@ const (
 )
 
 var targets = []Target{
-	{"sm_80", 80, "A100", 166912, PathMMASync},
-	{"sm_86", 86, "A10, RTX 30xx", 101376, PathMMASync},
-	{"sm_89", 89, "L40S, RTX 40xx", 101376, PathMMASync},
-	{"sm_90", 90, "H100, H200", 232448, PathWGMMA},
-	{"sm_100", 100, "B200", 232448, PathTCGen05},
-	{"sm_120", 120, "RTX PRO 6000, RTX 50xx", 101376, PathMMASync},
+	{"sm_80", 80, "A100", 166912, PathMMASync, false},
+	{"sm_86", 86, "A10, RTX 30xx", 101376, PathMMASync, false},
+	{"sm_89", 89, "L40S, RTX 40xx", 101376, PathMMASync, true},
+	{"sm_90", 90, "H100, H200", 232448, PathWGMMA, true},
+	{"sm_100", 100, "B200", 232448, PathTCGen05, true},
+	{"sm_120", 120, "RTX PRO 6000, RTX 50xx", 101376, PathMMASync, true},
 }
 
 // Targets lists every known target, oldest first.

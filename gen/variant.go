@@ -3,6 +3,7 @@ package gen
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -25,6 +26,11 @@ type Variant struct {
 	// and, after a cluster barrier, merge their partials themselves, so no
 	// combine kernel follows (explore 14 in NOTES.md).
 	ClusterMerge bool
+	// Pipelined selects the pipelined mma.sync family (Gluon mma_v2, for
+	// the targets without wgmma): Q stays in shared memory, and the raw
+	// bytes of the next tile are loaded into registers while the MMAs of
+	// this one run. NumStages counts its K buffer sets (1 or 2).
+	Pipelined bool
 }
 
 // MaxCluster is the largest portable thread-block cluster (CUDA): the most
@@ -56,8 +62,9 @@ const (
 )
 
 // Name is the variant's module name, stable so that file names and golden
-// files do not churn: mma_h64_t32_k4_w8_s2, or ws_h64_t64_k2_w8_s2 for the
-// warp-specialised family (wsc_... when it merges in a cluster).
+// files do not churn: mma_h64_t32_k4_w8_s2, ws_h64_t64_k2_w8_s2 for the
+// warp-specialised family (wsc_... when it merges in a cluster), or
+// pp_h64_t32_k2_w8_s1 for the pipelined one.
 func (v Variant) Name() string {
 	return fmt.Sprintf("%s_h%d_t%d_k%d_w%d_s%d", v.family(), v.BlockH, v.BlockT, v.SplitK, v.NumWarps, v.NumStages)
 }
@@ -68,6 +75,8 @@ func (v Variant) family() string {
 		return "wsc"
 	case v.WarpSpec:
 		return "ws"
+	case v.Pipelined:
+		return "pp"
 	}
 	return "mma"
 }
@@ -80,6 +89,10 @@ func (v Variant) String() string {
 		}
 		return fmt.Sprintf("BLOCK_H=%d BLOCK_T=%d SPLIT_K=%d consumer warps=%d K buffers=%d (warp-specialised%s)",
 			v.BlockH, v.BlockT, v.SplitK, v.NumWarps, v.NumStages, merge)
+	}
+	if v.Pipelined {
+		return fmt.Sprintf("BLOCK_H=%d BLOCK_T=%d SPLIT_K=%d num_warps=%d K buffer sets=%d (pipelined mma.sync, %d token halves)",
+			v.BlockH, v.BlockT, v.SplitK, v.NumWarps, v.NumStages, PPSubtiles(v))
 	}
 	return fmt.Sprintf("BLOCK_H=%d BLOCK_T=%d SPLIT_K=%d num_warps=%d num_stages=%d",
 		v.BlockH, v.BlockT, v.SplitK, v.NumWarps, v.NumStages)
@@ -139,6 +152,12 @@ func (v Variant) Validate() error {
 	if v.ClusterMerge && (v.SplitK < 2 || v.SplitK > MaxCluster) {
 		errs = append(errs, fmt.Errorf("%s: a cluster merge needs 2 to %d splits (one program each in a portable cluster), not SPLIT_K=%d", v.Name(), MaxCluster, v.SplitK))
 	}
+	if v.Pipelined && (v.WarpSpec || v.ClusterMerge) {
+		errs = append(errs, fmt.Errorf("%s: the pipelined family has no warp specialisation or cluster merge", v.Name()))
+	}
+	if v.Pipelined && len(errs) == 0 {
+		errs = append(errs, validatePipelined(v)...)
+	}
 	if v.WarpSpec && len(errs) == 0 {
 		// The template's layouts are written for this one shape: two
 		// consumer warp groups splitting the 512 output columns of 64 heads,
@@ -150,17 +169,57 @@ func (v Variant) Validate() error {
 	return errors.Join(errs...)
 }
 
+// validatePipelined checks the shapes the pipelined template's layouts are
+// written for: 16 heads a warp down the heads (WARPS_M = BLOCK_H / 16
+// warps), the other warps across the token columns in whole 8-column MMA
+// tiles, one 64-value gather row of every token spread over all threads,
+// and one or two K buffer sets.
+func validatePipelined(v Variant) []error {
+	var errs []error
+	warpsM := v.BlockH / 16
+	if v.BlockH > 64 || v.NumWarps%warpsM != 0 {
+		return []error{fmt.Errorf("%s: the pipelined kernel takes BLOCK_H 16, 32 or 64 with num_warps a multiple of BLOCK_H / 16", v.Name())}
+	}
+	warpsN := v.NumWarps / warpsM
+	if cols := v.BlockT / PPSubtiles(v); cols < 8*warpsN || warpsN > 8 {
+		errs = append(errs, fmt.Errorf("%s: %d warps across %d token columns leave less than one 8-column MMA tile a warp", v.Name(), warpsN, cols))
+	}
+	if per := v.BlockT * 64 / (32 * v.NumWarps); per < 2 || per > 16 {
+		errs = append(errs, fmt.Errorf("%s: the gather gives each thread %d bytes of a 64-value group; the layout takes 2 to 16", v.Name(), per))
+	}
+	if v.NumStages > 2 {
+		errs = append(errs, fmt.Errorf("%s: the pipelined kernel has one or two K buffer sets, not %d", v.Name(), v.NumStages))
+	}
+	return errs
+}
+
+// PPHalvesBlockT is the BLOCK_T at which the pipelined kernel computes a
+// tile's scores as two halves of 16 tokens that share each Q fragment:
+// each half's probabilities reach the MMA operand layout through a 2 KB
+// scratch of their own, which is what lets BLOCK_H 64 take 32-token tiles
+// within 99 KB (lab/sm120/NOTES.md). Other tiles are one piece.
+const PPHalvesBlockT = 32
+
+// PPSubtiles is how many pieces the pipelined kernel splits v's tile into.
+func PPSubtiles(v Variant) int {
+	if v.BlockT == PPHalvesBlockT {
+		return 2
+	}
+	return 1
+}
+
 func isPow2(n int) bool { return n > 0 && n&(n-1) == 0 }
 
 // ParseVariantName is the inverse of Name, for reading measured results back.
 func ParseVariantName(name string) (Variant, error) {
 	var v Variant
 	fields := strings.Split(name, "_")
-	if len(fields) != 6 || (fields[0] != "mma" && fields[0] != "ws" && fields[0] != "wsc") {
-		return v, fmt.Errorf("variant name %q: want mma_h<H>_t<T>_k<K>_w<W>_s<S> (or ws_... / wsc_... for the warp-specialised family)", name)
+	if len(fields) != 6 || !slices.Contains([]string{"mma", "ws", "wsc", "pp"}, fields[0]) {
+		return v, fmt.Errorf("variant name %q: want mma_h<H>_t<T>_k<K>_w<W>_s<S> (or ws_... / wsc_... for the warp-specialised family, pp_... for the pipelined one)", name)
 	}
-	v.WarpSpec = fields[0] != "mma"
+	v.WarpSpec = fields[0] == "ws" || fields[0] == "wsc"
 	v.ClusterMerge = fields[0] == "wsc"
+	v.Pipelined = fields[0] == "pp"
 	dst := []*int{&v.BlockH, &v.BlockT, &v.SplitK, &v.NumWarps, &v.NumStages}
 	for i, prefix := range []string{"h", "t", "k", "w", "s"} {
 		f := fields[i+1]

@@ -33,6 +33,7 @@ NOPE_GROUPS = tl.constexpr(_NOPE_GROUPS)
 TOKEN_DATA_BYTES = tl.constexpr(_TOKEN_DATA_BYTES)
 TOKEN_SCALE_BYTES = tl.constexpr(_TOKEN_SCALE_BYTES)
 LN2 = tl.constexpr(0.6931471805599453)
+LOG2E = tl.constexpr(_LOG2E)
 
 
 @triton.jit
@@ -78,23 +79,26 @@ def _simt_decode_kernel(
     m_i = float("-inf")
     l_i = 0.0
     acc = tl.zeros([HEAD_DIM], tl.float32)
+    kv = KV
+    stride = page_stride
+    size = page_size
     for t0 in range(start, end, BLOCK_T):
         tok = t0 + offs_t
         idx = tl.load(idx_row + tok, mask=tok < end, other=-1)
         valid = idx >= 0
         idx = tl.where(valid, idx, 0)
-        page = idx // page_size
-        slot = idx - page * page_size
-        page_base = page.to(tl.int64) * page_stride
+        page = idx // size
+        slot = idx - page * size
+        page_base = page.to(tl.int64) * stride
         data = page_base + slot * TOKEN_DATA_BYTES
-        scales_at = page_base + page_size * TOKEN_DATA_BYTES + slot * TOKEN_SCALE_BYTES
+        scales_at = page_base + size * TOKEN_DATA_BYTES + slot * TOKEN_SCALE_BYTES
 
         nope_ok = valid[:, None] & is_nope
         col = (group * 64)[None, :, None] + lane[None, None, :]
         nope = tl.load(
-            KV + data[:, None, None] + col, mask=nope_ok[:, :, None], other=0.0
+            kv + data[:, None, None] + col, mask=nope_ok[:, :, None], other=0.0
         )
-        rope_ptr = (KV + data + NOPE_DIM).to(tl.pointer_type(tl.bfloat16))
+        rope_ptr = (kv + data + NOPE_DIM).to(tl.pointer_type(tl.bfloat16))
         rope = tl.load(
             rope_ptr[:, None] + lane[None, :], mask=valid[:, None], other=0.0
         )
@@ -104,7 +108,7 @@ def _simt_decode_kernel(
         # byte scales group 7, whose masked zeros the rope replaces below.
         # UE8M0: each byte is a bare exponent, 2^(e - 127), i.e. the fp32 bits e << 23.
         word = tl.load(
-            (KV + scales_at).to(tl.pointer_type(tl.int64)), mask=valid, other=0
+            (kv + scales_at).to(tl.pointer_type(tl.int64)), mask=valid, other=0
         )
         e = (word[:, None] >> (group * 8).to(tl.int64)[None, :]) & 0xFF
         scale = (e.to(tl.int32) << 23).to(tl.float32, bitcast=True)

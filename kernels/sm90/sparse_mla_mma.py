@@ -4,13 +4,22 @@
 """Sparse-MLA decode for DeepSeek-V4-Flash on sm_90 (H100, H200): the module mlagen patch installs.
 
 CONFIGS holds every configuration mlagen's budget model accepts for
-sm_90 (VARIANTS.md has their budgets, and the refused ones);
-select(batch, topk) names the one a shape runs, from a static table (source:
-measured on NVIDIA H200 (torch 2.11.0+cu130, Triton 3.6.0, 2026-11-30), gpu/results/run31-sm90.json).
-``supports`` and ``sparse_decode`` have the contract of SGLang's
-``_run_triton_sparse_decode``: where ``supports`` is False the caller runs
-SGLang's own kernel. ``sparse_decode_with`` runs a named configuration
-whatever the table says; the harness times every one that way. Nothing
+sm_90 (VARIANTS.md has their budgets, and the refused ones).
+Two entry points, each with its static selection by heads, batch and tokens:
+
+* ``supports`` / ``sparse_decode``: the contract of SGLang's per-cache
+  ``_run_triton_sparse_decode``; ``select(batch, topk, heads)`` names the
+  configuration (source: measured on NVIDIA H200 (torch 2.11.0+cu130, Triton 3.6.0, 2026-11-30 to 2026-12-01), lab/port/results/sm90-selection-input.json).
+* ``supports_full`` / ``sparse_decode_full``: the whole of SGLang's
+  ``flash_mla_sparse_decode_triton`` (both caches as one token list, their
+  log-sum-exp merge and the attention sink, in one pass);
+  ``select_full(heads, batch, tokens)`` names the configuration (source:
+  measured on NVIDIA H200 (torch 2.11.0+cu130, Triton 3.6.0, 2026-11-30 to 2026-12-01), lab/port/results/sm90-selection-input.json (whole call)).
+
+Where ``supports*`` is False the caller runs SGLang's own code.
+``sparse_decode_with`` and ``sparse_decode_full_with`` run a named
+configuration whatever the tables say; the harness checks every one that
+way. Each shape's launches are worked out once (a plan) and reused. Nothing
 autotunes at run time, so the kernels are safe under CUDA-graph capture.
 """
 
@@ -49,6 +58,7 @@ NOPE_GROUPS = tl.constexpr(_NOPE_GROUPS)
 TOKEN_DATA_BYTES = tl.constexpr(_TOKEN_DATA_BYTES)
 TOKEN_SCALE_BYTES = tl.constexpr(_TOKEN_SCALE_BYTES)
 LN2 = tl.constexpr(0.6931471805599453)
+LOG2E = tl.constexpr(_LOG2E)
 # Warp specialisation: WS_PRODUCER_WARPS warps gather and dequantise K tiles at
 # WS_PRODUCER_REGS registers per thread (setmaxnreg); the NUM_WARPS consumer
 # warps get the rest of WS_MAXNREG * (NUM_WARPS + WS_PRODUCER_WARPS) * 32.
@@ -66,12 +76,15 @@ _Q_BOX_LAYOUT = gl.NVMMASharedLayout(
 DSMEM_SPLIT_K = gl.constexpr(2)
 
 TARGET = "sm_90"
+# Triton has fp8 e4m3 on sm_90.
+_FP8 = True
 
 # A configuration: the kernel family that runs it ("mma": the Triton tl.dot
-# kernel; "ws": the warp-specialised Gluon kernel), heads and tokens per
-# tile, splits of the token list, warps (the ws family's consumer warps),
-# pipeline stages (the ws family's K buffers), and whether the splits merge
-# inside a thread-block cluster instead of in a combine kernel.
+# kernel; "ws": the warp-specialised Gluon kernel; "pp": the pipelined
+# Gluon mma.sync kernel), heads and tokens per tile, splits of the token
+# list, warps (the ws family's consumer warps), pipeline stages (the ws
+# family's K buffers, the pp family's K buffer sets), and whether the splits
+# merge inside a thread-block cluster instead of in a combine kernel.
 Config = collections.namedtuple(
     "Config",
     "family block_h block_t split_k num_warps num_stages cluster_merge",
@@ -120,34 +133,122 @@ CONFIGS = {
     "wsc_h64_t64_k8_w8_s2": Config("ws", 64, 64, 8, 8, 2, True),
 }
 
-# select(): the first batch bound >= batch, then the first topk bound >= topk
-# (None: no bound). Rows follow BATCH_BOUNDS, columns TOPK_BOUNDS.
+# The selections: the first heads bound >= heads, then the first batch bound
+# >= batch, then the first topk (whole call: tokens) bound >= topk (None: no
+# bound). SELECTION[heads][batch][topk] for the per-cache entry,
+# FULL_SELECTION[heads][batch][tokens of both caches] for the whole call.
+HEAD_BOUNDS = (None,)
 BATCH_BOUNDS = (1, 8, 16, 32, 64, None)
 TOPK_BOUNDS = (512, None)
 SELECTION = (
-    (  # batch <= 1
-        "mma_h16_t16_k32_w8_s1",
-        "mma_h16_t64_k32_w8_s1",
+    (  # heads any
+        (  # batch <= 1: topk <= 512, any
+            "mma_h16_t16_k32_w8_s1",
+            "mma_h16_t64_k32_w8_s1",
+        ),
+        (  # batch <= 8: topk <= 512, any
+            "wsc_h64_t64_k8_w8_s2",
+            "ws_h64_t64_k16_w8_s2",
+        ),
+        (  # batch <= 16: topk <= 512, any
+            "ws_h64_t64_k8_w8_s2",
+            "ws_h64_t64_k8_w8_s2",
+        ),
+        (  # batch <= 32: topk <= 512, any
+            "ws_h64_t64_k4_w8_s2",
+            "ws_h64_t64_k4_w8_s2",
+        ),
+        (  # batch <= 64: topk <= 512, any
+            "wsc_h64_t64_k2_w8_s2",
+            "wsc_h64_t64_k2_w8_s2",
+        ),
+        (  # batch any: topk <= 512, any
+            "ws_h64_t64_k1_w8_s2",
+            "ws_h64_t64_k1_w8_s2",
+        ),
     ),
-    (  # batch <= 8
-        "wsc_h64_t64_k8_w8_s2",
-        "ws_h64_t64_k16_w8_s2",
+)
+FULL_HEAD_BOUNDS = (16, 64, None)
+FULL_BATCH_BOUNDS = (1, 8, 16, 32, 64, None)
+FULL_TOPK_BOUNDS = (640, None)
+FULL_SELECTION = (
+    (  # heads <= 16
+        (  # batch <= 1: tokens <= 640, any
+            "mma_h16_t64_k32_w8_s1",
+            "ws_h64_t64_k32_w8_s2",
+        ),
+        (  # batch <= 8: tokens <= 640, any
+            "wsc_h64_t64_k8_w8_s2",
+            "ws_h64_t64_k16_w8_s2",
+        ),
+        (  # batch <= 16: tokens <= 640, any
+            "ws_h64_t64_k8_w8_s2",
+            "ws_h64_t64_k8_w8_s2",
+        ),
+        (  # batch <= 32: tokens <= 640, any
+            "ws_h64_t64_k4_w8_s2",
+            "ws_h64_t64_k4_w8_s2",
+        ),
+        (  # batch <= 64: tokens <= 640, any
+            "wsc_h64_t64_k2_w8_s2",
+            "wsc_h64_t64_k2_w8_s2",
+        ),
+        (  # batch any: tokens <= 640, any
+            "ws_h64_t64_k1_w8_s2",
+            "ws_h64_t64_k1_w8_s2",
+        ),
     ),
-    (  # batch <= 16
-        "ws_h64_t64_k8_w8_s2",
-        "ws_h64_t64_k8_w8_s2",
+    (  # heads <= 64
+        (  # batch <= 1: tokens <= 640, any
+            "mma_h16_t64_k32_w8_s1",
+            "mma_h16_t64_k32_w8_s1",
+        ),
+        (  # batch <= 8: tokens <= 640, any
+            "wsc_h64_t64_k8_w8_s2",
+            "ws_h64_t64_k16_w8_s2",
+        ),
+        (  # batch <= 16: tokens <= 640, any
+            "ws_h64_t64_k8_w8_s2",
+            "ws_h64_t64_k8_w8_s2",
+        ),
+        (  # batch <= 32: tokens <= 640, any
+            "ws_h64_t64_k4_w8_s2",
+            "ws_h64_t64_k4_w8_s2",
+        ),
+        (  # batch <= 64: tokens <= 640, any
+            "wsc_h64_t64_k2_w8_s2",
+            "wsc_h64_t64_k2_w8_s2",
+        ),
+        (  # batch any: tokens <= 640, any
+            "ws_h64_t64_k1_w8_s2",
+            "ws_h64_t64_k1_w8_s2",
+        ),
     ),
-    (  # batch <= 32
-        "ws_h64_t64_k4_w8_s2",
-        "ws_h64_t64_k4_w8_s2",
-    ),
-    (  # batch <= 64
-        "wsc_h64_t64_k2_w8_s2",
-        "wsc_h64_t64_k2_w8_s2",
-    ),
-    (  # batch any
-        "ws_h64_t64_k1_w8_s2",
-        "ws_h64_t64_k1_w8_s2",
+    (  # heads any
+        (  # batch <= 1: tokens <= 640, any
+            "mma_h16_t64_k32_w8_s1",
+            "ws_h64_t64_k32_w8_s2",
+        ),
+        (  # batch <= 8: tokens <= 640, any
+            "ws_h64_t64_k8_w8_s2",
+            "ws_h64_t64_k8_w8_s2",
+        ),
+        (  # batch <= 16: tokens <= 640, any
+            "ws_h64_t64_k4_w8_s2",
+            "ws_h64_t64_k4_w8_s2",
+        ),
+        (  # batch <= 32: tokens <= 640, any
+            "wsc_h64_t64_k2_w8_s2",
+            "wsc_h64_t64_k2_w8_s2",
+        ),
+        (  # batch <= 64: tokens <= 640, any
+            "ws_h64_t64_k1_w8_s2",
+            "ws_h64_t64_k1_w8_s2",
+        ),
+        (  # batch any: tokens <= 640, any
+            "ws_h64_t64_k1_w8_s2",
+            "ws_h64_t64_k1_w8_s2",
+        ),
     ),
 )
 
@@ -159,9 +260,70 @@ def _bucket(bounds, n):
     return len(bounds) - 1
 
 
-def select(batch, topk):
-    """Name of the configuration for this batch size and topk ("simt_baseline": none fits)."""
-    return SELECTION[_bucket(BATCH_BOUNDS, batch)][_bucket(TOPK_BOUNDS, topk)]
+def select(batch, topk, heads=64):
+    """Name of the per-cache configuration for this batch size, topk and head
+    count (64, DeepSeek-V4-Flash's heads on one rank, unless given;
+    "simt_baseline": none fits)."""
+    table = SELECTION[_bucket(HEAD_BOUNDS, heads)]
+    return table[_bucket(BATCH_BOUNDS, batch)][_bucket(TOPK_BOUNDS, topk)]
+
+
+def select_full(heads, batch, tokens):
+    """Name of the whole call's configuration for this head count, batch size
+    and total topk of both caches ("simt_baseline": none fits)."""
+    table = FULL_SELECTION[_bucket(FULL_HEAD_BOUNDS, heads)]
+    return table[_bucket(FULL_BATCH_BOUNDS, batch)][_bucket(FULL_TOPK_BOUNDS, tokens)]
+
+
+@triton.jit
+def _tile_source(
+    t0,
+    base1,
+    n0,
+    n,
+    idx_row,
+    idx1_row,
+    KV,
+    KV1,
+    page_stride,
+    page_stride1,
+    page_size,
+    page_size1,
+    HAS_EXTRA: tl.constexpr,
+):
+    """Where the tile at virtual token t0 comes from: (in1, local, index
+    pointer, tokens left, cache, page stride, page size)."""
+    if HAS_EXTRA:
+        in1 = t0 >= base1
+        local = t0 - tl.where(in1, base1, 0)
+        left = tl.where(in1, n, n0) - tl.where(in1, base1, 0) - local
+        row = tl.where(in1, idx1_row, idx_row) + local
+        kv = tl.where(in1, KV1, KV)
+        stride = tl.where(in1, page_stride1, page_stride)
+        size = tl.where(in1, page_size1, page_size)
+    else:
+        in1 = t0 < 0
+        local = t0
+        left = n0 - t0
+        row = idx_row + t0
+        kv = KV
+        stride = page_stride
+        size = page_size
+    return in1, local, row, left, kv, stride, size
+
+
+@triton.jit
+def _sink_weight(lse2, Sink, heads, head_ok):
+    """(factor of the output, base-2 lse) of a partial with the heads'
+    attention sinks joined to its denominator; lse2 is base 2."""
+    sink2 = tl.load(Sink + heads, mask=head_ok, other=float("-inf")) * LOG2E
+    top = tl.maximum(lse2, sink2)
+    top = tl.where(top == float("-inf"), 0.0, top)
+    w = tl.exp2(lse2 - top)
+    total = w + tl.exp2(sink2 - top)
+    keep = tl.where(total > 0.0, w / tl.maximum(total, 1e-30), 0.0)
+    lse2 = tl.where(total > 0.0, top + tl.log2(total), float("-inf"))
+    return keep, lse2
 
 
 @triton.jit
@@ -189,6 +351,17 @@ def _mma_decode_kernel(
     BLOCK_H: tl.constexpr,
     BLOCK_T: tl.constexpr,
     SPLIT_K: tl.constexpr,
+    KV1,
+    Indices1,
+    TopkLength1,
+    stride_idx1_batch,
+    page_stride1,
+    page_size1,
+    topk1,
+    Sink,
+    HAS_EXTRA: tl.constexpr,
+    HAS_TOPK_LENGTH1: tl.constexpr,
+    HAS_SINK: tl.constexpr,
 ):
     """Scores and P.V for BLOCK_H heads of one batch row over one split of its tokens.
 
@@ -196,6 +369,13 @@ def _mma_decode_kernel(
     all BLOCK_H heads. The 512-wide token vector is viewed as 8 groups of 64: groups
     0..6 are fp8 nope values with one UE8M0 scale each, group 7 is the bf16 rope
     part, so one [BLOCK_T, 512] bf16 tile feeds both tl.dot calls.
+
+    With HAS_EXTRA the row's tokens are those of two caches (KV, Indices,
+    TopkLength, page_stride, page_size, topk, then the same of cache 1), one
+    virtual list that the splits partition (split_range); with HAS_SINK the
+    attention sink joins the denominator, here when SPLIT_K is 1, else in
+    the combine. Without them (the per-cache entry) the cache-1 arguments
+    are unused.
     """
     pid_h = tl.program_id(0)
     pid_s = tl.program_id(1)
@@ -204,18 +384,41 @@ def _mma_decode_kernel(
     heads = pid_h * BLOCK_H + tl.arange(0, BLOCK_H)
     head_ok = heads < num_heads
     dims = tl.arange(0, HEAD_DIM)
-    # The split's start as if the row were full: known without the row's
-    # length, so the first tile's indices load beside Q and the length
-    # instead of one memory round trip after them. Split 0, and every split
-    # of a full row, start there; other splits of a shorter row load again.
-    # The 64-head variants, at 255 registers, spill with this.
+    # The split's start as if the row were full (both rows, with the extra
+    # cache): known without the rows' lengths, so the first tile's indices
+    # load beside Q and the lengths instead of one memory round trip after
+    # them. Split 0, and every split of full rows, start there; other splits
+    # of shorter rows load again. The 64-head variants, at 255 registers,
+    # spill with this.
     EARLY_INDICES: tl.constexpr = BLOCK_H < 64
     if EARLY_INDICES:
-        guess_start = pid_s * (tl.cdiv(tl.cdiv(topk, SPLIT_K), BLOCK_T) * BLOCK_T)
-        tok0 = guess_start + tl.arange(0, BLOCK_T)
-        guess = tl.load(
-            Indices + pid_b * stride_idx_batch + tok0, mask=tok0 < topk, other=-1
-        )
+        if HAS_EXTRA:
+            full0 = tl.cdiv(topk, BLOCK_T) * BLOCK_T
+            full = full0 + topk1
+            guess_start = pid_s * (tl.cdiv(tl.cdiv(full, SPLIT_K), BLOCK_T) * BLOCK_T)
+            g_in1, g_local, g_row, g_left, _, _, _ = _tile_source(
+                guess_start,
+                full0,
+                topk,
+                full,
+                Indices + pid_b * stride_idx_batch,
+                Indices1 + pid_b * stride_idx1_batch,
+                KV,
+                KV1,
+                page_stride,
+                page_stride1,
+                page_size,
+                page_size1,
+                True,
+            )
+            g_offs = tl.arange(0, BLOCK_T)
+            guess = tl.load(g_row + g_offs, mask=g_offs < g_left, other=-1)
+        else:
+            guess_start = pid_s * (tl.cdiv(tl.cdiv(topk, SPLIT_K), BLOCK_T) * BLOCK_T)
+            tok0 = guess_start + tl.arange(0, BLOCK_T)
+            guess = tl.load(
+                Indices + pid_b * stride_idx_batch + tok0, mask=tok0 < topk, other=-1
+            )
     q = tl.load(
         Q + pid_b * stride_q_batch + heads[:, None] * stride_q_head + dims[None, :],
         mask=head_ok[:, None],
@@ -225,6 +428,15 @@ def _mma_decode_kernel(
     n_tokens = topk
     if HAS_TOPK_LENGTH:
         n_tokens = tl.minimum(tl.load(TopkLength + pid_b), topk)
+    n0 = n_tokens
+    base1 = n_tokens
+    if HAS_EXTRA:
+        n0 = tl.maximum(n0, 0)
+        n1 = topk1
+        if HAS_TOPK_LENGTH1:
+            n1 = tl.maximum(tl.minimum(tl.load(TopkLength1 + pid_b), topk1), 0)
+        base1 = tl.cdiv(n0, BLOCK_T) * BLOCK_T
+        n_tokens = base1 + n1
     # Whole tiles per split, sized from this row's own length so splits stay balanced.
     per_split = tl.cdiv(tl.cdiv(n_tokens, SPLIT_K), BLOCK_T) * BLOCK_T
     start = pid_s * per_split
@@ -236,32 +448,62 @@ def _mma_decode_kernel(
     is_nope = (group < NOPE_GROUPS)[None, :]
     is_rope = (group == NOPE_GROUPS)[None, :, None]
     idx_row = Indices + pid_b * stride_idx_batch
+    idx1_row = Indices1 + pid_b * stride_idx1_batch
 
     m_i = tl.full([BLOCK_H], float("-inf"), tl.float32)
     l_i = tl.zeros([BLOCK_H], tl.float32)
     acc = tl.zeros([BLOCK_H, HEAD_DIM], tl.float32)
     for t0 in range(start, end, BLOCK_T):
-        tok = t0 + offs_t
-        if EARLY_INDICES:
-            hit = (t0 == start) & (start == guess_start)
-            idx = tl.load(idx_row + tok, mask=(tok < end) & (not hit), other=-1)
-            idx = tl.where(hit, tl.where(tok < end, guess, -1), idx)
+        if HAS_EXTRA:
+            # The tile's own cache; its slots past that cache's tokens are empty.
+            in1, local, row, left, kv, stride, size = _tile_source(
+                t0,
+                base1,
+                n0,
+                n_tokens,
+                idx_row,
+                idx1_row,
+                KV,
+                KV1,
+                page_stride,
+                page_stride1,
+                page_size,
+                page_size1,
+                True,
+            )
+            in_tile = offs_t < left
+            if EARLY_INDICES:
+                hit = (t0 == start) & (t0 == guess_start) & (in1 == g_in1)
+                hit = hit & (local == g_local)
+                idx = tl.load(row + offs_t, mask=in_tile & (not hit), other=-1)
+                idx = tl.where(hit, tl.where(in_tile, guess, -1), idx)
+            else:
+                idx = tl.load(row + offs_t, mask=in_tile, other=-1)
         else:
-            idx = tl.load(idx_row + tok, mask=tok < end, other=-1)
+            kv = KV
+            stride = page_stride
+            size = page_size
+            tok = t0 + offs_t
+            if EARLY_INDICES:
+                hit = (t0 == start) & (start == guess_start)
+                idx = tl.load(idx_row + tok, mask=(tok < end) & (not hit), other=-1)
+                idx = tl.where(hit, tl.where(tok < end, guess, -1), idx)
+            else:
+                idx = tl.load(idx_row + tok, mask=tok < end, other=-1)
         valid = idx >= 0
         idx = tl.where(valid, idx, 0)
-        page = idx // page_size
-        slot = idx - page * page_size
-        page_base = page.to(tl.int64) * page_stride
+        page = idx // size
+        slot = idx - page * size
+        page_base = page.to(tl.int64) * stride
         data = page_base + slot * TOKEN_DATA_BYTES
-        scales_at = page_base + page_size * TOKEN_DATA_BYTES + slot * TOKEN_SCALE_BYTES
+        scales_at = page_base + size * TOKEN_DATA_BYTES + slot * TOKEN_SCALE_BYTES
 
         nope_ok = valid[:, None] & is_nope
         col = (group * 64)[None, :, None] + lane[None, None, :]
         nope = tl.load(
-            KV + data[:, None, None] + col, mask=nope_ok[:, :, None], other=0.0
+            kv + data[:, None, None] + col, mask=nope_ok[:, :, None], other=0.0
         )
-        rope_ptr = (KV + data + NOPE_DIM).to(tl.pointer_type(tl.bfloat16))
+        rope_ptr = (kv + data + NOPE_DIM).to(tl.pointer_type(tl.bfloat16))
         rope = tl.load(
             rope_ptr[:, None] + lane[None, :], mask=valid[:, None], other=0.0
         )
@@ -271,7 +513,7 @@ def _mma_decode_kernel(
         # byte scales group 7, whose masked zeros the rope replaces below.
         # UE8M0: each byte is a bare exponent, 2^(e - 127), i.e. the fp32 bits e << 23.
         word = tl.load(
-            (KV + scales_at).to(tl.pointer_type(tl.int64)), mask=valid, other=0
+            (kv + scales_at).to(tl.pointer_type(tl.int64)), mask=valid, other=0
         )
         e = (word[:, None] >> (group * 8).to(tl.int64)[None, :]) & 0xFF
         scale = (e.to(tl.int32) << 23).to(tl.float32, bitcast=True)
@@ -300,6 +542,9 @@ def _mma_decode_kernel(
         + dims[None, :]
     )
     if SPLIT_K == 1:
+        if HAS_SINK:
+            keep, lse2 = _sink_weight(lse2, Sink, heads, head_ok)
+            o = o * keep[:, None]
         tl.store(o_ptr, o.to(tl.bfloat16), mask=head_ok[:, None])
         tl.store(Lse + pid_b * stride_lse_batch + heads, lse2 * LN2, mask=head_ok)
     else:
@@ -330,13 +575,16 @@ def _combine_kernel(
     PDL: tl.constexpr,
     live,
     DIM_BLOCK: tl.constexpr,
+    Sink,
+    HAS_SINK: tl.constexpr,
 ):
     """Merge the SPLIT_K partial results of one (batch, head) by log-sum-exp.
 
     Each program merges DIM_BLOCK of the 512 dims (grid axis 2): at B = 1 a
     program per (head, batch) would leave half the SMs idle. Only the first
     `live` splits can hold a token (the launcher's bound); the others are
-    skipped, and their weight would be zero anyway.
+    skipped, and their weight would be zero anyway. With HAS_SINK the head's
+    attention sink joins the merge as a partial with no value.
     """
     if PDL:
         # Launched with programmatic dependent launch: the program may start
@@ -367,10 +615,16 @@ def _combine_kernel(
         other=0.0,
     )
     top = tl.max(lse2, 0)
+    if HAS_SINK:
+        # The head's attention sink: one more partial, with no value.
+        sink2 = tl.load(Sink + head) * LOG2E
+        top = tl.maximum(top, sink2)
     # Every split empty: keep the weights at zero rather than exp2(-inf + inf).
     top = tl.where(top == float("-inf"), 0.0, top)
     w = tl.exp2(lse2 - top)
     total = tl.sum(w, 0)
+    if HAS_SINK:
+        total += tl.exp2(sink2 - top)
     o = tl.sum(part * w[:, None], 0) / tl.maximum(total, 1e-30)
     lse = tl.where(total > 0.0, (top + tl.log2(total)) * LN2, float("-inf"))
     tl.store(
@@ -379,6 +633,110 @@ def _combine_kernel(
     )
     # Every slice computes the same lse; the first one writes it.
     tl.store(Lse + pid_b * stride_lse_batch + head, lse, mask=first_dim == 0)
+
+
+@gluon.jit
+def _token_offsets(idx, page_stride, page_size):
+    """Byte offsets of each token's data row and of its scale word in the paged cache."""
+    page = idx // page_size
+    slot = idx - page * page_size
+    page_base = page.to(gl.int64) * page_stride
+    data = page_base + slot * TOKEN_DATA_BYTES
+    scales_at = page_base + page_size * TOKEN_DATA_BYTES + slot * TOKEN_SCALE_BYTES
+    return data, scales_at
+
+
+@gluon.jit
+def _split_range(
+    TopkLength,
+    TopkLength1,
+    pid_b,
+    pid_s,
+    topk,
+    topk1,
+    HAS_TOPK_LENGTH: gl.constexpr,
+    HAS_EXTRA: gl.constexpr,
+    HAS_TOPK_LENGTH1: gl.constexpr,
+    BLOCK_T: gl.constexpr,
+    SPLIT_K: gl.constexpr,
+):
+    """The tokens [start, end) of this program's split of its batch row's
+    virtual token list (split_range in common.tmpl), with where cache 1's
+    tokens start in it (base1), cache 0's valid tokens (n0) and its length.
+
+    Each partition of a warp-specialised kernel finds them itself after the
+    fork: computed before it, the producer warps would wait at the fork for
+    the row's length to arrive from memory, and only then start loading the
+    first tile's indices.
+    """
+    n_tokens = topk
+    if HAS_TOPK_LENGTH:
+        n_tokens = gl.minimum(gl.load(TopkLength + pid_b), topk)
+    n0 = n_tokens
+    base1 = n_tokens
+    if HAS_EXTRA:
+        n0 = gl.maximum(n0, 0)
+        n1 = topk1
+        if HAS_TOPK_LENGTH1:
+            n1 = gl.maximum(gl.minimum(gl.load(TopkLength1 + pid_b), topk1), 0)
+        base1 = gl.cdiv(n0, BLOCK_T) * BLOCK_T
+        n_tokens = base1 + n1
+    # Whole tiles per split, sized from this row's own length so splits stay balanced.
+    per_split = gl.cdiv(gl.cdiv(n_tokens, SPLIT_K), BLOCK_T) * BLOCK_T
+    start = pid_s * per_split
+    end = gl.minimum(start + per_split, n_tokens)
+    return start, end, base1, n0, n_tokens
+
+
+@gluon.jit
+def _gl_tile_source(
+    t0,
+    base1,
+    n0,
+    n,
+    idx_row,
+    idx1_row,
+    KV,
+    KV1,
+    page_stride,
+    page_stride1,
+    page_size,
+    page_size1,
+    HAS_EXTRA: gl.constexpr,
+):
+    """Where the tile at virtual token t0 comes from: (in1, local, index
+    pointer, tokens left, cache, page stride, page size)."""
+    if HAS_EXTRA:
+        in1 = t0 >= base1
+        local = t0 - gl.where(in1, base1, 0)
+        left = gl.where(in1, n, n0) - gl.where(in1, base1, 0) - local
+        row = gl.where(in1, idx1_row, idx_row) + local
+        kv = gl.where(in1, KV1, KV)
+        stride = gl.where(in1, page_stride1, page_stride)
+        size = gl.where(in1, page_size1, page_size)
+    else:
+        in1 = t0 < 0
+        local = t0
+        left = n0 - t0
+        row = idx_row + t0
+        kv = KV
+        stride = page_stride
+        size = page_size
+    return in1, local, row, left, kv, stride, size
+
+
+@gluon.jit
+def _gl_sink_weight(lse2, Sink, heads, head_ok):
+    """(factor of the output, base-2 lse) of a partial with the heads'
+    attention sinks joined to its denominator; lse2 is base 2."""
+    sink2 = gl.load(Sink + heads, mask=head_ok, other=float("-inf")) * LOG2E
+    top = gl.maximum(lse2, sink2)
+    top = gl.where(top == float("-inf"), 0.0, top)
+    w = gl.exp2(lse2 - top)
+    total = w + gl.exp2(sink2 - top)
+    keep = gl.where(total > 0.0, w / gl.maximum(total, 1e-30), 0.0)
+    lse2 = gl.where(total > 0.0, top + gl.log2(total), float("-inf"))
+    return keep, lse2
 
 
 @gluon.jit
@@ -537,10 +895,13 @@ def _cluster_merge(
     num_heads,
     BLOCK_H: gl.constexpr,
     SPLIT_K: gl.constexpr,
+    Sink,
+    HAS_SINK: gl.constexpr,
 ):
     """After the cluster barrier: program pid_s of the cluster merges heads
     [pid_s * BLOCK_H / SPLIT_K, ...) of its head block over every split's bf16
-    partial, by log-sum-exp, and writes them to Out and Lse."""
+    partial, by log-sum-exp, and writes them to Out and Lse. With HAS_SINK
+    the heads' attention sinks join the merge as partials with no value."""
     _cluster_barrier(True, True)
     HEADS: gl.constexpr = BLOCK_H // SPLIT_K
     lay: gl.constexpr = gl.BlockedLayout([1, 8], [1, 32], [gl.num_warps(), 1], [1, 0])
@@ -563,9 +924,14 @@ def _cluster_merge(
             cache_modifier=".cg",
         )
         top = gl.maximum(top, lse_s)
+    if HAS_SINK:
+        sink2 = gl.load(Sink + heads, mask=ok, other=float("-inf")) * LOG2E
+        top = gl.maximum(top, sink2)
     # Every split empty: keep the weights at zero rather than exp2(-inf + inf).
     top = gl.where(top == float("-inf"), 0.0, top)
     total = gl.zeros([HEADS], gl.float32, gl.SliceLayout(1, lay))
+    if HAS_SINK:
+        total += gl.exp2(sink2 - top)
     acc = gl.zeros([HEADS, HEAD_DIM], gl.float32, lay)
     part = (
         Part
@@ -639,9 +1005,12 @@ def _cluster_merge_dsmem(
     num_heads,
     BLOCK_H: gl.constexpr,
     acc_layout: gl.constexpr,
+    Sink,
+    HAS_SINK: gl.constexpr,
 ):
     """The merge of a cluster of two programs, in shared memory, in the MMA
-    layout.
+    layout. With HAS_SINK each head's attention sink joins the merge as a
+    third partial that carries no value.
 
     Program s merges heads [s * BLOCK_H / 2, ...). In acc_layout (wgmma,
     warps [4, 2]) each warp holds 16 rows, so all of a thread's rows belong
@@ -730,11 +1099,20 @@ def _cluster_merge_dsmem(
     theirs = _ld_shared_group(at, mine[:, None]).to(gl.float32)
     lse_s = _ld_shared_f32(LSE_AT + (rows % HEADS) * 4)
     top = gl.maximum(lse2, lse_s)
+    if HAS_SINK:
+        sink_heads = pid_h * BLOCK_H + rows
+        sink2 = gl.load(
+            Sink + sink_heads, mask=sink_heads < num_heads, other=float("-inf")
+        )
+        top = gl.maximum(top, sink2 * LOG2E)
+        sink2 = sink2 * LOG2E
     # Both splits empty: keep the weights at zero rather than exp2(-inf + inf).
     top = gl.where(top == float("-inf"), 0.0, top)
     w0 = gl.exp2(lse2 - top)
     w1 = gl.exp2(lse_s - top)
     total = w0 + w1
+    if HAS_SINK:
+        total += gl.exp2(sink2 - top)
     inv = 1.0 / gl.maximum(total, 1e-30)
     merged = o * (w0 * inv)[:, None] + theirs * (w1 * inv)[:, None]
     lse = gl.where(total > 0.0, (top + gl.log2(total)) * LN2, float("-inf"))
@@ -789,17 +1167,6 @@ def _ld_shared_group(at, pred):
         is_pure=False,
         pack=8,
     )
-
-
-@gluon.jit
-def _token_offsets(idx, page_stride, page_size):
-    """Byte offsets of each token's data row and of its scale word in the paged cache."""
-    page = idx // page_size
-    slot = idx - page * page_size
-    page_base = page.to(gl.int64) * page_stride
-    data = page_base + slot * TOKEN_DATA_BYTES
-    scales_at = page_base + page_size * TOKEN_DATA_BYTES + slot * TOKEN_SCALE_BYTES
-    return data, scales_at
 
 
 @gluon.jit
@@ -877,32 +1244,6 @@ def _st_shared_group(at, values):
 
 
 @gluon.jit
-def _split_range(
-    TopkLength,
-    pid_b,
-    pid_s,
-    topk,
-    HAS_TOPK_LENGTH: gl.constexpr,
-    BLOCK_T: gl.constexpr,
-    SPLIT_K: gl.constexpr,
-):
-    """The tokens [start, end) of this program's split of its batch row.
-
-    Each partition finds them itself after the fork: computed before it, the
-    producer warps would wait at the fork for the row's length to arrive from
-    memory, and only then start loading the first tile's indices.
-    """
-    n_tokens = topk
-    if HAS_TOPK_LENGTH:
-        n_tokens = gl.minimum(gl.load(TopkLength + pid_b), topk)
-    # Whole tiles per split, sized from this row's own length so splits stay balanced.
-    per_split = gl.cdiv(gl.cdiv(n_tokens, SPLIT_K), BLOCK_T) * BLOCK_T
-    start = pid_s * per_split
-    end = gl.minimum(start + per_split, n_tokens)
-    return start, end
-
-
-@gluon.jit
 def _ws_producer(
     k_ring,
     ready,
@@ -915,13 +1256,25 @@ def _ws_producer(
     topk,
     page_stride,
     page_size,
+    KV1,
+    idx1_row,
+    TopkLength1,
+    topk1,
+    page_stride1,
+    page_size1,
     HAS_TOPK_LENGTH: gl.constexpr,
     BLOCK_T: gl.constexpr,
     SPLIT_K: gl.constexpr,
     NUM_BUFS: gl.constexpr,
     CLUSTER_MERGE: gl.constexpr,
+    HAS_EXTRA: gl.constexpr,
+    HAS_TOPK_LENGTH1: gl.constexpr,
 ):
     """Gather tiles of BLOCK_T tokens, dequantise them and fill the K ring.
+
+    With HAS_EXTRA the tiles are those of this split of the row's virtual
+    token list over both caches (_split_range), each from its own cache
+    (_gl_tile_source).
 
     The stores address the K ring from byte 0 of shared memory
     (_dequant_store, _st_shared_group), which is where Triton places it: the
@@ -956,45 +1309,140 @@ def _ws_producer(
         gl.arange(0, BLOCK_T, layout=gl.SliceLayout(1, rope_lay)),
         gl.arange(0, 64, layout=gl.SliceLayout(0, rope_lay)),
     )
-    # The first tile's indices are loaded where the split starts if the row
-    # is topk tokens long, in the same round trip as the row's length, not
-    # after it (which would put two DRAM latencies before the first gather).
-    # A shorter row moves only the starts of later splits: those load again.
-    full_split = gl.cdiv(gl.cdiv(topk, SPLIT_K), BLOCK_T) * BLOCK_T
-    tok = pid_s * full_split + rows
-    idx_guess = gl.load(idx_row + tok, mask=tok < topk, other=-1)
-    start, end = _split_range(
-        TopkLength, pid_b, pid_s, topk, HAS_TOPK_LENGTH, BLOCK_T, SPLIT_K
+    # The first tile's indices are loaded where the split starts if the rows
+    # are topk (and topk1) tokens long, in the same round trip as the rows'
+    # lengths, not after them (which would put two DRAM latencies before the
+    # first gather). Shorter rows move only the starts of later splits:
+    # those load again. The producer's names for n0 and the list's length
+    # are len0 and n_virt: its nope registers are n0..n6.
+    if HAS_EXTRA:
+        full0 = gl.cdiv(topk, BLOCK_T) * BLOCK_T
+        full = full0 + topk1
+        guess_start = pid_s * (gl.cdiv(gl.cdiv(full, SPLIT_K), BLOCK_T) * BLOCK_T)
+        g_in1, g_local, g_row, g_left, _, _, _ = _gl_tile_source(
+            guess_start,
+            full0,
+            topk,
+            full,
+            idx_row,
+            idx1_row,
+            KV,
+            KV1,
+            page_stride,
+            page_stride1,
+            page_size,
+            page_size1,
+            True,
+        )
+        idx_guess = gl.load(g_row + rows, mask=rows < g_left, other=-1)
+    else:
+        full_split = gl.cdiv(gl.cdiv(topk, SPLIT_K), BLOCK_T) * BLOCK_T
+        tok = pid_s * full_split + rows
+        idx_guess = gl.load(idx_row + tok, mask=tok < topk, other=-1)
+    start, end, base1, len0, n_virt = _split_range(
+        TopkLength,
+        TopkLength1,
+        pid_b,
+        pid_s,
+        topk,
+        topk1,
+        HAS_TOPK_LENGTH,
+        HAS_EXTRA,
+        HAS_TOPK_LENGTH1,
+        BLOCK_T,
+        SPLIT_K,
     )
-    moved = start != pid_s * full_split
-    tok = start + rows
-    idx_moved = gl.load(idx_row + tok, mask=(tok < end) & moved, other=-1)
-    idx_next = gl.where(moved, idx_moved, gl.where(tok < end, idx_guess, -1))
+    if HAS_EXTRA:
+        in1, local, row, left, _, _, _ = _gl_tile_source(
+            start,
+            base1,
+            len0,
+            n_virt,
+            idx_row,
+            idx1_row,
+            KV,
+            KV1,
+            page_stride,
+            page_stride1,
+            page_size,
+            page_size1,
+            True,
+        )
+        moved = (start != guess_start) | (in1 != g_in1) | (local != g_local)
+        in_tile = rows < left
+        idx_moved = gl.load(row + rows, mask=in_tile & moved, other=-1)
+        idx_next = gl.where(moved, idx_moved, gl.where(in_tile, idx_guess, -1))
+    else:
+        moved = start != pid_s * full_split
+        tok = start + rows
+        idx_moved = gl.load(idx_row + tok, mask=(tok < end) & moved, other=-1)
+        idx_next = gl.where(moved, idx_moved, gl.where(tok < end, idx_guess, -1))
     n_tiles = gl.cdiv(gl.maximum(end - start, 0), BLOCK_T)
     for i in range(n_tiles):
         buf = i % NUM_BUFS
         idx = idx_next
         # Indices run one tile ahead, so each tile's gather starts without
         # waiting a DRAM round trip for them (2-5% faster). Past the
-        # last tile the mask keeps this load from reading anything.
-        tok = start + (i + 1) * BLOCK_T + rows
-        idx_next = gl.load(idx_row + tok, mask=tok < end, other=-1)
+        # split's last tile the mask keeps this load from reading anything.
+        if HAS_EXTRA:
+            t0 = start + i * BLOCK_T
+            _, _, _, _, kv, stride, size = _gl_tile_source(
+                t0,
+                base1,
+                len0,
+                n_virt,
+                idx_row,
+                idx1_row,
+                KV,
+                KV1,
+                page_stride,
+                page_stride1,
+                page_size,
+                page_size1,
+                True,
+            )
+            _, _, row_n, left_n, kv_n, stride_n, size_n = _gl_tile_source(
+                t0 + BLOCK_T,
+                base1,
+                len0,
+                n_virt,
+                idx_row,
+                idx1_row,
+                KV,
+                KV1,
+                page_stride,
+                page_stride1,
+                page_size,
+                page_size1,
+                True,
+            )
+            next_ok = (rows < left_n) & (t0 + BLOCK_T < end)
+            idx_next = gl.load(row_n + rows, mask=next_ok, other=-1)
+        else:
+            kv = KV
+            stride = page_stride
+            size = page_size
+            kv_n = KV
+            stride_n = page_stride
+            size_n = page_size
+            tok = start + (i + 1) * BLOCK_T + rows
+            idx_next = gl.load(idx_row + tok, mask=tok < end, other=-1)
         valid = idx >= 0
         idx = gl.where(valid, idx, 0)
-        data, scales_at = _token_offsets(idx, page_stride, page_size)
+        data, scales_at = _token_offsets(idx, stride, size)
         if CLUSTER_MERGE:
             # Loaded first, stored last: stored first as well, the rope's
             # registers push the producer past its 120 with _dequant_store
             # (4 B of spills).
-            rope = _load_rope(KV, data, valid, rope_lay)
+            rope = _load_rope(kv, data, valid, rope_lay)
         # The 8 scale bytes of a token (7 exponents and a pad) as one word.
         words = gl.load(
-            (KV + scales_at).to(gl.pointer_type(gl.int64)), mask=valid, other=0
+            (kv + scales_at).to(gl.pointer_type(gl.int64)), mask=valid, other=0
         )
         # Issue every load of the tile before waiting for a free buffer, so
         # the gather overlaps the consumers' MMAs on the previous tiles.
         ok = valid[:, None]
-        nope = KV + data[:, None] + cols[None, :]
+        nope = kv + data[:, None] + cols[None, :]
         n0 = gl.load(nope, mask=ok, other=0.0)
         n1 = gl.load(nope + 64, mask=ok, other=0.0)
         n2 = gl.load(nope + 128, mask=ok, other=0.0)
@@ -1003,10 +1451,10 @@ def _ws_producer(
         n5 = gl.load(nope + 320, mask=ok, other=0.0)
         n6 = gl.load(nope + 384, mask=ok, other=0.0)
         if not CLUSTER_MERGE:
-            rope = _load_rope(KV, data, valid, rope_lay)
+            rope = _load_rope(kv, data, valid, rope_lay)
         # The next tile's rows start into L2 once its indices arrive (before
         # this tile's rows do), so its gather hits L2.
-        _prefetch_rows(KV, idx_next, page_stride, page_size)
+        _prefetch_rows(kv_n, idx_next, stride_n, size_n)
 
         mbarrier.wait(empty.index(buf), ((i // NUM_BUFS) & 1) ^ 1)
         if CLUSTER_MERGE:
@@ -1054,6 +1502,9 @@ def _ws_consumer(
     pid_s,
     topk,
     qk_scale,
+    idx1_row,
+    TopkLength1,
+    topk1,
     HAS_TOPK_LENGTH: gl.constexpr,
     BLOCK_H: gl.constexpr,
     BLOCK_T: gl.constexpr,
@@ -1061,6 +1512,8 @@ def _ws_consumer(
     NUM_BUFS: gl.constexpr,
     acc_layout: gl.constexpr,
     s_layout: gl.constexpr,
+    HAS_EXTRA: gl.constexpr,
+    HAS_TOPK_LENGTH1: gl.constexpr,
 ):
     """Scores and P.V with wgmma over the tiles the producer delivers."""
     # Q goes to shared memory by TMA, one [BLOCK_H, 64] box at a time, while
@@ -1074,9 +1527,19 @@ def _ws_consumer(
         tma.async_copy_global_to_shared(
             QDesc, [q_row, j * 64], q_ready, q_smem.slice(j * 64, 64, dim=1)
         )
-    # Before the wait for Q, so the row's length arrives meanwhile.
-    start, end = _split_range(
-        TopkLength, pid_b, pid_s, topk, HAS_TOPK_LENGTH, BLOCK_T, SPLIT_K
+    # Before the wait for Q, so the rows' lengths arrive meanwhile.
+    start, end, base1, n0, n_virt = _split_range(
+        TopkLength,
+        TopkLength1,
+        pid_b,
+        pid_s,
+        topk,
+        topk1,
+        HAS_TOPK_LENGTH,
+        HAS_EXTRA,
+        HAS_TOPK_LENGTH1,
+        BLOCK_T,
+        SPLIT_K,
     )
     mbarrier.wait(q_ready, 0)
     p_layout: gl.constexpr = gl.DotOperandLayout(
@@ -1089,8 +1552,28 @@ def _ws_consumer(
     n_tiles = gl.cdiv(gl.maximum(end - start, 0), BLOCK_T)
     for i in range(n_tiles):
         buf = i % NUM_BUFS
-        tok = start + i * BLOCK_T + offs_t
-        valid = gl.load(idx_row + tok, mask=tok < end, other=-1) >= 0
+        if HAS_EXTRA:
+            # Only the index pointer and the count are used: the selects of
+            # the cache's page layout fold away.
+            _, _, row, left, _, _, _ = _gl_tile_source(
+                start + i * BLOCK_T,
+                base1,
+                n0,
+                n_virt,
+                idx_row,
+                idx1_row,
+                idx_row,
+                idx1_row,
+                0,
+                0,
+                1,
+                1,
+                True,
+            )
+            valid = gl.load(row + offs_t, mask=offs_t < left, other=-1) >= 0
+        else:
+            tok = start + i * BLOCK_T + offs_t
+            valid = gl.load(idx_row + tok, mask=tok < end, other=-1) >= 0
         mbarrier.wait(ready.index(buf), (i // NUM_BUFS) & 1)
         k = k_ring.index(buf)
         s = warpgroup_mma(
@@ -1151,6 +1634,17 @@ def _ws_decode_kernel(
     SPLIT_K: gl.constexpr,
     NUM_BUFS: gl.constexpr,
     CLUSTER_MERGE: gl.constexpr,
+    KV1,
+    Indices1,
+    TopkLength1,
+    stride_idx1_batch,
+    page_stride1,
+    page_size1,
+    topk1,
+    Sink,
+    HAS_EXTRA: gl.constexpr,
+    HAS_TOPK_LENGTH1: gl.constexpr,
+    HAS_SINK: gl.constexpr,
 ):
     """Warp-specialised form of the head-batched kernel, same arguments and results.
 
@@ -1165,10 +1659,14 @@ def _ws_decode_kernel(
     MMA kernel shares, unused here.
 
     With CLUSTER_MERGE the SPLIT_K programs of a (head block, batch row) run
-    as one thread-block cluster along grid x (_launch_in_clusters) and merge
+    as one thread-block cluster along grid x (_ws_launches) and merge
     their partials themselves into FinalOut and FinalLse, after a cluster
     barrier: no combine kernel, no second launch. Otherwise
     Out and Lse receive the partials and FinalOut, FinalLse are unused.
+
+    HAS_EXTRA and HAS_SINK as in _mma_decode_kernel: both caches' tokens as
+    one virtual list, and the attention sink wherever the splits are merged
+    (the epilogue with SPLIT_K 1, the cluster merges, the combine kernel).
     """
     acc_layout: gl.constexpr = gl.NVMMADistributedLayout(
         version=[3, 0], warps_per_cta=[4, 2], instr_shape=[16, 256, 16]
@@ -1214,6 +1712,7 @@ def _ws_decode_kernel(
     # 512.
     q_row = pid_b.to(gl.int32) * num_heads + pid_h * BLOCK_H
     idx_row = Indices + pid_b * stride_idx_batch
+    idx1_row = Indices1 + pid_b * stride_idx1_batch
 
     acc, m_i, l_i = gl.warp_specialize(
         [
@@ -1233,6 +1732,9 @@ def _ws_decode_kernel(
                     pid_s,
                     topk,
                     qk_scale,
+                    idx1_row,
+                    TopkLength1,
+                    topk1,
                     HAS_TOPK_LENGTH,
                     BLOCK_H,
                     BLOCK_T,
@@ -1240,6 +1742,8 @@ def _ws_decode_kernel(
                     NUM_BUFS,
                     acc_layout,
                     s_layout,
+                    HAS_EXTRA,
+                    HAS_TOPK_LENGTH1,
                 ),
             ),
             (
@@ -1256,11 +1760,19 @@ def _ws_decode_kernel(
                     topk,
                     page_stride,
                     page_size,
+                    KV1,
+                    idx1_row,
+                    TopkLength1,
+                    topk1,
+                    page_stride1,
+                    page_size1,
                     HAS_TOPK_LENGTH,
                     BLOCK_T,
                     SPLIT_K,
                     NUM_BUFS,
                     CLUSTER_MERGE,
+                    HAS_EXTRA,
+                    HAS_TOPK_LENGTH1,
                 ),
             ),
         ],
@@ -1287,6 +1799,8 @@ def _ws_decode_kernel(
             num_heads,
             BLOCK_H,
             acc_layout,
+            Sink,
+            HAS_SINK,
         )
     else:
         empty_row = l_i == 0.0
@@ -1294,6 +1808,9 @@ def _ws_decode_kernel(
         lse2 = gl.where(empty_row, float("-inf"), m_i + gl.log2(l_i))
         heads = pid_h * BLOCK_H + gl.arange(0, BLOCK_H, layout=rows)
         head_ok = heads < num_heads
+        if SPLIT_K == 1 and HAS_SINK:
+            keep, lse2 = _gl_sink_weight(lse2, Sink, heads, head_ok)
+            o = o * keep[:, None]
         # The output and the split-K partials are bf16 and go out through a
         # row-major layout (16-byte stores, whole sectors): from the accumulator's
         # layout each thread would write 4-byte pairs (9% slower at B128 topk
@@ -1339,6 +1856,8 @@ def _ws_decode_kernel(
                     num_heads,
                     BLOCK_H,
                     SPLIT_K,
+                    Sink,
+                    HAS_SINK,
                 )
 
 
@@ -1359,12 +1878,15 @@ def _combine_bf16_kernel(
     SPLIT_K: tl.constexpr,
     SPLIT_P2: tl.constexpr,
     PDL: tl.constexpr,
+    Sink,
+    HAS_SINK: tl.constexpr,
 ):
     """Merge the SPLIT_K bf16 partial results of one (batch, head) by log-sum-exp.
 
     Reads one split at a time as a 512-vector. Loaded as one [SPLIT_P2, 512]
     tile, as the fp32 combine does, bf16 splits would land in different warps
-    and their sum would go through shared memory: 4x slower.
+    and their sum would go through shared memory: 4x slower. With HAS_SINK
+    the head's attention sink joins the merge as a partial with no value.
     """
     if PDL:
         # Launched with programmatic dependent launch: the program may start
@@ -1381,9 +1903,15 @@ def _combine_bf16_kernel(
         plse + split * stride_plse_split, mask=split < SPLIT_K, other=float("-inf")
     )
     top = tl.max(lse2, 0)
+    if HAS_SINK:
+        # The head's attention sink: one more partial, with no value.
+        sink2 = tl.load(Sink + head) * LOG2E
+        top = tl.maximum(top, sink2)
     # Every split empty: keep the weights at zero rather than exp2(-inf + inf).
     top = tl.where(top == float("-inf"), 0.0, top)
     total = tl.sum(tl.exp2(lse2 - top), 0)
+    if HAS_SINK:
+        total += tl.exp2(sink2 - top)
     acc = tl.zeros([HEAD_DIM], tl.float32)
     for s in tl.static_range(SPLIT_K):
         # Every split writes its partial (zeros and -inf when empty): no mask.
@@ -1412,10 +1940,47 @@ def _pdl(device):
     )
 
 
-def _why_unsupported(q, k_cache, indices):
-    """Why these inputs are not ones the kernels handle, or None when they are."""
-    if not (q.is_cuda and k_cache.is_cuda):
-        return "q or k_cache is not on a CUDA device"
+_log = logging.getLogger(__name__)
+_WHOLE_CALL = "whole call"
+_PER_CACHE = "per cache"
+# Each distinct message once per process (the module contract): the set of
+# those already logged. Module state, like Triton's own kernel caches: the
+# entry points are plain functions with SGLang's signatures.
+_LOGGED = set()
+# Launch plans (_Plan) by call key (_call_key, _full_key), built on a shape's
+# first call and reused by every later call of that shape, refusals included.
+_PLANS = {}
+# Past this many keys the plans are dropped and rebuilt as calls come (a
+# server sees one key per batch size and cache layout).
+_MAX_PLANS = 4096
+
+# A kernel family: launches(plan, config, fixed, bind, constexprs) lists the
+# _Kernel launches of a configuration; why_not(name, q, caches) says why it
+# cannot serve these inputs (None: it can), or is None when the family
+# needs nothing beyond _cache_refusal; partials names the torch dtype of its
+# split-K partials.
+_Family = collections.namedtuple("_Family", "launches why_not partials")
+
+
+def _say(level, message):
+    """Log `message` at `level`, the first time this process meets it."""
+    if message not in _LOGGED:
+        _LOGGED.add(message)
+        _log.log(level, message)
+
+
+def _not_served(entry, reason):
+    return f"mlagen: sparse-MLA decode not on the MMA kernel ({entry}): {reason}; SGLang's kernel runs"
+
+
+def _served(entry, name):
+    return f"mlagen: sparse-MLA decode on the MMA kernel ({entry}, target {TARGET}, config {name})"
+
+
+def _q_refusal(q):
+    """Why the kernels cannot take this q; None when they can."""
+    if not q.is_cuda:
+        return "q is not on a CUDA device"
     if q.dtype != torch.bfloat16:
         return f"q is {q.dtype}, not torch.bfloat16"
     if q.dim() != 4 or q.shape[1] != 1 or q.shape[3] != _HEAD_DIM:
@@ -1424,25 +1989,57 @@ def _why_unsupported(q, k_cache, indices):
         return "q's last dimension is not contiguous"
     if not 0 < q.shape[0] <= 65535:
         return f"batch {q.shape[0]} is not in 1..65535"
+    return None
+
+
+def _cache_refusal(what, k_cache, indices, topk_length, batch):
+    """Why the kernels cannot read this paged cache with these indices; None
+    when they can."""
     if k_cache.dtype not in (torch.float8_e4m3fn, torch.uint8) or k_cache.dim() != 4:
-        return f"k_cache is {k_cache.dtype} of {k_cache.dim()} dimensions, not 4 of fp8 or uint8"
-    if k_cache.stride(0) < k_cache.shape[1] * (_TOKEN_DATA_BYTES + _TOKEN_SCALE_BYTES):
-        return f"k_cache's page stride {k_cache.stride(0)} B is less than {k_cache.shape[1]} tokens"
+        return f"{what} is {k_cache.dtype} of {k_cache.dim()} dimensions, not 4 of fp8 or uint8"
+    if not k_cache.is_cuda:
+        return f"{what} is not on a CUDA device"
+    need = k_cache.shape[1] * (_TOKEN_DATA_BYTES + _TOKEN_SCALE_BYTES)
+    if k_cache.stride(0) < need:
+        return f"{what}'s page stride {k_cache.stride(0)} B is less than {k_cache.shape[1]} tokens ({need} B)"
     # Each token's scales load as one 8-byte word: pages 8-byte aligned
     # (SGLang pads the stride to a multiple of 576).
     if (
         k_cache.stride(0) % _TOKEN_SCALE_BYTES
         or k_cache.data_ptr() % _TOKEN_SCALE_BYTES
     ):
-        return "k_cache's pages are not 8-byte aligned"
-    if indices.dtype != torch.int32 or indices.shape[0] != q.shape[0]:
-        return "indices are not int32 with one row per batch row"
+        return f"{what}'s pages are not 8-byte aligned"
+    if indices.dtype != torch.int32 or not indices.is_cuda:
+        return f"{what}'s indices are not int32 on a CUDA device"
+    if indices.dim() < 1 or indices.shape[0] != batch or indices.numel() == 0:
+        return f"{what}'s indices have shape {list(indices.shape)}, not [{batch}, topk, ...] with topk > 0"
+    if topk_length is not None and (
+        topk_length.dtype not in (torch.int32, torch.int64)
+        or topk_length.numel() != batch
+        or not topk_length.is_cuda
+    ):
+        return f"{what}'s topk_length is not {batch} integers on a CUDA device"
     return None
 
 
-_log = logging.getLogger(__name__)
-# What this process has already said: each message goes out once.
-_said = set()
+def _config_refusal(name, q, caches):
+    """Why configuration `name` cannot serve these (what, k_cache) caches;
+    None when it can."""
+    if name not in CONFIGS:
+        return f"no configuration for this shape on {TARGET} (selection: {name})"
+    why_not = _FAMILIES[CONFIGS[name].family].why_not
+    return None if why_not is None else why_not(name, q, caches)
+
+
+def _per_cache_refusal(q, k_cache, indices, topk_length):
+    refusal = _q_refusal(q) or _cache_refusal(
+        "k_cache", k_cache, indices, topk_length, q.shape[0]
+    )
+    if refusal:
+        return refusal
+    batch, _, heads, _ = q.shape
+    name = select(batch, indices.numel() // batch, heads)
+    return _config_refusal(name, q, [("k_cache", k_cache)])
 
 
 def supports(q, k_cache, indices):
@@ -1451,228 +2048,834 @@ def supports(q, k_cache, indices):
     When not, it logs why (a warning, once per reason) and the caller runs
     SGLang's kernel.
     """
-    reason = _why_not(q, k_cache, indices)
-    if reason is None:
-        return True
-    message = (
-        "mlagen: sparse-MLA decode not on the MMA kernel (per cache): "
-        f"supports() refused: {reason}; SGLang's kernel runs"
-    )
-    if message not in _said:
-        _said.add(message)
-        _log.warning(message)
-    return False
-
-
-def _why_not(q, k_cache, indices):
-    """Why supports() is False for these inputs, or None."""
-    reason = _why_unsupported(q, k_cache, indices)
-    if reason is not None:
-        return reason
-    batch = q.shape[0]
-    topk = indices.reshape(batch, -1).shape[1]
-    name = select(batch, topk)
-    if name not in CONFIGS:
-        return f"no configuration for batch {batch} topk {topk} on {TARGET}"
-    family_why_not = _FAMILIES[CONFIGS[name].family][1]
-    if family_why_not is None:
-        return None
-    return family_why_not(q, k_cache)
+    refusal = _per_cache_refusal(q, k_cache, indices, None)
+    if refusal:
+        _say(logging.WARNING, _not_served(_PER_CACHE, f"supports() refused: {refusal}"))
+    return refusal is None
 
 
 def sparse_decode(q, k_cache, indices, topk_length, softmax_scale):
     """Drop-in for _run_triton_sparse_decode: returns (out [B, 1, H, 512] bf16, lse [B, 1, H] fp32)."""
-    batch = q.shape[0]
-    name = select(batch, indices.reshape(batch, -1).shape[1])
-    if ("per cache", name) not in _said:
-        _said.add(("per cache", name))
-        _log.info(
-            "mlagen: sparse-MLA decode on the MMA kernel (per cache, target %s, config %s)",
-            TARGET,
-            name,
-        )
-    return sparse_decode_with(name, q, k_cache, indices, topk_length, softmax_scale)
+    key = _call_key(_PER_CACHE, q, k_cache, indices, topk_length)
+    plan = _PLANS.get(key)
+    if plan is None:
+        plan = _new_plan(key, _per_cache_plan, None, q, k_cache, indices, topk_length)
+    return _run_per_cache(plan, q, k_cache, indices, topk_length, softmax_scale)
 
 
 def sparse_decode_with(config, q, k_cache, indices, topk_length, softmax_scale):
     """sparse_decode on configuration ``config`` (a name in CONFIGS), whatever
-    select() would choose; the inputs must be ones supports() accepts."""
-    c = CONFIGS[config]
-    batch, _, num_heads, _ = q.shape
-    if k_cache.dtype == torch.uint8:
-        k_cache = k_cache.view(torch.float8_e4m3fn)
-    idx = indices.reshape(batch, -1)
-    if idx.stride(-1) != 1:
-        idx = idx.contiguous()
-    if topk_length is not None and topk_length.dtype != torch.int32:
-        topk_length = topk_length.to(torch.int32)
-    out = torch.empty(
-        (batch, 1, num_heads, _HEAD_DIM), dtype=torch.bfloat16, device=q.device
+    select() would choose; the inputs must be ones supports() accepts (on
+    the CPU, under the Triton interpreter, any the kernels can read)."""
+    key = _call_key((_PER_CACHE, config), q, k_cache, indices, topk_length)
+    plan = _PLANS.get(key)
+    if plan is None:
+        plan = _new_plan(key, _per_cache_plan, config, q, k_cache, indices, topk_length)
+    return _run_per_cache(plan, q, k_cache, indices, topk_length, softmax_scale)
+
+
+def _run_per_cache(plan, q, k_cache, indices, topk_length, softmax_scale):
+    if plan.refusal:
+        raise ValueError(f"sparse_decode: {plan.refusal} (ask supports() first)")
+    return plan.run(
+        q, k_cache, indices, topk_length, None, None, None, None, softmax_scale
     )
-    lse = torch.empty((batch, 1, num_heads), dtype=torch.float32, device=q.device)
-    run = _FAMILIES[c.family][0]
-    run(c, q, k_cache, idx, topk_length, softmax_scale * _LOG2E, out, lse)
-    return out, lse
 
 
-def _partials(q, split_k, dtype):
-    """Split-K partial results [B, split_k, H, 512] and their lse [B, split_k, H].
+def supports_full(
+    q,
+    k_cache,
+    indices,
+    topk_length,
+    attn_sink,
+    head_dim_v,
+    softmax_scale,
+    extra_k_cache=None,
+    extra_indices=None,
+    extra_topk_length=None,
+):
+    """True when sparse_decode_full serves this call of SGLang's
+    flash_mla_sparse_decode_triton (same arguments); False, logged once per
+    reason, when SGLang's own code must run it."""
+    try:
+        refusal = _full_plan(
+            None,
+            q,
+            k_cache,
+            indices,
+            topk_length,
+            attn_sink,
+            head_dim_v,
+            extra_k_cache,
+            extra_indices,
+            extra_topk_length,
+        ).refusal
+    except (AttributeError, TypeError) as err:
+        refusal = f"an argument is not what SGLang passes ({err})"
+    if refusal:
+        _say(
+            logging.WARNING,
+            _not_served(_WHOLE_CALL, f"supports_full() refused: {refusal}"),
+        )
+    return refusal is None
 
-    Allocated inside the call: CUDA-graph capture records these too.
-    """
-    batch, _, num_heads, _ = q.shape
-    part = torch.empty(
-        (batch, split_k, num_heads, _HEAD_DIM), dtype=dtype, device=q.device
-    )
-    part_lse = torch.empty(
-        (batch, split_k, num_heads), dtype=torch.float32, device=q.device
-    )
-    return part, part_lse
 
-
-def _decode_args(q, k_cache, idx, topk_length, part, part_lse, qk_scale):
-    """The arguments every decode kernel takes first, in its parameter order."""
-    batch, _, num_heads, _ = q.shape
-    return (
+def sparse_decode_full(
+    q,
+    k_cache,
+    indices,
+    topk_length,
+    attn_sink,
+    head_dim_v,
+    softmax_scale,
+    extra_k_cache=None,
+    extra_indices=None,
+    extra_topk_length=None,
+):
+    """Drop-in for SGLang's flash_mla_sparse_decode_triton: both caches in one
+    pass, merged by log-sum-exp, the attention sink applied, in one kernel
+    (and a combine where the selected configuration splits the tokens).
+    Returns (out [B, 1, H, 512] bf16, lse [B, H, 1] fp32) as that function
+    does; softmax_scale None means q.shape[-1] ** -0.5."""
+    return sparse_decode_full_with(
+        None,
         q,
         k_cache,
-        idx,
-        idx if topk_length is None else topk_length,
-        part,
-        part_lse,
-        q.stride(0),
-        q.stride(2),
-        idx.stride(0),
-        part.stride(0),
-        part.stride(1),
-        part.stride(2),
-        part_lse.stride(0),
-        part_lse.stride(1),
-        k_cache.stride(0),
-        k_cache.shape[1],
-        idx.shape[1],
-        num_heads,
-        qk_scale,
+        indices,
+        topk_length,
+        attn_sink,
+        head_dim_v,
+        softmax_scale,
+        extra_k_cache,
+        extra_indices,
+        extra_topk_length,
     )
 
 
-def _combine_args(part, part_lse, out, lse):
-    """The arguments every combine kernel takes first, in its parameter order."""
+def sparse_decode_full_with(
+    config,
+    q,
+    k_cache,
+    indices,
+    topk_length,
+    attn_sink,
+    head_dim_v,
+    softmax_scale,
+    extra_k_cache=None,
+    extra_indices=None,
+    extra_topk_length=None,
+):
+    """sparse_decode_full on configuration ``config`` (a name in CONFIGS, or
+    None for select_full's choice); the inputs must be ones supports_full()
+    accepts (on the CPU, under the Triton interpreter, any the kernels can
+    read)."""
+    plan = _full_plan(
+        config,
+        q,
+        k_cache,
+        indices,
+        topk_length,
+        attn_sink,
+        head_dim_v,
+        extra_k_cache,
+        extra_indices,
+        extra_topk_length,
+    )
+    if plan.refusal:
+        raise ValueError(
+            f"sparse_decode_full: {plan.refusal} (ask supports_full() first)"
+        )
+    if softmax_scale is None:
+        softmax_scale = q.shape[-1] ** -0.5
+    if extra_k_cache is None or extra_indices is None:
+        extra_k_cache = extra_indices = extra_topk_length = None
+    return plan.run(
+        q,
+        k_cache,
+        indices,
+        topk_length,
+        extra_k_cache,
+        extra_indices,
+        extra_topk_length,
+        attn_sink,
+        softmax_scale,
+    )
+
+
+def _tensor_key(t):
+    """What a launch plan depends on in tensor t: shape, strides, dtype,
+    device, and its address modulo 16 (Triton specialises pointer arguments
+    on 16-byte alignment, and supports* checks 8 and 16)."""
+    if t is None:
+        return None
+    return (t.shape, t.stride(), t.dtype, t.get_device(), t.data_ptr() & 15)
+
+
+def _call_key(entry, q, k_cache, indices, topk_length):
     return (
-        part,
-        part_lse,
-        out,
-        lse,
-        part.stride(0),
-        part.stride(1),
-        part.stride(2),
-        part_lse.stride(0),
-        part_lse.stride(1),
-        out.stride(0),
-        out.stride(2),
-        lse.stride(0),
+        entry,
+        _tensor_key(q),
+        _tensor_key(k_cache),
+        _tensor_key(indices),
+        _tensor_key(topk_length),
     )
 
 
-def _run_mma(c, q, k_cache, idx, topk_length, qk_scale, out, lse):
-    """Configuration c of the Triton MMA kernel, then, with splits, the fp32 combine."""
-    batch, _, num_heads, _ = q.shape
-    part, part_lse = out, lse
-    if c.split_k > 1:
-        # fp32 partials: bf16 ones were no faster for this kernel.
-        part, part_lse = _partials(q, c.split_k, torch.float32)
-    grid = (triton.cdiv(num_heads, c.block_h), c.split_k, batch)
-    _mma_decode_kernel[grid](
-        *_decode_args(q, k_cache, idx, topk_length, part, part_lse, qk_scale),
-        HAS_TOPK_LENGTH=topk_length is not None,
-        BLOCK_H=c.block_h,
-        BLOCK_T=c.block_t,
-        SPLIT_K=c.split_k,
-        num_warps=c.num_warps,
-        num_stages=c.num_stages,
-    )
-    if c.split_k == 1:
-        return
-    pdl = _pdl(q.device)
-    # When the (head, batch) grid alone would leave SMs idle, 8 one-warp
-    # programs per (head, batch) each merge 64 of the dims: 0.2-0.5 µs less
-    # at B = 1; at B >= 16 the slices cost up to 25%.
-    slices = 8 if num_heads * batch <= 128 else 1
-    _combine_kernel[(num_heads, batch, slices)](
-        *_combine_args(part, part_lse, out, lse),
-        SPLIT_K=c.split_k,
-        SPLIT_P2=triton.next_power_of_2(c.split_k),
-        # A split starts at least BLOCK_T tokens after the one before it, so
-        # none past cdiv(topk, BLOCK_T) holds a token, whatever the rows'
-        # lengths: their partials are not read.
-        live=min(c.split_k, triton.cdiv(idx.shape[1], c.block_t)),
-        DIM_BLOCK=_HEAD_DIM // slices,
-        num_warps=1 if slices > 1 else 4,
-        PDL=pdl,
-        launch_pdl=pdl,
+def _full_key(config, q, k0, i0, l0, sink, head_dim_v, k1, i1, l1):
+    """_call_key of a whole call, written out: it runs twice a call
+    (supports_full, then sparse_decode_full), and each function call or
+    generator here costs host time every eager decode step pays."""
+    return (
+        config,
+        q.shape,
+        q.stride(),
+        q.dtype,
+        q.get_device(),
+        q.data_ptr() & 15,
+        k0.shape,
+        k0.stride(),
+        k0.dtype,
+        k0.get_device(),
+        k0.data_ptr() & 15,
+        i0.shape,
+        i0.stride(),
+        i0.dtype,
+        i0.get_device(),
+        i0.data_ptr() & 15,
+        (
+            None
+            if l0 is None
+            else (l0.shape, l0.stride(), l0.dtype, l0.get_device(), l0.data_ptr() & 15)
+        ),
+        (
+            None
+            if sink is None
+            else (
+                sink.shape,
+                sink.stride(),
+                sink.dtype,
+                sink.get_device(),
+                sink.data_ptr() & 15,
+            )
+        ),
+        head_dim_v,
+        (
+            None
+            if k1 is None
+            else (k1.shape, k1.stride(), k1.dtype, k1.get_device(), k1.data_ptr() & 15)
+        ),
+        (
+            None
+            if i1 is None
+            else (i1.shape, i1.stride(), i1.dtype, i1.get_device(), i1.data_ptr() & 15)
+        ),
+        (
+            None
+            if l1 is None
+            else (l1.shape, l1.stride(), l1.dtype, l1.get_device(), l1.data_ptr() & 15)
+        ),
     )
 
 
-def _why_not_ws(q, k_cache):
-    """Why the warp-specialised kernel cannot run these inputs on this GPU, or
-    None when it can (beyond _why_unsupported)."""
-    # The producer prefetches whole 576-byte token rows into L2: pages 16-byte
-    # aligned (SGLang pads the stride to a multiple of 576).
-    if k_cache.stride(0) % 16 or k_cache.data_ptr() % 16:
-        return "k_cache's pages are not 16-byte aligned"
-    # wgmma and setmaxnreg: the warp-specialised kernel is Hopper code.
-    major, minor = torch.cuda.get_device_capability(q.device)
-    if major != 9:
-        return f"the warp-specialised kernel needs sm_90, this GPU is sm_{major}{minor}"
+def _full_plan(config, q, k0, i0, l0, sink, head_dim_v, k1, i1, l1):
+    # SGLang's function reads the extra cache only when both are given.
+    if k1 is None or i1 is None:
+        k1 = i1 = l1 = None
+    key = _full_key(config, q, k0, i0, l0, sink, head_dim_v, k1, i1, l1)
+    plan = _PLANS.get(key)
+    if plan is None:
+        plan = _new_plan(
+            key, _whole_call_plan, config, q, k0, i0, l0, sink, head_dim_v, k1, i1, l1
+        )
+    return plan
+
+
+def _new_plan(key, build, *args):
+    if len(_PLANS) >= _MAX_PLANS:
+        _PLANS.clear()
+    plan = _PLANS[key] = build(*args)
+    return plan
+
+
+def _on_gpu(q):
+    """Whether the entry points check these inputs as a GPU's: always, but
+    on the CPU under the Triton interpreter (the harness's CPU run), where
+    they are taken as they are."""
+    return q.is_cuda or not triton.knobs.runtime.interpret
+
+
+def _per_cache_plan(config, q, k_cache, indices, topk_length):
+    """The per-cache plan for `config`, or for select()'s choice (None)."""
+    on_gpu = _on_gpu(q)
+    if on_gpu:
+        refusal = _q_refusal(q) or _cache_refusal(
+            "k_cache", k_cache, indices, topk_length, q.shape[0]
+        )
+        if refusal:
+            return _Plan.refused(refusal)
+    if config is None:
+        batch, _, heads, _ = q.shape
+        config = select(batch, indices.numel() // batch, heads)
+    if config not in CONFIGS or on_gpu:
+        refusal = _config_refusal(config, q, [("k_cache", k_cache)])
+        if refusal:
+            return _Plan.refused(refusal)
+    return _Plan(_PER_CACHE, config, q, [(k_cache, indices, topk_length)], None)
+
+
+def _whole_call_plan(config, q, k0, i0, l0, sink, head_dim_v, k1, i1, l1):
+    """The whole call's plan for `config`, or for select_full()'s choice
+    (None)."""
+    batch, _, heads, _ = q.shape
+    caches = [("k_cache", k0, i0, l0)]
+    if k1 is not None:
+        caches.append(("extra_k_cache", k1, i1, l1))
+    on_gpu = _on_gpu(q)
+    if on_gpu:
+        refusal = _whole_call_refusal(q, caches, sink, head_dim_v)
+        if refusal:
+            return _Plan.refused(refusal)
+    if config is None:
+        tokens = sum(i.numel() // batch for _, _, i, _ in caches)
+        config = select_full(heads, batch, tokens)
+    if config not in CONFIGS or on_gpu:
+        refusal = _config_refusal(config, q, [(c[0], c[1]) for c in caches])
+        if refusal:
+            return _Plan.refused(refusal)
+    return _Plan(_WHOLE_CALL, config, q, [c[1:] for c in caches], sink)
+
+
+def _whole_call_refusal(q, caches, sink, head_dim_v):
+    """Why the whole call cannot take these inputs; None when it can."""
+    refusal = _q_refusal(q)
+    if refusal:
+        return refusal
+    batch, _, heads, _ = q.shape
+    if int(head_dim_v) != _HEAD_DIM:
+        return f"head_dim_v is {head_dim_v}, not {_HEAD_DIM}"
+    for what, k, i, n in caches:
+        refusal = _cache_refusal(what, k, i, n, batch)
+        if refusal:
+            return refusal
+    if sink is not None and (
+        not sink.is_floating_point() or sink.numel() != heads or not sink.is_cuda
+    ):
+        return f"attn_sink is not {heads} floats on a CUDA device"
     return None
 
 
-def _run_ws(c, q, k_cache, idx, topk_length, qk_scale, out, lse):
-    """Configuration c of the warp-specialised kernel, then the bf16 combine
-    when its splits are not merged in a cluster."""
-    batch, _, num_heads, _ = q.shape
-    part, part_lse = out, lse
-    if c.split_k > 1 and not _merges_in_shared_memory(c.split_k, c.cluster_merge):
-        # bf16 partials: half the bytes of fp32 ones. A cluster of
-        # DSMEM_SPLIT_K exchanges its partials in shared memory instead.
-        part, part_lse = _partials(q, c.split_k, torch.bfloat16)
-    grid = (triton.cdiv(num_heads, c.block_h), c.split_k, batch)
-    args = _decode_args(q, k_cache, idx, topk_length, part, part_lse, qk_scale)
-    args += (
-        _q_descriptor(q, c.block_h),
-        out,
-        lse,
-        out.stride(0),
-        out.stride(2),
-        lse.stride(0),
-    )
-    constexprs = dict(
-        HAS_TOPK_LENGTH=topk_length is not None,
-        BLOCK_H=c.block_h,
-        BLOCK_T=c.block_t,
-        SPLIT_K=c.split_k,
-        NUM_BUFS=c.num_stages,
-        CLUSTER_MERGE=c.cluster_merge,
-    )
-    options = dict(num_warps=c.num_warps, maxnreg=_WS_MAXNREG)
-    if c.cluster_merge:
-        # Grid x counts clusters: the launcher multiplies it by split_k.
-        clusters = (grid[0], 1, batch)
-        _launch_in_clusters(
-            _ws_decode_kernel, clusters, c.split_k, args, constexprs, options
+class _Plan:
+    """One shape of call, worked out once: the configuration, the grids, every
+    launch argument that depends only on shapes, strides and dtypes, and,
+    after the first call, the compiled kernels' launch handles. A later call
+    with the same key (_call_key, _full_key) allocates its outputs, fills in
+    the tensors' addresses and launches: no argument binding, no
+    specialisation, no compile-cache lookup, nothing that synchronises.
+    Under CUDA-graph capture the allocations are recorded like any other.
+    """
+
+    refusal = None
+
+    @classmethod
+    def refused(cls, refusal):
+        plan = cls.__new__(cls)
+        plan.refusal = refusal
+        return plan
+
+    def __init__(self, entry, name, q, caches, sink):
+        c = CONFIGS[name]
+        family = _FAMILIES[c.family]
+        self.batch, _, self.heads, _ = q.shape
+        self.message = _served(entry, name)
+        self.device = q.device
+        self.dev_index = q.get_device()
+        self.block_h = c.block_h
+        self.out_shape = (self.batch, 1, self.heads, _HEAD_DIM)
+        # The whole call returns lse [B, H, 1], the per-cache one [B, 1, H]:
+        # the same memory, either way round.
+        whole_call = entry == _WHOLE_CALL
+        self.lse_shape = (
+            (self.batch, self.heads, 1) if whole_call else (self.batch, 1, self.heads)
         )
-        return
-    _launch_ws(_ws_decode_kernel, grid, args, constexprs, options)
-    if c.split_k > 1:
-        pdl = _pdl(q.device)
-        _combine_bf16_kernel[(num_heads, batch)](
-            *_combine_args(part, part_lse, out, lse),
+        self.has_extra = len(caches) == 2
+        self.has_sink = sink is not None
+        self.ready = False
+        self.clone_q = c.family == "ws" and not _q_rows_even(q)
+        fixed = self._inputs(q, caches, sink, c.block_t)
+        partials = family.partials if c.split_k > 1 else None
+        if c.cluster_merge and _merges_in_shared_memory(c.split_k, True):
+            partials = None
+        fixed.update(self._workspace(c.split_k, partials))
+        bind = dict(
+            Q="q",
+            KV="k0",
+            Indices="i0",
+            TopkLength="l0",
+            Out="part" if partials else "out",
+            Lse="plse" if partials else "lse",
+            qk_scale="scale",
+            KV1="k1",
+            Indices1="i1",
+            TopkLength1="l1",
+            Sink="sink",
+        )
+        constexprs = dict(
+            HAS_TOPK_LENGTH=caches[0][2] is not None,
+            BLOCK_H=c.block_h,
+            BLOCK_T=c.block_t,
             SPLIT_K=c.split_k,
-            SPLIT_P2=triton.next_power_of_2(c.split_k),
-            num_warps=2,
-            PDL=pdl,
-            launch_pdl=pdl,
+            HAS_EXTRA=self.has_extra,
+            HAS_TOPK_LENGTH1=self.has_extra and caches[1][2] is not None,
+            HAS_SINK=self.has_sink,
         )
+        self.kernels = family.launches(self, c, fixed, bind, constexprs)
+
+    def _inputs(self, q, caches, sink, block_t):
+        """The decode kernel's arguments that the inputs' layout fixes; sets
+        the longest virtual token list a row can have (split_range) and which
+        inputs a call must convert first (layouts SGLang does not pass)."""
+        batch = self.batch
+        k0, i0, l0 = caches[0]
+        k1, i1, l1 = caches[1] if self.has_extra else (k0, i0, None)
+        topk0 = i0.numel() // batch
+        topk1 = i1.numel() // batch if self.has_extra else 0
+        self.copy_i0, stride_i0 = _index_layout(i0, batch)
+        self.copy_i1, stride_i1 = _index_layout(i1, batch)
+        self.fix_l0 = l0 is not None and not _is_int32_vector(l0)
+        self.fix_l1 = l1 is not None and not _is_int32_vector(l1)
+        self.fix_sink = sink is not None and not (
+            sink.dtype == torch.float32 and sink.dim() == 1 and sink.stride(0) == 1
+        )
+        self.slow = (
+            self.copy_i0 or self.copy_i1 or self.fix_l0 or self.fix_l1 or self.fix_sink
+        )
+        self.tokens = topk0
+        if self.has_extra:
+            self.tokens = triton.cdiv(topk0, block_t) * block_t + topk1
+        return dict(
+            stride_q_batch=q.stride(0),
+            stride_q_head=q.stride(2),
+            stride_idx_batch=stride_i0,
+            stride_out_head=_HEAD_DIM,
+            page_stride=k0.stride(0),
+            page_size=k0.shape[1],
+            topk=topk0,
+            num_heads=self.heads,
+            stride_idx1_batch=stride_i1,
+            page_stride1=k1.stride(0),
+            page_size1=k1.shape[1],
+            topk1=topk1,
+        )
+
+    def _workspace(self, split_k, partials):
+        """Sets the size of a call's one workspace (the split-K partials of
+        dtype `partials`, then their lse) and returns the decode kernel's
+        strides into it, or into out and lse themselves when nothing is
+        split or a cluster merges its splits in shared memory."""
+        batch, heads = self.batch, self.heads
+        self.part_dtype = getattr(torch, partials or "float32")
+        self.part_shape = (batch, split_k, heads, _HEAD_DIM)
+        self.plse_shape = (batch, split_k, heads)
+        part_bytes = batch * split_k * heads * _HEAD_DIM * self.part_dtype.itemsize
+        self.plse_offset = part_bytes if partials else 0
+        self.work_bytes = part_bytes + batch * split_k * heads * 4 if partials else 0
+        rows = split_k if partials else 1
+        return dict(
+            stride_out_batch=rows * heads * _HEAD_DIM,
+            stride_out_split=heads * _HEAD_DIM,
+            stride_lse_batch=rows * heads,
+            stride_lse_split=heads,
+        )
+
+    def run(self, q, k0, i0, l0, k1, i1, l1, sink, softmax_scale):
+        device = self.device
+        out = torch.empty(self.out_shape, dtype=torch.bfloat16, device=device)
+        lse = torch.empty(self.lse_shape, dtype=torch.float32, device=device)
+        if self.slow:
+            i0, l0, i1, l1, sink = self._convert(i0, l0, i1, l1, sink)
+        if self.clone_q:
+            q = q.clone(memory_format=torch.contiguous_format)
+        if not self.has_extra:
+            k1, i1 = k0, i0
+        work = None
+        if self.work_bytes:
+            work = torch.empty(self.work_bytes, dtype=torch.uint8, device=device)
+        scale = softmax_scale * _LOG2E
+        if self.ready:
+            # Addresses only: Triton's launcher takes an int for a pointer.
+            at = work.data_ptr() if work is not None else 0
+            values = dict(
+                q=q.data_ptr(),
+                k0=k0.data_ptr(),
+                i0=i0.data_ptr(),
+                l0=(i0 if l0 is None else l0).data_ptr(),
+                k1=k1.data_ptr(),
+                i1=i1.data_ptr(),
+                l1=(i1 if l1 is None else l1).data_ptr(),
+                sink=(lse if sink is None else sink).data_ptr(),
+                out=out.data_ptr(),
+                lse=lse.data_ptr(),
+                part=at,
+                plse=at + self.plse_offset,
+                scale=scale,
+            )
+            stream = _raw_stream(self.dev_index)
+            for kernel in self.kernels:
+                kernel.launch(values, q, stream)
+            return out, lse
+        values = dict(
+            q=q,
+            k0=_as_cache(k0),
+            i0=i0,
+            l0=i0 if l0 is None else l0,
+            k1=_as_cache(k1),
+            i1=i1,
+            l1=i1 if l1 is None else l1,
+            sink=lse if sink is None else sink,
+            out=out,
+            lse=lse,
+            part=out,
+            plse=lse,
+            scale=scale,
+        )
+        if work is not None:
+            values["part"] = work[: self.plse_offset].view(self.part_dtype)
+            values["part"] = values["part"].view(self.part_shape)
+            values["plse"] = work[self.plse_offset :].view(torch.float32)
+            values["plse"] = values["plse"].view(self.plse_shape)
+        if "QDesc" in self.kernels[0].bind:
+            values["qdesc"] = _q_descriptor(q, self.block_h)
+        for kernel in self.kernels:
+            kernel.first(values)
+        self.ready = all(kernel.compiled for kernel in self.kernels)
+        _say(logging.INFO, self.message)
+        return out, lse
+
+    def _convert(self, i0, l0, i1, l1, sink):
+        batch = self.batch
+        if self.copy_i0:
+            i0 = i0.reshape(batch, -1).contiguous()
+        if self.copy_i1:
+            i1 = i1.reshape(batch, -1).contiguous()
+        if self.fix_l0:
+            l0 = l0.reshape(-1).to(torch.int32).contiguous()
+        if self.fix_l1:
+            l1 = l1.reshape(-1).to(torch.int32).contiguous()
+        if self.fix_sink:
+            sink = sink.reshape(-1).to(torch.float32).contiguous()
+        return i0, l0, i1, l1, sink
+
+
+def _combine_launch(plan, c, fn, grid, num_warps, fixed=None, constexprs=None):
+    """The combine kernel that merges a plan's split-K partials (and applies
+    the sink), launched with programmatic dependent launch from sm_90 on."""
+    pdl = _pdl(plan.device)
+    heads, split_k = plan.heads, c.split_k
+    fixed = dict(
+        fixed or {},
+        stride_part_batch=split_k * heads * _HEAD_DIM,
+        stride_part_split=heads * _HEAD_DIM,
+        stride_part_head=_HEAD_DIM,
+        stride_plse_batch=split_k * heads,
+        stride_plse_split=heads,
+        stride_out_batch=heads * _HEAD_DIM,
+        stride_out_head=_HEAD_DIM,
+        stride_lse_batch=heads,
+    )
+    bind = dict(Part="part", PartLse="plse", Out="out", Lse="lse", Sink="sink")
+    constexprs = dict(
+        constexprs or {},
+        SPLIT_K=split_k,
+        SPLIT_P2=triton.next_power_of_2(split_k),
+        PDL=pdl,
+        HAS_SINK=plan.has_sink,
+    )
+    options = dict(num_warps=num_warps, launch_pdl=pdl)
+    return _Kernel(fn, grid, fixed, bind, constexprs, options)
+
+
+def _index_layout(indices, batch):
+    """(whether each call must copy `indices` to [batch, topk] rows with unit
+    stride, the batch stride the kernel reads them with)."""
+    flat = indices.reshape(batch, -1)
+    if flat.data_ptr() == indices.data_ptr() and flat.stride(-1) == 1:
+        return False, flat.stride(0)
+    return True, flat.shape[1]
+
+
+def _is_int32_vector(t):
+    return t.dtype == torch.int32 and t.dim() == 1 and t.stride(0) == 1
+
+
+def _q_rows_even(q):
+    """Whether Q's rows suit a TMA descriptor as they are (_q_descriptor)."""
+    batch, _, num_heads, _ = q.shape
+    row = q.stride(2)
+    evenly_spaced = batch == 1 or q.stride(0) == num_heads * row
+    return evenly_spaced and row % 8 == 0 and q.data_ptr() % 16 == 0
+
+
+def _as_cache(k_cache):
+    """The cache as the kernels read it: fp8 e4m3 values where Triton has
+    the type on this target, else bytes (the same memory either way)."""
+    want = torch.float8_e4m3fn if _FP8 else torch.uint8
+    return k_cache if k_cache.dtype == want else k_cache.view(want)
+
+
+def _raw_stream(device_index):
+    """The current CUDA stream of the device, as the launcher takes it."""
+    try:
+        return torch._C._cuda_getCurrentRawStream(device_index)
+    except AttributeError:  # torch without the private accessor
+        return torch.cuda.current_stream(device_index).cuda_stream
+
+
+class _Kernel:
+    """One launch of a plan: the kernel, its grid, its fixed arguments (by
+    parameter name), which call value each remaining parameter takes (bind)
+    and its constexprs. The first call compiles it through Triton's JIT
+    (warmup) and keeps the compiled kernel's launcher; later calls go
+    straight to that launcher with the arguments in the kernel's order.
+
+    That relies on Triton 3.6's compiled-kernel internals (CompiledKernel.run,
+    packed_metadata, its launcher's argument order); where they are not
+    there, every call goes through Triton's JIT launch instead (slower on the
+    host, the same kernels), except for a cluster launch, which has no other
+    way in and says so.
+    """
+
+    def __init__(
+        self, fn, grid, fixed, bind, constexprs, options, cluster=1, check=None
+    ):
+        self.fn, self.grid, self.bind = fn, grid, bind
+        self.constexprs, self.options, self.check = constexprs, options, check
+        self.cluster = cluster
+        names = fn.arg_names
+        missing = [
+            n for n in names if n not in fixed and n not in bind and n not in constexprs
+        ]
+        if missing:
+            raise RuntimeError(f"{fn.__name__}: no value for {missing}")
+        self.fixed = {n: v for n, v in fixed.items() if n in names}
+        self.template = [
+            self.fixed[n] if n in self.fixed else constexprs.get(n) for n in names
+        ]
+        self.slots = [(i, bind[n]) for i, n in enumerate(names) if n in bind]
+        self.xyz = (tuple(grid) + (1, 1))[:3]
+        self.compiled = None
+        self.desc_at = None
+        self.descs = {}
+
+    def _kwargs(self, values):
+        kwargs = dict(self.fixed)
+        kwargs.update(
+            (n, v) for n, v in self.constexprs.items() if n in self.fn.arg_names
+        )
+        kwargs.update(
+            (n, values[v]) for n, v in self.bind.items() if n in self.fn.arg_names
+        )
+        return kwargs
+
+    def first(self, values):
+        kwargs = self._kwargs(values)
+        if triton.knobs.runtime.interpret:
+            # No compiled code to keep: the interpreter runs every launch.
+            options = {k: v for k, v in self.options.items() if k != "launch_pdl"}
+            self.fn[self.grid](**kwargs, **options)
+            return
+        compiled = self.fn.warmup(grid=self.grid, **kwargs, **self.options)
+        if self.check is not None:
+            error = self.check(compiled, self.constexprs)
+            if error:
+                raise RuntimeError(f"{self.fn.__name__}: {error}")
+        try:
+            self._keep(compiled)
+        except (AttributeError, TypeError, ValueError) as err:
+            if self.cluster > 1:
+                raise RuntimeError(
+                    f"{self.fn.__name__}: this Triton's compiled kernels do not have the "
+                    f"launcher a cluster launch needs ({err}); the module was generated "
+                    "for Triton 3.6.0: regenerate it (mlagen emit) for this Triton"
+                ) from err
+            # Every call through the JIT, as the interpreter does.
+            self.fn[self.grid](**kwargs, **self.options)
+            return
+        # This first launch goes through Triton's own launcher with the
+        # tensors (and a TMA descriptor object); later ones take launch().
+        args = self.template.copy()
+        for i, v in self.slots:
+            args[i] = values[v]
+        stream = _raw_stream(values["out"].get_device())
+        self.run_(
+            *self.xyz, stream, self.function, self.packed, None, None, None, *args
+        )
+
+    def _keep(self, compiled):
+        run = compiled.run  # loads the module on first use
+        self.function = compiled.function
+        num_warps, _, shared = compiled.packed_metadata
+        # num_ctas = cluster: the launcher multiplies grid x by it and sets
+        # the cluster dimension (Triton 3.6 has no launch option for
+        # clusters of independent programs; its num_ctas spreads one
+        # program's tensors over the cluster).
+        self.packed = (num_warps, self.cluster, shared)
+        self.coop = compiled.metadata.launch_cooperative_grid
+        self.pdl = compiled.metadata.launch_pdl
+        meta = getattr(compiled.metadata, "tensordesc_meta", None)
+        self.desc_meta = meta[0] if meta else None
+        if "QDesc" in self.bind:
+            self.desc_at = self.fn.arg_names.index("QDesc")
+        self.raw = _raw_launcher(run, compiled)
+        self.run_ = run
+        self.compiled = compiled
+
+    def launch(self, values, q, stream):
+        args = self.template.copy()
+        for i, v in self.slots:
+            args[i] = values[v] if v != "qdesc" else None
+        gx, gy, gz = self.xyz
+        if self.desc_at is not None:
+            if self.raw is not None:
+                args[self.desc_at : self.desc_at + 1] = self._desc_args(q)
+            else:
+                args[self.desc_at] = _q_descriptor(q, self.constexprs["BLOCK_H"])
+        if self.raw is not None:
+            self.raw(
+                gx,
+                gy,
+                gz,
+                stream,
+                self.function,
+                self.coop,
+                self.pdl,
+                None,
+                None,
+                self.packed,
+                None,
+                None,
+                None,
+                *args,
+            )
+        else:
+            self.run_(
+                gx, gy, gz, stream, self.function, self.packed, None, None, None, *args
+            )
+
+    def _desc_args(self, q):
+        """Q's TMA descriptor as the launcher's C entry point takes it
+        (the tensor map, then shape and strides), built once per Q address:
+        the map holds only the address, shape, strides and box, all fixed
+        by the plan but the address, so reusing it is exact."""
+        at = q.data_ptr()
+        args = self.descs.get(at)
+        if args is None:
+            if len(self.descs) >= 64:
+                self.descs.clear()
+            desc = _q_descriptor(q, self.constexprs["BLOCK_H"])
+            args = self.descs[at] = _make_tensordesc_arg(desc, self.desc_meta)
+        return args
+
+
+def _raw_launcher(run, compiled):
+    """The compiled kernel's C launch function when it can be called
+    directly: no global or profile scratch to allocate (Triton's launcher
+    does that) and, for a kernel with a TMA descriptor argument, the function
+    under Triton's wrapper that rebuilds the descriptor on every launch.
+    None otherwise (the plan then calls compiled.run)."""
+    md = compiled.metadata
+    if md.global_scratch_size or md.profile_scratch_size:
+        return None
+    launch = getattr(run, "launch", None)
+    code = getattr(launch, "__code__", None)
+    if code is None:
+        return launch  # the C function itself: no descriptor argument
+    cells = dict(zip(code.co_freevars, launch.__closure__ or ()))
+    cell = cells.get("launcher")
+    inner = cell.cell_contents if cell is not None else None
+    if inner is None or getattr(inner, "__code__", None) is not None:
+        return None
+    return inner
+
+
+def _make_tensordesc_arg(desc, meta):
+    from triton.backends.nvidia.driver import make_tensordesc_arg
+
+    return make_tensordesc_arg(desc, meta)
+
+
+def _mma_launches(plan, c, fixed, bind, constexprs):
+    """The launches of configuration c of the Triton MMA kernel: the decode
+    kernel, then, with splits, the fp32 combine."""
+    grid = (triton.cdiv(plan.heads, c.block_h), c.split_k, plan.batch)
+    options = dict(num_warps=c.num_warps, num_stages=c.num_stages)
+    decode = _Kernel(_mma_decode_kernel, grid, fixed, bind, constexprs, options)
+    if c.split_k == 1:
+        return [decode]
+    # When the (head, batch) grid alone would leave SMs idle, 8 one-warp
+    # programs per (head, batch) each merge 64 of the dims: 0.2-0.5 µs less
+    # at B = 1; at B >= 16 the slices cost up to 25%.
+    slices = 8 if plan.heads * plan.batch <= 128 else 1
+    combine = _combine_launch(
+        plan,
+        c,
+        _combine_kernel,
+        (plan.heads, plan.batch, slices),
+        1 if slices > 1 else 4,
+        # A split starts at least BLOCK_T tokens after the one before it, so
+        # none past cdiv(tokens, BLOCK_T) holds a token, whatever the rows'
+        # lengths: their partials are not read.
+        fixed=dict(live=min(c.split_k, triton.cdiv(plan.tokens, c.block_t))),
+        constexprs=dict(DIM_BLOCK=_HEAD_DIM // slices),
+    )
+    return [decode, combine]
+
+
+def _why_not_ws(name, q, caches):
+    """Why the warp-specialised configuration `name` cannot run these
+    (what, k_cache) caches on this GPU, or None when it can (beyond
+    _cache_refusal)."""
+    # wgmma and setmaxnreg: the warp-specialised kernel is Hopper code.
+    major, minor = torch.cuda.get_device_capability(q.device)
+    if major != 9:
+        return f"{name} is Hopper code (wgmma) and this GPU is sm_{major}{minor}"
+    for what, k_cache in caches:
+        # The producer prefetches whole 576-byte token rows into L2: pages
+        # 16-byte aligned (SGLang pads the stride to a multiple of 576).
+        if k_cache.stride(0) % 16 or k_cache.data_ptr() % 16:
+            return f"{what}'s pages are not 16-byte aligned, which {name} needs"
+    return None
+
+
+def _ws_launches(plan, c, fixed, bind, constexprs):
+    """The launches of configuration c of the warp-specialised kernel: in
+    clusters of SPLIT_K programs when they merge their splits themselves,
+    else one program per grid cell and, with splits, the bf16 combine."""
+    heads, batch = plan.heads, plan.batch
+    grid = (triton.cdiv(heads, c.block_h), c.split_k, batch)
+    fixed = dict(
+        fixed,
+        stride_fout_batch=heads * _HEAD_DIM,
+        stride_fout_head=_HEAD_DIM,
+        stride_flse_batch=heads,
+    )
+    bind = dict(bind, QDesc="qdesc", FinalOut="out", FinalLse="lse")
+    constexprs = dict(constexprs, NUM_BUFS=c.num_stages, CLUSTER_MERGE=c.cluster_merge)
+    decode = _Kernel(
+        _ws_decode_kernel,
+        # With a cluster merge grid x counts clusters: the launcher multiplies
+        # it by the cluster size.
+        (grid[0], 1, batch) if c.cluster_merge else grid,
+        fixed,
+        bind,
+        constexprs,
+        dict(num_warps=c.num_warps, maxnreg=_WS_MAXNREG),
+        cluster=c.split_k if c.cluster_merge else 1,
+        check=_compile_error,
+    )
+    if c.split_k == 1 or c.cluster_merge:
+        return [decode]
+    # bf16 partials: half the bytes of fp32 ones.
+    return [decode, _combine_launch(plan, c, _combine_bf16_kernel, (heads, batch), 2)]
 
 
 def _merges_in_shared_memory(split_k, cluster_merge):
@@ -1738,19 +2941,6 @@ def _k_ring_error(ptx, shared, block_h, block_t, num_bufs):
     )
 
 
-def _compiled(kernel, grid, args, constexprs, options):
-    """The kernel compiled for these arguments (from Triton's cache after the
-    first call), checked the first time (_compile_error): what it depends on
-    is fixed by the compiled code, not by the call."""
-    compiled = kernel.warmup(*args, grid=grid, **constexprs, **options)
-    if not getattr(compiled, "_checked", False):
-        error = _compile_error(compiled, constexprs)
-        if error:
-            raise RuntimeError(f"{kernel.fn.__name__}: {error}")
-        compiled._checked = True
-    return compiled
-
-
 def _compile_error(compiled, constexprs):
     """Why the compiled kernel cannot be launched as this module does; None
     when it can."""
@@ -1769,7 +2959,7 @@ def _compile_error(compiled, constexprs):
     if num_ctas != 1 or scratch:
         return (
             f"compiled with num_ctas={num_ctas} and {scratch} B of global scratch, "
-            "where the cluster launch (_launch_in_clusters) assumes 1 and none "
+            "where the cluster launch (_Kernel with cluster) assumes 1 and none "
             "(as Triton 3.6 compiles it)"
         )
     needs = _dsmem_bytes(constexprs["BLOCK_H"])
@@ -1781,52 +2971,11 @@ def _compile_error(compiled, constexprs):
     return error
 
 
-def _bound(kernel, args, constexprs):
-    """args and then the constexprs, in the kernel's parameter order."""
-    return list(args) + [constexprs[n] for n in kernel.arg_names[len(args) :]]
-
-
-def _launch_ws(kernel, grid, args, constexprs, options):
-    """Launch the warp-specialised kernel, one program per grid cell."""
-    compiled = _compiled(kernel, grid, args, constexprs, options)
-    compiled[grid](*_bound(kernel, args, constexprs))
-
-
-def _launch_in_clusters(kernel, grid, cluster, args, constexprs, options):
-    """Launch a Gluon kernel as clusters of `cluster` consecutive programs along x.
-
-    Triton 3.6 has no launch option for clusters of independent programs (its
-    num_ctas spreads one program's tensors over the cluster), so the kernel is
-    compiled as usual and started through its own launcher with num_ctas =
-    cluster, which multiplies grid x by it and sets the cluster dimension.
-    The kernel traps if it finds itself in a cluster of another size; the
-    compiled kernel's shared memory and launch metadata are checked once
-    (_compile_error).
-    """
-    compiled = _compiled(kernel, grid, args, constexprs, options)
-    num_warps, _, shared = compiled.packed_metadata
-    launch = compiled.run  # loads the module on first use
-    bound = _bound(kernel, args, constexprs)
-    driver = triton.runtime.driver.active
-    stream = driver.get_current_stream(driver.get_current_device())
-    launch(
-        grid[0],
-        grid[1],
-        grid[2],
-        stream,
-        compiled.function,
-        (num_warps, cluster, shared),
-        compiled.launch_metadata(grid, stream, *bound),
-        triton.knobs.runtime.launch_enter_hook,
-        triton.knobs.runtime.launch_exit_hook,
-        *bound,
-    )
-
-
-# Each kernel family (Config.family): the function that runs one of its
-# configurations, and what it needs of the inputs and the GPU beyond
-# _why_unsupported (None: nothing more).
+# Each kernel family (Config.family): the function that lists the launches
+# of one of its configurations, what it needs of the inputs and the GPU
+# beyond the checks every family makes (None: nothing more), and the dtype
+# of its split-K partials.
 _FAMILIES = {
-    "mma": (_run_mma, None),
-    "ws": (_run_ws, _why_not_ws),
+    "mma": _Family(_mma_launches, None, "float32"),
+    "ws": _Family(_ws_launches, _why_not_ws, "bfloat16"),
 }
