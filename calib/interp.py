@@ -50,7 +50,7 @@ def representatives(harness, bundle, cases):
     """The configurations that take distinct code paths under the
     interpreter, and those the selection picks for the cases, in CONFIGS
     order."""
-    chosen = {bundle.select(case[2], case[4]) for case in cases}
+    chosen = {bundle.select(case[2], case[4], case[3]) for case in cases}
     keys, names = set(), []
     for name, c in bundle.CONFIGS.items():
         if c.family in harness.GLUON_FAMILIES:

@@ -147,7 +147,7 @@ func (pl *planner) file(f File) error {
 		pl.add(f.Name, StatusUnchanged)
 		return nil
 	case !isGenerated(cur):
-		return fmt.Errorf("%s exists and is not mlagen's (it has no %q header), and emit would overwrite it: move it out of %s, or emit into another --out", pl.path(f.Name), GeneratedHeader, pl.dir)
+		return fmt.Errorf("%s exists and is not mlagen's (it has no %q header), and emit would overwrite it: move it out of %s, or emit into another --kernels DIR", pl.path(f.Name), GeneratedHeader, pl.dir)
 	}
 	if err := pl.verify(f.Name, cur, "overwrite"); err != nil {
 		return err

@@ -27,3 +27,14 @@ func kernelModule(target, kernelsDir string) ([]byte, error) {
 	}
 	return gen.Bundle(t)
 }
+
+// emittedBundle is what this mlagen emits for a target name (the installed
+// module's TARGET line): patch and verify compare the installed kernel module
+// with it and say "identical" or "differs".
+func emittedBundle(target string) ([]byte, error) {
+	t, err := gen.LookupTarget(target)
+	if err != nil {
+		return nil, err
+	}
+	return gen.Bundle(t)
+}

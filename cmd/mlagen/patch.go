@@ -41,17 +41,26 @@ installed SGLang (SGLANG_ROOT = .../site-packages/sglang):
      route a decode call takes with the gate set.
 
 Nothing outside the edited byte ranges changes; files are replaced by rename,
-all or none, never through a symlink or outside the root. Running it again
-changes nothing (a tree patched by an earlier mlagen is upgraded in place).
---revert restores the original bytes exactly, RECORD included.
+all or none, never through a symlink or outside the root, with their owners
+and modes kept. The writes are journalled and ordered so that every prefix
+of them is a tree that imports and runs (the gate first, the entry points'
+guards last); a run killed half way is finished or undone by the next
+patch or --revert, which also remove the temporary files it left. Running it
+again changes nothing (a tree patched by an earlier mlagen is upgraded in
+place); a block mlagen wrote that was edited by hand is refused, not
+overwritten. --revert restores the original bytes exactly, RECORD included.
 
 Only files that spell one of the names (or a name the function is
 re-exported under) are parsed, and of those only the top-level statements
 that spell such a name or import something. A syntax error in such a
 statement stops the run (file, line, the parser's complaint); other broken
-files are counted and ignored. Files that are not UTF-8 are skipped and
-listed. Strings that name the function by dotted path (mock.patch targets,
-getattr) are listed for review, never rewritten.
+files are counted and ignored. Files that declare latin-1 (or another
+single-byte encoding) are read and wired; another file that is not UTF-8 and
+names the function makes the proof fail ("cannot judge"), as does a star
+import that would bring it in. Strings that name the function by dotted path
+(mock.patch targets, getattr) are listed for review, never rewritten. The
+kernel module is parsed and checked: Python, mlagen's header, the names the
+guards call, and whether it is what this mlagen emits for its TARGET.
 
 Examples:
   mlagen patch --dry-run ~/sglang            # show the diff, write nothing
@@ -66,8 +75,9 @@ Then start the server with {gate}=1 in its environment.
 
 Exit status: 0 done (or nothing to do), 1 a problem (not found, several
 modules, syntax error in a referencing file, a backend choice mlagen does not
-know, a kernel module without the functions the wiring calls, not wired under
---check), 2 bad usage, an unknown --target, or a --kernels folder without
+know, a kernel module without the functions the wiring calls, a reference
+the proof cannot judge, a refused star import or edited block, a pending
+journal under --dry-run or --check, not wired under --check), 2 bad usage, an unknown --target, or a --kernels folder without
 the module (nothing written).
 `
 
@@ -120,7 +130,7 @@ func runPatch(e *env, args []string) int {
 	if err != nil {
 		return failure(e, "patch", err)
 	}
-	opt := patches.Options{Recipe: rec, Module: *module}
+	opt := patches.Options{Recipe: rec, Module: *module, Emitted: emittedBundle}
 	if *check {
 		return proveAndReport(e, "patch", root, opt, *asJSON)
 	}
@@ -185,7 +195,7 @@ func runVerify(e *env, args []string) int {
 	if err != nil {
 		return failure(e, "verify", err)
 	}
-	return proveAndReport(e, "verify", root, patches.Options{Recipe: rec, Module: *module}, *asJSON)
+	return proveAndReport(e, "verify", root, patches.Options{Recipe: rec, Module: *module, Emitted: emittedBundle}, *asJSON)
 }
 
 // oneRoot is the one SGLANG_ROOT argument; a missing one, several, or one

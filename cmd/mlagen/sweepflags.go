@@ -22,6 +22,7 @@ type sweepFlags struct {
 	numStages []int
 	wsSplitK  string
 	wscSplitK string
+	ppSplitK  string
 }
 
 // register defines the flags; targetHelp is --target's help, and its
@@ -37,6 +38,7 @@ func (f *sweepFlags) register(fs *pflag.FlagSet, targetDefault, targetHelp strin
 	fs.IntSliceVar(&f.numStages, "num-stages", nil, "software-pipelining stages, >= 1")
 	fs.StringVar(&f.wsSplitK, "ws-split-k", "", "SPLIT_K values of the warp-specialised family (sm_90: BLOCK_H 64, BLOCK_T 64,\n8 consumer warps, 2 K buffers), or \"none\" to leave it out (default: the target's)")
 	fs.StringVar(&f.wscSplitK, "ws-cluster-split-k", "", fmt.Sprintf("SPLIT_K values (2-%d) of the warp-specialised variants whose splits run as one\nthread-block cluster and merge their partials without a combine kernel (wsc_*),\nor \"none\" (default: the target's)", gen.MaxCluster))
+	fs.StringVar(&f.ppSplitK, "pp-split-k", "", "SPLIT_K values of the pipelined mma.sync family (pp_*: Q in shared memory, the next\ntile's bytes loaded during the current tile's MMAs; sm_80, sm_86, sm_89, sm_100,\nsm_120), or \"none\" to leave it out (default: the target's)")
 }
 
 // sweep builds the sweep: the target's default lists, overridden by every
@@ -60,24 +62,26 @@ func (f *sweepFlags) sweep(fs *pflag.FlagSet) (gen.Sweep, error) {
 			*l.dst = l.val
 		}
 	}
-	if fs.Changed("ws-split-k") {
-		ks, err := parseSplitKList("ws-split-k", f.wsSplitK)
+	for _, l := range []struct {
+		flag string
+		val  string
+		dst  *[]int
+	}{
+		{"ws-split-k", f.wsSplitK, &s.WSSplitK}, {"ws-cluster-split-k", f.wscSplitK, &s.WSClusterSplitK}, {"pp-split-k", f.ppSplitK, &s.PPSplitK},
+	} {
+		if !fs.Changed(l.flag) {
+			continue
+		}
+		ks, err := parseSplitKList(l.flag, l.val)
 		if err != nil {
 			return s, err
 		}
-		s.WSSplitK = ks
-	}
-	if fs.Changed("ws-cluster-split-k") {
-		ks, err := parseSplitKList("ws-cluster-split-k", f.wscSplitK)
-		if err != nil {
-			return s, err
-		}
-		s.WSClusterSplitK = ks
+		*l.dst = ks
 	}
 	return s, s.Validate()
 }
 
-// parseSplitKList reads --ws-split-k or --ws-cluster-split-k: a comma list of
+// parseSplitKList reads --ws-split-k, --ws-cluster-split-k or --pp-split-k: a comma list of
 // integers, or "none".
 func parseSplitKList(flag, val string) ([]int, error) {
 	if val == "none" {
@@ -118,6 +122,7 @@ func sweepCommand(verb string, s gen.Sweep, extra ...string) string {
 		got, dflt []int
 	}{
 		{"--ws-split-k", s.WSSplitK, d.WSSplitK}, {"--ws-cluster-split-k", s.WSClusterSplitK, d.WSClusterSplitK},
+		{"--pp-split-k", s.PPSplitK, d.PPSplitK},
 	} {
 		if !slices.Equal(l.got, l.dflt) {
 			ks := "none"
