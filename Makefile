@@ -1,4 +1,4 @@
-# mlagen: `make test` is what CI runs (.ci/run: `make -j3 -O test TORCH=1`);
+# mlagen: `make test` is what CI runs (.ci/run runs exactly it);
 # `make kernels` and `make golden` regenerate what is checked in; `make bench`
 # prints the speed figures the issues ask for.
 SHELL   := /bin/bash
@@ -17,7 +17,7 @@ TPY     := $(TVENV)/bin/python3
 # generated code) above all.
 PINS    := .ci/constraints.txt
 # Checked-in kernel folders (kernels/<dir>), also the calibrated targets.
-DIRS    := sm90 sm120
+DIRS    := sm80 sm86 sm89 sm90 sm100 sm120
 
 # What `mlagen version` prints: module VCS stamps are often off (a build
 # outside the clone, -buildvcs=false), so make build stamps the binary.
@@ -33,16 +33,20 @@ torch_py = if [ -x $(TPY) ]; then echo $(TPY); elif [ -x $(PY) ] && $(PY) -c 'im
 # time LABEL CMD...: run CMD, then say how long it took (CI logs phase times).
 time = s=$$SECONDS; $(2); rc=$$?; echo "$(1): $$((SECONDS - s)) s"; exit $$rc
 
-.PHONY: build test gotest kernels-check pycheck calibrate interp qdesc releases kernels golden bench deps deps-torch clean
+.PHONY: build test checks gotest kernels-check pycheck calibrate interp qdesc releases kernels golden bench deps deps-torch clean
 
 build:
 	@$(call time,build,$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/mlagen)
 
-# With TORCH=1 (CI) the interpreter run and the descriptor check need torch
-# and install it first, early, so that it downloads while the rest runs
-# (make -j); without it they run where torch is installed and say they
-# were skipped otherwise.
-test: $(if $(TORCH),$(TVENV)/.done) build gotest kernels-check pycheck calibrate interp qdesc releases
+# make test: every check, three at a time, torch included: it installs into
+# its own venv (first time only) while Go builds and tests and the calibration
+# compiles. `make checks` is the same without installing torch (the
+# interpreter run and the descriptor check then run only where torch is,
+# and say they were skipped otherwise).
+test:
+	@$(MAKE) --no-print-directory -j3 -O checks TORCH=1
+
+checks: $(if $(TORCH),$(TVENV)/.done) build gotest kernels-check pycheck calibrate interp qdesc releases
 	@echo "make test: all checks passed"
 
 # After build: the tree-sitter grammar (cgo, most of a cold build) is then
@@ -62,7 +66,7 @@ kernels-check: build
 # Every emitted file compiles as Python and is black-formatted (by the
 # pinned black: a new release cannot fail unchanged generated code).
 pycheck: $(VENV)/.done
-	$(PY) -m py_compile kernels/*/*.py calib/*.py gpu/*.py gpu/dispatch/*.py
+	$(PY) -m py_compile kernels/*/*.py calib/*.py gpu/*.py gpu/*/*.py
 	$(VENV)/bin/black --check -q kernels calib gpu
 	@echo "py_compile and black: ok"
 
