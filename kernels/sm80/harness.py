@@ -14,23 +14,43 @@ merge and the attention sink) is checked for every configuration against a
 float64 reference of SGLang's whole function, and through the module's own
 ``supports_full`` / ``sparse_decode_full``; the dequantisation of every
 e4m3 byte at every UE8M0 exponent is checked bit for bit against torch's
-float8_e4m3fn conversion. It writes one JSON file that ``mlagen select``
-turns into the static selection table.
+float8_e4m3fn conversion.
+
+Then the whole call as SGLang makes it, per (heads, batch, window + extra
+tokens): the module's entry points (what ``mlagen patch`` wires in), one
+kernel call over the same number of tokens, and every peer importable here
+on the same inputs: FlashMLA (sm_90, sm_100), FlashInfer's sparse-MLA
+decode (sm_120, sm_121; through SGLang's own call where SGLang is
+importable), and SGLang's Triton path without the gate (``--sglang DIR``
+points at a tree that is not installed), each checked against the same
+float64 reference and timed under CUDA-graph replay and eagerly. A peer that
+is not here is reported as absent. The roofline floor is computed for the
+GPU it runs on (a table of known GPUs, or --peak-gbps and --peak-tflops).
+
+It writes one JSON file, to send back or to give to ``mlagen select``, which
+turns it into the static selection (and hands the buckets a peer wins back
+to SGLang's own path).
 
     python3 harness.py                       # everything, results.json here
+    python3 harness.py --variants selected   # the module's entry points only: a few minutes
     python3 harness.py --variants mma_h16_t16_k1_w8_s1 --no-timing
-    python3 harness.py --out /tmp/r.json --batches 1,64 --topks 512
+    python3 harness.py --out /tmp/r.json --batches 1,64 --topks 512 --no-whole-call
 
-Exit status 1 when any configuration fails a correctness case.
+Exit status 1 when the module fails a correctness case (a failing peer is
+reported, not counted).
 """
 
 import argparse
+import contextlib
 import datetime
+import functools
+import importlib
 import importlib.util
 import json
 import math
 import os
 import sys
+import time
 
 import torch
 import triton
@@ -45,10 +65,28 @@ SIMT = "simt_baseline"
 GLUON_FAMILIES = ("ws", "pp")
 HEAD_DIM, NOPE_DIM, ROPE_DIM = 512, 448, 64
 TOKEN_BYTES = 584  # 576 data bytes + 8 scale bytes
-# Roofline ceilings of the H200 this project validates on; pass
-# --peak-tflops / --peak-gbps for another GPU.
-PEAK_TFLOPS, PEAK_GBPS = 790.0, 4300.0
 RTOL_OUT, ATOL_LSE = 5e-3, 1e-3
+# The gate SGLang's patched code reads at call time.
+GATE = "SGLANG_SM120_MMA_FLASHMLA"
+# Peak rates for the roofline floor, by a part of the name torch reports:
+# memory GB/s and dense bf16 tensor TFLOP/s with fp32 accumulation (what
+# the kernels do), and where the numbers come from. The first match wins,
+# so more specific names come first; --peak-gbps and --peak-tflops
+# override, and give the floor on a GPU not listed.
+KNOWN_GPUS = [
+    ("H200", 4300.0, 790.0, "measured: copy bandwidth and a bf16 GEMM"),
+    ("H100 PCIe", 2000.0, 756.0, "datasheet"),
+    ("H100", 3350.0, 989.0, "datasheet, SXM"),
+    ("B200", 8000.0, 2250.0, "datasheet"),
+    ("RTX PRO 6000", 1792.0, 500.0, "datasheet"),
+    ("RTX 5090", 1792.0, 209.5, "datasheet"),
+    ("RTX 4090", 1008.0, 165.2, "datasheet"),
+    ("L40S", 864.0, 362.0, "datasheet"),
+    ("A100-SXM4-40GB", 1555.0, 312.0, "datasheet"),
+    ("A100-PCIE-40GB", 1555.0, 312.0, "datasheet"),
+    ("A100 80GB PCIe", 1935.0, 312.0, "datasheet"),
+    ("A100", 2039.0, 312.0, "datasheet, 80 GB SXM"),
+]
 
 
 def load_module(path):
@@ -80,18 +118,21 @@ def load_config(name, bundle=None):
     return Configured(bundle or load_module(os.path.join(HERE, BUNDLE)), name)
 
 
-def quantize_pages(num_pages, page_size, pad, gen, device):
+def quantize_pages(num_pages, page_size, pad, gen, device, spread=True):
     """A paged DSv4 cache as bytes [num_pages, page_stride], quantized as SGLang does.
 
     Nope values are fp8 e4m3 with one UE8M0 (power of two) scale per group of
     64, chosen from the group's absolute maximum; rope values are bf16. The page
-    stride is padded beyond page_size * 584 bytes.
+    stride is padded beyond page_size * 584 bytes. The latents are N(0,1),
+    each group scaled by a random factor (e^N(0,1)) where spread is True, so
+    that the groups' scales differ as they can in a real cache.
     """
     stride = page_size * TOKEN_BYTES + pad
     x = torch.randn(num_pages, page_size, NOPE_DIM, generator=gen, device=device)
-    x = x * torch.exp(
-        torch.randn(num_pages, page_size, 7, 1, generator=gen, device=device)
-    ).repeat_interleave(64, -1).view_as(x)
+    if spread:
+        x = x * torch.exp(
+            torch.randn(num_pages, page_size, 7, 1, generator=gen, device=device)
+        ).repeat_interleave(64, -1).view_as(x)
     groups = x.view(num_pages, page_size, 7, 64)
     amax = groups.abs().amax(-1).clamp_min(1e-30)
     exp = torch.ceil(torch.log2(amax / 448.0)).clamp(-126, 127)
@@ -271,6 +312,17 @@ WHOLE_CALL_CASES = [
         "contiguous",
     ),
     ("h64_w128_only_plain", 64, 2, (64, 576, 128, "mixed"), None, False, "contiguous"),
+    # Pages padded to whole 576-byte units, as SGLang allocates them (and
+    # FlashMLA needs): the case the peers take too.
+    (
+        "h128_w128+e512_576units_len_sink",
+        128,
+        3,
+        (64, 64, 128, "mixed"),
+        (64, 64, 512, "mixed"),
+        True,
+        "contiguous",
+    ),
 ]
 # The same corners at sizes the Triton interpreter runs in seconds.
 WHOLE_CALL_CASES_TINY = [
@@ -308,6 +360,15 @@ WHOLE_CALL_CASES_TINY = [
         2,
         (64, 576, 20, "mixed"),
         (256, 576, 40, "mixed"),
+        True,
+        "contiguous",
+    ),
+    (
+        "h64_p64+p64_576units_len_sink",
+        64,
+        3,
+        (64, 64, 64, "mixed"),
+        (64, 64, 40, "mixed"),
         True,
         "contiguous",
     ),
@@ -431,27 +492,35 @@ def compare_full(out, lse, ref):
     """The verdict on one whole call: relative error of out, largest lse
     error where the reference lse is finite, no NaN, empty rows exact (out
     0, lse -inf; with a sink lse = sink, checked with the finite ones),
-    shapes and dtypes."""
+    shapes and dtypes. lse None (a peer that returns none): out alone."""
     ref_out, ref_lse = ref
     batch, _, heads, _ = ref_out.shape
-    out64, lse64 = out.double(), lse.double()
+    out64 = out.double()
     rel = float((out64 - ref_out).norm() / ref_out.norm().clamp_min(1e-30))
-    finite = torch.isfinite(ref_lse)
-    lse_err = (
-        float((lse64[finite] - ref_lse[finite]).abs().max()) if finite.any() else 0.0
-    )
-    nan = bool(torch.isnan(out64).any() or torch.isnan(lse64).any())
-    empty_ok = bool(torch.isneginf(lse64[~finite]).all())
     zero_rows = ref_out.abs().amax(-1) == 0  # rows whose every weight is zero
-    empty_ok &= bool((out64[zero_rows] == 0).all())
+    empty_ok = bool((out64[zero_rows] == 0).all())
+    nan = bool(torch.isnan(out64).any())
     shape_ok = (
-        tuple(out.shape) == (batch, 1, heads, HEAD_DIM)
-        and tuple(lse.shape) == (batch, heads, 1)
-        and out.dtype == torch.bfloat16
-        and lse.dtype == torch.float32
+        tuple(out.shape) == (batch, 1, heads, HEAD_DIM) and out.dtype == torch.bfloat16
     )
+    lse_err = None
+    if lse is not None:
+        lse64 = lse.double()
+        finite = torch.isfinite(ref_lse)
+        lse_err = (
+            float((lse64[finite] - ref_lse[finite]).abs().max())
+            if finite.any()
+            else 0.0
+        )
+        nan |= bool(torch.isnan(lse64).any())
+        empty_ok &= bool(torch.isneginf(lse64[~finite]).all())
+        shape_ok &= tuple(lse.shape) == (batch, heads, 1) and lse.dtype == torch.float32
     passed = (
-        rel <= RTOL_OUT and lse_err <= ATOL_LSE and not nan and empty_ok and shape_ok
+        rel <= RTOL_OUT
+        and (lse_err is None or lse_err <= ATOL_LSE)
+        and not nan
+        and empty_ok
+        and shape_ok
     )
     return {
         "rel_err": rel,
@@ -579,49 +648,121 @@ def check(module, case, gen, device):
     }
 
 
-def floor_us(batch, heads, topk):
-    flops = 4.0 * batch * heads * topk * HEAD_DIM
-    nbytes = batch * topk * TOKEN_BYTES + 2 * batch * heads * HEAD_DIM * 2
+def floor_us(batch, heads, tokens, peaks):
+    """The roofline floor of one call in µs (None without peak rates), its
+    flops and its bytes: every token's 584 bytes read once, q read and out
+    written once; two MMAs of heads x tokens x 512."""
+    flops = 4.0 * batch * heads * tokens * HEAD_DIM
+    nbytes = batch * tokens * TOKEN_BYTES + 2 * batch * heads * HEAD_DIM * 2
+    if peaks is None:
+        return None, flops, nbytes
+    floor = max(flops / (peaks["tflops"] * 1e12), nbytes / (peaks["gbps"] * 1e9))
+    return floor * 1e6, flops, nbytes
+
+
+def gpu_peaks(args, device):
+    """The peak rates of the floor, {"gpu", "gbps", "tflops", "source"}: the
+    flags where given, else the KNOWN_GPUS row of this GPU; None where
+    neither gives both."""
+    name = torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"
+    known = next((k for k in KNOWN_GPUS if k[0] in name), None)
+    gbps = args.peak_gbps or (known[1] if known else None)
+    tflops = args.peak_tflops or (known[2] if known else None)
+    if not (gbps and tflops):
+        return None
+    if args.peak_gbps and args.peak_tflops:
+        source = "--peak-gbps and --peak-tflops"
+    elif args.peak_gbps or args.peak_tflops:
+        source = f"the flag given, the rest from {known[0]}: {known[3]}"
+    else:
+        source = f"{known[0]}: {known[3]}"
+    return {"gpu": name, "gbps": gbps, "tflops": tflops, "source": source}
+
+
+# With --warm-only every call runs once and nothing is measured: a process
+# that fills Triton's on-disk cache (kernels compile on first use) before
+# the process that times, so that several can compile at once.
+WARM_ONLY = False
+# The device the harness runs on (main sets it).
+DEVICE = torch.device("cuda")
+
+
+def bench_us(fn, reps_ms):
+    """Median µs of fn() by triton.testing.do_bench (events around each call,
+    the L2 cache flushed between calls); None with --warm-only."""
+    if WARM_ONLY:
+        fn()
+        return None
     return (
-        max(flops / (PEAK_TFLOPS * 1e12), nbytes / (PEAK_GBPS * 1e9)) * 1e6,
-        flops,
-        nbytes,
+        triton.testing.do_bench(
+            fn, warmup=max(reps_ms // 4, 5), rep=reps_ms, return_mode="median"
+        )
+        * 1e3
     )
 
 
-def time_shape(module, batch, topk, heads, sets, graph):
-    """Median µs per call over rotating input sets; with graph, replaying a captured CUDA graph."""
-    scale = HEAD_DIM**-0.5
-    if not graph:
-        state = {"i": 0}
-
-        def call():
-            buf, kc, q, idx, topk_length = sets[state["i"] % len(sets)]
-            state["i"] += 1
-            module.sparse_decode(q, kc, idx, topk_length, scale)
-
-        return (
-            triton.testing.do_bench(call, warmup=25, rep=100, return_mode="median")
-            * 1e3
-        )
-    graphs = []
-    for buf, kc, q, idx, topk_length in sets:
-        module.sparse_decode(
-            q, kc, idx, topk_length, scale
-        )  # compile and warm outside capture
-        g = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(g):
-            module.sparse_decode(q, kc, idx, topk_length, scale)
-        graphs.append(g)
+def rotating(calls):
+    """One call that runs calls[0], calls[1], ... in turn: each input set
+    once, so that no call finds the previous one's bytes in the cache."""
     state = {"i": 0}
 
-    def replay():
-        graphs[state["i"] % len(graphs)].replay()
+    def call():
+        calls[state["i"] % len(calls)]()
         state["i"] += 1
 
-    return (
-        triton.testing.do_bench(replay, warmup=25, rep=100, return_mode="median") * 1e3
-    )
+    return call
+
+
+def time_eager(calls, reps_ms):
+    return bench_us(rotating(calls), reps_ms)
+
+
+def time_graph(calls, reps_ms):
+    """Median µs of replaying one captured CUDA graph per input set, in turn,
+    as SGLang replays decode. Each call runs once outside capture first, so
+    that nothing compiles or initialises inside it."""
+    for call in calls:
+        call()
+    if WARM_ONLY:
+        return None
+    graphs = []
+    for call in calls:
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            call()
+        graphs.append(g)
+    return bench_us(rotating([g.replay for g in graphs]), reps_ms)
+
+
+def time_host(calls, count=200):
+    """Host µs per call: count calls queued without waiting for the GPU, on
+    the host clock, the median of 3 runs. Where it exceeds the GPU's time,
+    eager calls (SGLang runs batches above its CUDA-graph limit eagerly) go
+    at the host's pace."""
+    for call in calls:
+        call()
+    torch.cuda.synchronize()
+    if WARM_ONLY:
+        return None
+    runs = []
+    for _ in range(3):
+        start = time.perf_counter()
+        for i in range(count):
+            calls[i % len(calls)]()
+        runs.append((time.perf_counter() - start) / count * 1e6)
+        torch.cuda.synchronize()
+    return sorted(runs)[1]
+
+
+def time_shape(module, batch, topk, sets, graph, reps_ms):
+    """Median µs of module.sparse_decode over the rotating input sets;
+    with graph, replaying captured CUDA graphs."""
+    scale = HEAD_DIM**-0.5
+    calls = [
+        functools.partial(module.sparse_decode, q, kc, idx, topk_length, scale)
+        for buf, kc, q, idx, topk_length in sets
+    ]
+    return time_graph(calls, reps_ms) if graph else time_eager(calls, reps_ms)
 
 
 def settle_graph_replay(device, count=3):
@@ -661,6 +802,683 @@ def timing_sets(batch, topk, heads, gen, device, count=3):
     return sets
 
 
+class EntryPoints:
+    """The module's own entry points (``--variants selected``), as SGLang's
+    patched code calls them: its static selection picks the configuration,
+    whose name the rows record."""
+
+    def __init__(self, bundle):
+        self.bundle = bundle
+
+    def name(self, batch, topk, heads):
+        return self.bundle.select(batch, topk, heads)
+
+    def sparse_decode(self, q, k_cache, indices, topk_length, softmax_scale):
+        return self.bundle.sparse_decode(
+            q, k_cache, indices, topk_length, softmax_scale
+        )
+
+
+# ---------------------------------------------------------------- the peers
+#
+# What SGLang runs where the MMA kernel does not: each peer takes the whole
+# call's arguments (SGLang's names) and returns (out [B, 1, H, 512] bf16,
+# lse [B, H, 1] with the sink, or None where it returns none), checked
+# against the same float64 reference as the module and timed the same way.
+
+
+def _import_first(*names):
+    """The first of these modules that imports, or None; and the errors."""
+    errors = []
+    for name in names:
+        try:
+            return importlib.import_module(name), errors
+        except Exception as err:  # not installed, or broken: the peer is absent
+            errors.append(f"{name}: {type(err).__name__}: {err}")
+    return None, errors
+
+
+def _capability(device):
+    return torch.cuda.get_device_capability(device) if device.type == "cuda" else None
+
+
+def _uses_64_pages(kw):
+    """Why not, where a cache of the call has pages of other than 64
+    tokens; None when all have 64."""
+    for what in ("k_cache", "extra_k_cache"):
+        k = kw.get(what)
+        if k is not None and k.shape[1] != 64:
+            return f"{what} has pages of {k.shape[1]} tokens, not 64"
+    return None
+
+
+def _scale(kw):
+    scale = kw.get("softmax_scale")
+    return kw["q"].shape[-1] ** -0.5 if scale is None else scale
+
+
+class FlashMLA:
+    """DeepSeek's FlashMLA (``flash_mla.flash_mla_with_kvcache``), the
+    sparse FP8 decode for this cache layout on sm_90 and sm_100. Its lse
+    leaves the sink out: the check adds it."""
+
+    name = "flashmla"
+
+    def absent(self, device):
+        cap = _capability(device)
+        if cap is not None and cap[0] not in (9, 10):
+            return (
+                f"FlashMLA builds for sm_90 and sm_100, this GPU is sm_{cap[0]}{cap[1]}"
+            )
+        self.module, errors = _import_first("flash_mla")
+        return None if self.module else "not installed (" + "; ".join(errors) + ")"
+
+    def declines(self, kw):
+        heads = kw["q"].shape[2]
+        if heads not in (64, 128):
+            return f"{heads} heads (FlashMLA takes 64 or 128)"
+        if kw["indices"].shape[-1] % 64:
+            return "the window's topk is not a multiple of 64"
+        for what in ("k_cache", "extra_k_cache"):
+            k = kw.get(what)
+            if k is not None and (k.stride(1) != TOKEN_BYTES or k.stride(0) % 576):
+                return f"{what}'s pages are not padded to whole 576-byte units"
+        return None
+
+    def prepare(self, kw):
+        fm, q = self.module, kw["q"]
+        batch = q.shape[0]
+        sched = fm.get_mla_metadata()[0]
+        extra = kw.get("extra_k_cache")
+        extra_idx = kw.get("extra_indices")
+        args = dict(
+            q=q,
+            k_cache=kw["k_cache"],
+            block_table=None,
+            cache_seqlens=None,
+            head_dim_v=kw["head_dim_v"],
+            tile_scheduler_metadata=sched,
+            num_splits=None,
+            softmax_scale=_scale(kw),
+            causal=False,
+            is_fp8_kvcache=True,
+            indices=kw["indices"].reshape(batch, 1, -1),
+            attn_sink=kw["attn_sink"],
+            extra_k_cache=extra,
+            extra_indices_in_kvcache=(
+                None if extra_idx is None else extra_idx.reshape(batch, 1, -1)
+            ),
+            topk_length=kw["topk_length"],
+            extra_topk_length=kw.get("extra_topk_length"),
+        )
+        return lambda: fm.flash_mla_with_kvcache(**args)
+
+    def result(self, got, kw):
+        out, lse = got
+        sink = kw["attn_sink"]
+        if sink is not None:
+            lse = torch.logaddexp(lse, sink.view(1, -1, 1).to(lse.dtype))
+        return out, lse
+
+
+class FlashInfer:
+    """FlashInfer's sparse-MLA decode for sm_120 and sm_121, SGLang's
+    default there since 0.5.15: through SGLang's own call where SGLang is
+    importable (it also splits 256-token pages), else FlashInfer's function
+    directly on 64-token pages. That path returns no lse."""
+
+    name = "flashinfer"
+
+    def absent(self, device):
+        cap = _capability(device)
+        if cap is not None and cap[0] != 12:
+            return f"FlashInfer's sparse-MLA decode is for sm_120 and sm_121, this GPU is sm_{cap[0]}{cap[1]}"
+        self.module, errors = _import_first("flashinfer.mla._sparse_mla_sm120")
+        if self.module is None:
+            return "not installed (" + "; ".join(errors) + ")"
+        entry, _ = _import_first(*SGLANG_ENTRY_MODULES)
+        self.sglang = getattr(entry, "_flash_mla_flashinfer", None)
+        return None
+
+    def declines(self, kw):
+        return None if self.sglang else _uses_64_pages(kw)
+
+    def prepare(self, kw):
+        q, scale = kw["q"], _scale(kw)
+        if self.sglang:
+            args = [kw[k] for k in ("q", "k_cache", "indices", "topk_length")]
+            args += [kw["attn_sink"], kw["head_dim_v"], scale]
+            args += [kw.get(k) for k in EXTRA_ARGS]
+            return lambda: self.sglang(*args)
+        batch, _, heads, _ = q.shape
+        idx = kw["indices"].reshape(batch, -1)
+        extra_idx = kw.get("extra_indices")
+        extra_idx = None if extra_idx is None else extra_idx.reshape(batch, -1)
+        extra = kw.get("extra_k_cache")
+        fn, dv = self.module._sparse_mla_sm120_paged_attention, kw["head_dim_v"]
+
+        def call():
+            out = torch.empty(batch, heads, dv, dtype=torch.bfloat16, device=q.device)
+            lse = torch.empty(batch, heads, dtype=torch.float32, device=q.device)
+            mid = {"mid_out": None, "mid_lse": None}
+            # Decode batches run split-K over 64-token pieces of both caches.
+            if batch <= self.module._DECODE_MAX_TOKENS:
+                splits = triton.cdiv(idx.shape[-1], 64)
+                splits += (
+                    0 if extra_idx is None else triton.cdiv(extra_idx.shape[-1], 64)
+                )
+                mid["mid_out"] = torch.empty(
+                    batch, heads, splits, dv, dtype=torch.bfloat16, device=q.device
+                )
+                mid["mid_lse"] = torch.empty(
+                    batch, heads, splits, dtype=torch.float32, device=q.device
+                )
+            fn(
+                q.reshape(batch, heads, -1),
+                kw["k_cache"].view(torch.uint8),
+                idx,
+                out,
+                lse,
+                scale,
+                d_v=dv,
+                topk_length=kw["topk_length"],
+                attn_sink=kw["attn_sink"],
+                extra_kv_cache=None if extra is None else extra.view(torch.uint8),
+                extra_indices=extra_idx,
+                extra_topk_length=kw.get("extra_topk_length"),
+                **mid,
+            )
+            return out.unsqueeze(1), None
+
+        return call
+
+    def result(self, got, kw):
+        return got[0], None
+
+
+# Where SGLang keeps the function that runs its Triton kernel on both caches
+# and merges them (0.5.16 on; up to 0.5.15.post1), and its sm_120 entry
+# module (FlashInfer's call), and the whole call's extra arguments.
+SGLANG_TRITON_MODULES = (
+    "sglang.kernels.ops.attention.flash_mla_sm120_triton",
+    "sglang.srt.layers.attention.flash_mla_sm120_triton",
+)
+SGLANG_ENTRY_MODULES = (
+    "sglang.kernels.ops.attention.flash_mla_sm120",
+    "sglang.srt.layers.attention.flash_mla_sm120",
+)
+EXTRA_ARGS = ("extra_k_cache", "extra_indices", "extra_topk_length")
+
+
+@contextlib.contextmanager
+def gate_off():
+    """SGLang's own path in a tree mlagen patched: the gate unset meanwhile."""
+    saved = os.environ.pop(GATE, None)
+    try:
+        yield
+    finally:
+        if saved is not None:
+            os.environ[GATE] = saved
+
+
+class SGLangTriton:
+    """SGLang's flash_mla_sparse_decode_triton with the gate off: its per-head
+    Triton kernel on each cache, merged and the sink applied in PyTorch.
+    That is what SGLang runs up to 0.5.14 and with
+    SGLANG_SM120_FLASHMLA_BACKEND=triton, and what the gate replaces."""
+
+    name = "sglang-triton"
+
+    def absent(self, device):
+        module, errors = _import_first(*SGLANG_TRITON_MODULES)
+        self.fn = getattr(module, "flash_mla_sparse_decode_triton", None)
+        if self.fn is None:
+            return (
+                "SGLang is not importable here (--sglang DIR names a tree): "
+                + "; ".join(errors)
+            )
+        self.where = module.__file__
+        return None
+
+    def declines(self, kw):
+        return None
+
+    def prepare(self, kw):
+        args = [kw[k] for k in ("q", "k_cache", "indices", "topk_length")]
+        args += [kw["attn_sink"], kw["head_dim_v"], _scale(kw)]
+        args += [kw.get(k) for k in EXTRA_ARGS]
+
+        def call():
+            with gate_off():
+                return self.fn(*args)
+
+        return call
+
+    def result(self, got, kw):
+        return got
+
+
+class SIMTBaseline:
+    """Where SGLang is not importable: this folder's copy of SGLang's
+    per-head kernel (simt_baseline.py) on each cache, merged by log-sum-exp
+    and the sink applied in PyTorch, as SGLang's function does."""
+
+    name = "simt-baseline"
+
+    def __init__(self, simt):
+        self.simt = simt
+
+    def absent(self, device):
+        return None
+
+    def declines(self, kw):
+        return None
+
+    def prepare(self, kw):
+        scale, batch = _scale(kw), kw["q"].shape[0]
+        caches = [(kw["k_cache"], kw["indices"], kw["topk_length"])]
+        if kw.get("extra_k_cache") is not None and kw.get("extra_indices") is not None:
+            caches.append(tuple(kw.get(k) for k in EXTRA_ARGS))
+
+        def call():
+            parts = [
+                self.simt.sparse_decode(kw["q"], k, i.reshape(batch, -1), n, scale)
+                for k, i, n in caches
+            ]
+            return merge_partials(parts, kw["attn_sink"])
+
+        return call
+
+    def result(self, got, kw):
+        return got
+
+
+def merge_partials(parts, sink):
+    """Partial results (out [B, 1, H, 512] bf16, lse [B, 1, H]) of disjoint
+    token lists as one: weights exp(lse_i - total), where total is the
+    log-sum-exp of the parts' lse and of the sink; (out bf16, lse [B, H, 1])."""
+    lses = torch.stack([lse for _, lse in parts])
+    total = torch.logsumexp(lses, 0)
+    if sink is not None:
+        total = torch.logaddexp(total, sink.view(1, 1, -1).to(total.dtype))
+    out = 0
+    for part, lse in parts:
+        w = torch.exp(lse - total).nan_to_num(0.0)  # both -inf: no weight
+        out = out + part.float() * w.unsqueeze(-1)
+    return out.to(torch.bfloat16), total.permute(0, 2, 1)
+
+
+class PeerFile:
+    """A peer of one's own (``--peers file:PATH``): a Python file that
+    defines NAME, whole_call(**SGLang's arguments) -> (out, lse or None), and
+    optionally absent(device) and declines(kwargs), returning why not or
+    None."""
+
+    def __init__(self, path):
+        self.path = path
+        self.module = load_module(path)
+        self.name = getattr(self.module, "NAME", os.path.basename(path)[:-3])
+
+    def absent(self, device):
+        return getattr(self.module, "absent", lambda device: None)(device)
+
+    def declines(self, kw):
+        return getattr(self.module, "declines", lambda kw: None)(kw)
+
+    def prepare(self, kw):
+        return lambda: self.module.whole_call(**kw)
+
+    def result(self, got, kw):
+        return got
+
+
+def find_peers(spec, simt, device, report):
+    """The peers --peers names ("auto": every built-in one, "none"), those
+    absent reported in report["peers"] with the reason; returns the
+    present ones."""
+    if spec == "none":
+        return []
+    names = ["flashmla", "flashinfer", "sglang-triton"] if spec == "auto" else []
+    names += [] if spec == "auto" else spec.split(",")
+    builtin = {
+        "flashmla": FlashMLA,
+        "flashinfer": FlashInfer,
+        "sglang-triton": SGLangTriton,
+    }
+    present = []
+    for name in names:
+        if name.startswith("file:"):
+            peer = PeerFile(name[5:])
+        elif name == "simt-baseline":
+            peer = SIMTBaseline(simt)
+        elif name in builtin:
+            peer = builtin[name]()
+        else:
+            sys.exit(
+                f"--peers: unknown peer {name!r} (flashmla, flashinfer, sglang-triton, simt-baseline, file:PATH)"
+            )
+        why = peer.absent(device)
+        row = {"name": peer.name, "present": why is None}
+        if why:
+            row["why"] = why
+        else:
+            row["what"] = (peer.__doc__ or "").split("\n\n")[0].strip()
+        report["peers"].append(row)
+        print(f"peer {peer.name:14s} {'present' if why is None else 'absent: ' + why}")
+        if why is None:
+            present.append(peer)
+    # Without SGLang, SGLang's Triton path is timed on this folder's copy.
+    if "sglang-triton" in names and not any(p.name == "sglang-triton" for p in present):
+        present.append(SIMTBaseline(simt))
+        report["peers"].append(
+            {
+                "name": "simt-baseline",
+                "present": True,
+                "what": "stands for sglang-triton",
+            }
+        )
+        print(
+            f"peer {'simt-baseline':14s} present: times SGLang's kernel from {SIMT}.py"
+        )
+    return present
+
+
+def run_peer_checks(peers, cases, gen, device, report):
+    """Every whole-call case through every present peer that takes it,
+    against the float64 reference. A failing peer is reported, not counted."""
+    for peer in peers:
+        for case in cases:
+            kwargs, ref = whole_call_inputs(case, gen, device)
+            why = peer.declines(kwargs)
+            row = {
+                "variant": "peer:" + peer.name,
+                "entry": "whole call",
+                "case": case[0],
+            }
+            if why:
+                row.update(declined=why)
+                print(
+                    f"{'peer:' + peer.name:28s} whole call {case[0]:28s} declined: {why}"
+                )
+                continue
+            try:
+                poison_allocator(device)
+                out, lse = peer.result(peer.prepare(kwargs)(), kwargs)
+                row.update(compare_full(out, lse, ref))
+            except Exception as err:  # a peer's failure is its own row
+                row.update(passed=False, error=f"{type(err).__name__}: {err}")
+            report["correctness"].append(row)
+            verdict = "ok" if row["passed"] else "FAIL " + row.get("error", "")
+            print(
+                f"{'peer:' + peer.name:28s} whole call {case[0]:28s} rel {row.get('rel_err', math.nan):.2e} {verdict}"
+            )
+
+
+# ----------------------------------------------------- the whole call, timed
+
+
+def page_pad(page_size):
+    """Bytes after a page's tokens up to a whole number of 576-byte units,
+    as SGLang allocates pages (FlashMLA requires it)."""
+    return -(page_size * TOKEN_BYTES) % 576
+
+
+def timed_cache(batch, topk, gen, device):
+    """A page-size-64 cache laid out as SGLang's, of N(0,1) latents quantised
+    as SGLang does, and [B, 1, topk] indices of valid tokens, every row full
+    (topk_length = topk): (bytes, k_cache, indices, topk_length)."""
+    pages = triton.cdiv(max(batch * topk, 1 << 16), 64)
+    buf = quantize_pages(pages, 64, page_pad(64), gen, device, spread=False)
+    idx = torch.randint(
+        0, pages * 64, (batch, 1, topk), generator=gen, device=device, dtype=torch.int32
+    )
+    length = torch.full((batch,), topk, dtype=torch.int32, device=device)
+    return buf, as_k_cache(buf, 64), idx, length
+
+
+def whole_call_set(heads, batch, window, extra, gen, device):
+    """One input set of a timed whole call: SGLang's arguments (a window
+    cache, an extra cache, both full, a sink), the bytes of both caches for
+    the reference, and one cache of window + extra tokens with the same q
+    for the single kernel call."""
+    q = torch.randn(batch, 1, heads, HEAD_DIM, generator=gen, device=device)
+    q = q.to(torch.bfloat16)
+    b0, k0, i0, l0 = timed_cache(batch, window, gen, device)
+    b1, k1, i1, l1 = timed_cache(batch, extra, gen, device)
+    sink = torch.randn(heads, generator=gen, device=device) * 2.0 + 3.0
+    kw = dict(
+        q=q,
+        k_cache=k0,
+        indices=i0,
+        topk_length=l0,
+        attn_sink=sink.float(),
+        head_dim_v=HEAD_DIM,
+        softmax_scale=None,
+        extra_k_cache=k1,
+        extra_indices=i1,
+        extra_topk_length=l1,
+    )
+    _, ks, is_, ls = timed_cache(batch, window + extra, gen, device)
+    return {"kw": kw, "bufs": (b0, b1), "single": (q, ks, is_.view(batch, -1), ls)}
+
+
+def whole_call_reference(one):
+    kw = one["kw"]
+    kvs = [dequantize(buf, 64) for buf in one["bufs"]]
+    idxs = [kw["indices"], kw["extra_indices"]]
+    lens = [kw["topk_length"], kw["extra_topk_length"]]
+    return reference_full(kw["q"], kvs, idxs, lens, kw["attn_sink"], None)
+
+
+def mlagen_entry(bundle, kw):
+    """The call SGLang's patched code makes with the gate set."""
+
+    def call():
+        if not bundle.supports_full(**kw):
+            raise RuntimeError("supports_full refused")
+        return bundle.sparse_decode_full(**kw)
+
+    return call
+
+
+def time_impl(row, calls, check, reps_ms, eager=True):
+    """Fill row: the check of the first call's result (check(result) gives
+    its fields), graph and eager µs, and host µs where the call is quick;
+    an exception becomes the row's error."""
+    try:
+        if check is not None:
+            poison_allocator(DEVICE)
+            row.update(check(calls[0]()))
+        row["graph_us"] = time_graph(calls, reps_ms)
+        if eager:
+            row["us"] = time_eager(calls, reps_ms)
+            if row["graph_us"] is None or row["graph_us"] < 1000:
+                row["host_us"] = time_host(calls)
+    except Exception as err:
+        row["error"] = f"{type(err).__name__}: {str(err)[:400]}"
+    return row
+
+
+# Batch x heads x tokens past which SGLang's per-head kernel is not timed
+# (about 50 ms per call on an H200 at this size).
+SLOW_PEER_MAX = 128 * 64 * 2176
+
+
+def time_whole_call_shape(bundle, peers, shape, sets, peaks, reps_ms):
+    """The rows of one shape: the module's entry points, one kernel call
+    over the same tokens, each peer; correctness of each on the first set."""
+    heads, batch, tokens = shape["heads"], shape["batch"], shape["topk"]
+    kws = [s["kw"] for s in sets]
+    floor, flops, nbytes = floor_us(batch, heads, tokens, peaks)
+    ref = None if WARM_ONLY else whole_call_reference(sets[0])
+
+    def check(result, fix=lambda got: got):
+        if ref is None:
+            return {}
+        out, lse = fix(result)
+        return compare_full(out, lse, ref)
+
+    rows = []
+    name = bundle.select_full(heads, batch, tokens)
+    row = {"variant": name, "impl": "mlagen", **shape}
+    if bundle.supports_full(**kws[0]):
+        calls = [mlagen_entry(bundle, kw) for kw in kws]
+        rows.append(time_impl(row, calls, check, reps_ms))
+        row["eager_us_again"] = time_eager(calls, reps_ms)  # the host drifts
+    else:
+        row["declined"] = f"supports_full refused (selection: {name})"
+        rows.append(row)
+    # One kernel call over the same number of tokens: what the whole call
+    # costs beyond one pass over its tokens.
+    q, ks, is_, ls = sets[0]["single"]
+    single = [
+        functools.partial(bundle.sparse_decode, *s["single"], q.shape[-1] ** -0.5)
+        for s in sets
+    ]
+    row = {**shape, "variant": bundle.select(batch, tokens, heads), "impl": "mlagen"}
+    row["entry"] = "one kernel"
+    if bundle.supports(q, ks, is_):
+        rows.append(time_impl(row, single, None, reps_ms, eager=False))
+    else:
+        rows.append({**row, "declined": "supports refused"})
+    for peer in peers:
+        row = {"variant": "peer:" + peer.name, "impl": peer.name, **shape}
+        why = peer.declines(kws[0])
+        if why:
+            rows.append({**row, "declined": why})
+            continue
+        try:
+            calls = [peer.prepare(kw) for kw in kws]
+        except Exception as err:
+            rows.append({**row, "error": f"{type(err).__name__}: {err}"})
+            continue
+
+        def fixed(result, peer=peer):
+            return check(result, lambda got: peer.result(got, kws[0]))
+
+        # SGLang's per-head kernel takes milliseconds per call at large
+        # shapes: graph replay alone there, and nothing past SLOW_PEER_MAX.
+        slow = peer.name in ("sglang-triton", "simt-baseline")
+        if slow and batch * heads * tokens > SLOW_PEER_MAX:
+            rows.append({**row, "declined": "not timed: about 0.1 s per call here"})
+            continue
+        rows.append(
+            time_impl(
+                row, calls, fixed, reps_ms, eager=not slow or batch * heads <= 1024
+            )
+        )
+    for row in rows:
+        row.update(floor_us=floor, flops=flops, bytes=nbytes)
+    return rows
+
+
+def run_whole_call_timing(bundle, peers, args, gen, device, report, save):
+    shapes = [
+        (h, b, e)
+        for h in ints(args.whole_heads)
+        for e in ints(args.extra_topks)
+        for b in ints(args.whole_batches)
+    ]
+    for heads, batch, extra in shapes:
+        tokens = args.window + extra
+        shape = {"entry": "whole call", "heads": heads, "batch": batch, "topk": tokens}
+        shape.update(window=args.window, extra=extra)
+        sets = [
+            whole_call_set(heads, batch, args.window, extra, gen, device)
+            for _ in range(1 if WARM_ONLY else 3)
+        ]
+        rows = time_whole_call_shape(
+            bundle, peers, shape, sets, report["peaks"], args.reps_ms
+        )
+        for row in rows:
+            if "passed" in row:
+                report["correctness"].append(
+                    {
+                        k: row[k]
+                        for k in ("variant", "entry", "passed", "rel_err", "lse_err")
+                    }
+                    | {"case": f"timed h{heads} b{batch} w{args.window}+e{extra}"}
+                )
+            report["timing"].append(row)
+        print(whole_call_table(rows), flush=True)
+        del sets
+        torch.cuda.empty_cache()
+        save()
+
+
+def _us(x):
+    return "-" if x is None else f"{x:,.1f}"
+
+
+def whole_call_table(rows):
+    """One shape's rows as a table: each implementation's graph, eager and
+    host µs, its time over the module's, its check; then the verdict."""
+    r0 = rows[0]
+    floor = r0.get("floor_us")
+    head = (
+        f"H {r0['heads']}, B {r0['batch']}, window {r0['window']} + extra {r0['extra']}"
+    )
+    head += "" if floor is None else f" (roofline floor {floor:.1f} µs)"
+    lines = [
+        head,
+        f"  {'implementation':34s} {'graph µs':>9s} {'eager µs':>9s} {'host µs':>8s} {'÷ mlagen':>8s}  check",
+    ]
+    ours = next(
+        (
+            r.get("graph_us")
+            for r in rows
+            if r["impl"] == "mlagen" and "entry" in r and r["entry"] == "whole call"
+        ),
+        None,
+    )
+    best = None
+    for r in rows:
+        label = r["impl"] if r["impl"] != "mlagen" else f"mlagen {r['variant']}"
+        if r.get("entry") == "one kernel":
+            label = f"  one kernel, {r['topk']} tokens"
+        if "declined" in r or "error" in r:
+            lines.append(
+                f"  {label:34s} {'declined: ' + r['declined'] if 'declined' in r else 'ERROR ' + r['error']}"
+            )
+            continue
+        g = r.get("graph_us")
+        ratio = "-" if not (g and ours) else f"{g / ours:.2f}"
+        verdict = (
+            ""
+            if "passed" not in r
+            else ("ok" if r["passed"] else "FAIL") + f" {r['rel_err']:.1e}"
+        )
+        lines.append(
+            f"  {label:34s} {_us(g):>9s} {_us(r.get('us')):>9s} {_us(r.get('host_us')):>8s} {ratio:>8s}  {verdict}"
+        )
+        if (
+            r["impl"] != "mlagen"
+            and g
+            and r.get("passed", True)
+            and (best is None or g < best[1])
+        ):
+            best = (r["impl"], g)
+    if ours and best:
+        if best[1] < ours:
+            lines.append(
+                f"  verdict: {best[0]} is faster, mlagen takes {ours / best[1]:.2f}x its time"
+            )
+        else:
+            lines.append(
+                f"  verdict: mlagen is faster, {best[1] / ours:.2f}x ahead of {best[0]}"
+            )
+    elif ours:
+        lines.append("  verdict: no peer timed at this shape")
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------- main
+
+
+def ints(text):
+    return [int(x) for x in text.split(",") if x]
+
+
 def parse_args(argv):
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -668,25 +1486,74 @@ def parse_args(argv):
     ap.add_argument(
         "--variants",
         default="all",
-        help=f"comma list of configuration names (CONFIGS of {BUNDLE}, or {SIMT}), or all",
+        help=f"comma list of configuration names (CONFIGS of {BUNDLE}, or {SIMT}), all, or selected: the module's own entry points only (its static selections)",
     )
     ap.add_argument("--out", default=os.path.join(HERE, "results.json"))
     ap.add_argument("--no-timing", action="store_true")
     ap.add_argument(
+        "--no-check",
+        action="store_true",
+        help="skip the correctness cases (the timed shapes are still checked)",
+    )
+    ap.add_argument(
         "--batches",
         default="1,8,16,32,64,128",
-        help="batch sizes to time; each becomes a batch bucket of `mlagen select`, which needs 1, 16, 64 and 128",
+        help="batch sizes to time per cache; each becomes a batch bucket of `mlagen select`, which needs 1, 16, 64 and 128",
     )
     ap.add_argument("--topks", default="512,2048")
-    ap.add_argument("--heads", type=int, default=64)
+    ap.add_argument(
+        "--heads", default="64", help="head counts to time per cache, comma list"
+    )
     ap.add_argument(
         "--graph-max-batch",
         type=int,
         default=1 << 30,
         help="time CUDA-graph replay up to this batch (default: every batch; SGLang replays decode as CUDA graphs)",
     )
-    ap.add_argument("--peak-tflops", type=float, default=PEAK_TFLOPS)
-    ap.add_argument("--peak-gbps", type=float, default=PEAK_GBPS)
+    ap.add_argument(
+        "--no-whole-call", action="store_true", help="skip timing the whole call"
+    )
+    ap.add_argument(
+        "--whole-heads", default="64,128,16", help="head counts of the timed whole call"
+    )
+    ap.add_argument("--whole-batches", default="1,16,64,128")
+    ap.add_argument(
+        "--window", type=int, default=128, help="tokens of the window cache"
+    )
+    ap.add_argument(
+        "--extra-topks", default="512,2048", help="tokens of the extra cache"
+    )
+    ap.add_argument(
+        "--peers",
+        default="auto",
+        help="auto (flashmla, flashinfer, sglang-triton where importable), none, or a comma list of those, simt-baseline and file:PATH",
+    )
+    ap.add_argument(
+        "--sglang",
+        metavar="DIR",
+        help="import SGLang from DIR (a tree that is not installed), for the sglang-triton and flashinfer peers",
+    )
+    ap.add_argument(
+        "--peak-tflops",
+        type=float,
+        help="dense bf16 TFLOP/s for the roofline floor (default: known GPUs)",
+    )
+    ap.add_argument(
+        "--peak-gbps",
+        type=float,
+        help="memory GB/s for the roofline floor (default: known GPUs)",
+    )
+    ap.add_argument(
+        "--reps-ms",
+        type=int,
+        default=100,
+        help="milliseconds of repetitions per timing",
+    )
+    ap.add_argument(
+        "--warm-only",
+        action="store_true",
+        help="run every call once, time nothing: fill Triton's cache for a later run",
+    )
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument(
         "--device", default="cuda", help="cpu runs under TRITON_INTERPRET=1"
@@ -701,7 +1568,10 @@ def parse_args(argv):
 def runnables(bundle, simt, wanted, device):
     """name -> what check() and time_shape() run: every configuration of the
     bundle (or those wanted) and the SIMT baseline. Gluon configurations are
-    left out off the GPU: the Triton interpreter cannot run them."""
+    left out off the GPU: the Triton interpreter cannot run them. With
+    "selected", none: the module's entry points run alone."""
+    if wanted == "selected":
+        return {}
     names = (list(bundle.CONFIGS) + [SIMT]) if wanted == "all" else wanted.split(",")
     unknown = [n for n in names if n != SIMT and n not in bundle.CONFIGS]
     if unknown:
@@ -745,7 +1615,10 @@ def run_correctness(modules, bundle, args, gen, device, report):
     for case in cases:
         _, _, batch, heads, topk, *_ = case
         chosen = bundle.select(batch, topk, heads)
-        if chosen not in modules:
+        config = bundle.CONFIGS.get(chosen)
+        if config is None or (
+            device.type != "cuda" and config.family in GLUON_FAMILIES
+        ):
             continue  # nothing fits, or a Gluon configuration off the GPU
         row = {"selected": chosen, **check(bundle, case, gen, device)}
         failed += not row["passed"]
@@ -774,6 +1647,23 @@ def run_whole_call_dispatch(bundle, cases, gen, device, report):
         _, heads, batch, c0, c1, *_ = case
         tokens = c0[2] + (c1[2] if c1 else 0)
         chosen = bundle.select_full(heads, batch, tokens)
+        if chosen.startswith("peer:"):
+            # A bucket the selection gives to a peer: supports_full declines.
+            kwargs, _ = whole_call_inputs(case, gen, device)
+            declined = not bundle.supports_full(**kwargs)
+            failed += not declined
+            report["dispatch"].append(
+                {
+                    "selected": chosen,
+                    "entry": "whole call",
+                    "case": case[0],
+                    "passed": declined,
+                }
+            )
+            print(
+                f"{'sparse_decode_full -> ' + chosen:44s} {case[0]:28s} {'declined' if declined else 'FAIL: not declined'}"
+            )
+            continue
         try:
             row = {
                 "selected": chosen,
@@ -811,42 +1701,6 @@ def run_dequant(bundle, device, report):
         flush=True,
     )
     return not row["passed"]
-
-
-def run_timing(modules, args, gen, device, report, save):
-    settle_graph_replay(device)
-    for topk in [int(x) for x in args.topks.split(",")]:
-        for batch in [int(x) for x in args.batches.split(",")]:
-            sets = timing_sets(batch, topk, args.heads, gen, device)
-            floor, flops, nbytes = floor_us(batch, args.heads, topk)
-            for n, module in modules.items():
-                if n == SIMT and batch * topk > 64 * 2048:
-                    continue  # seconds per call; the ratio is taken at smaller shapes
-                us = time_shape(module, batch, topk, args.heads, sets, graph=False)
-                g_us = None
-                if batch <= args.graph_max_batch:
-                    g_us = time_shape(module, batch, topk, args.heads, sets, graph=True)
-                report["timing"].append(
-                    {
-                        "variant": n,
-                        "batch": batch,
-                        "topk": topk,
-                        "heads": args.heads,
-                        "us": us,
-                        "graph_us": g_us,
-                        "tflops": flops / us / 1e6,
-                        "gbps": nbytes / us / 1e3,
-                        "floor_us": floor,
-                        "roofline_frac": floor / us,
-                    }
-                )
-                print(
-                    f"{n:28s} B={batch:<4d} topk={topk:<5d} {us:9.1f} us  graph {g_us if g_us is None else round(g_us, 1)}  {floor / us:.1%} of roofline",
-                    flush=True,
-                )
-            del sets
-            torch.cuda.empty_cache()
-            save()
 
 
 def check_supports(bundle, device, report):
@@ -891,11 +1745,61 @@ def check_supports(bundle, device, report):
     return failed
 
 
+def run_timing(modules, args, gen, device, report, save):
+    settle_graph_replay(device)
+    for heads in ints(args.heads):
+        for topk in ints(args.topks):
+            for batch in ints(args.batches):
+                sets = timing_sets(
+                    batch, topk, heads, gen, device, 1 if WARM_ONLY else 3
+                )
+                floor, flops, nbytes = floor_us(batch, heads, topk, report["peaks"])
+                for n, module in modules.items():
+                    if n == SIMT and batch * topk * heads > 64 * 2048 * 64:
+                        continue  # seconds per call; the ratio is taken at smaller shapes
+                    name = (
+                        module.name(batch, topk, heads)
+                        if isinstance(module, EntryPoints)
+                        else n
+                    )
+                    us = time_shape(module, batch, topk, sets, False, args.reps_ms)
+                    g_us = None
+                    if batch <= args.graph_max_batch:
+                        g_us = time_shape(module, batch, topk, sets, True, args.reps_ms)
+                    if WARM_ONLY:
+                        continue
+                    best = g_us or us
+                    report["timing"].append(
+                        {
+                            "variant": name,
+                            "batch": batch,
+                            "topk": topk,
+                            "heads": heads,
+                            "us": us,
+                            "graph_us": g_us,
+                            "tflops": flops / best / 1e6,
+                            "gbps": nbytes / best / 1e3,
+                            "floor_us": floor,
+                            "roofline_frac": None if floor is None else floor / best,
+                        }
+                    )
+                    frac = "" if floor is None else f"  {floor / best:.1%} of the floor"
+                    print(
+                        f"{name:28s} H={heads:<4d} B={batch:<4d} topk={topk:<5d} {us:9.1f} us  graph {g_us if g_us is None else round(g_us, 1)}{frac}",
+                        flush=True,
+                    )
+                del sets
+                torch.cuda.empty_cache()
+                save()
+
+
 def main(argv=None):
-    global PEAK_TFLOPS, PEAK_GBPS
+    global WARM_ONLY, DEVICE
     args = parse_args(argv)
-    PEAK_TFLOPS, PEAK_GBPS = args.peak_tflops, args.peak_gbps
-    device = torch.device(args.device)
+    WARM_ONLY = args.warm_only
+    device = DEVICE = torch.device(args.device)
+    if args.sglang:
+        sys.path.insert(0, os.path.abspath(args.sglang))
     bundle = load_module(os.path.join(HERE, BUNDLE))
     simt = load_module(os.path.join(HERE, SIMT + ".py"))
     modules = runnables(bundle, simt, args.variants, device)
@@ -915,27 +1819,51 @@ def main(argv=None):
         + " ".join(
             [os.path.relpath(__file__)] + (argv if argv is not None else sys.argv[1:])
         ),
-        "peak_tflops": PEAK_TFLOPS,
-        "peak_gbps": PEAK_GBPS,
+        "env": {k: os.environ[k] for k in ("DISABLE_MMA_V3", GATE) if k in os.environ},
+        "peaks": gpu_peaks(args, device),
+        "peers": [],
         "correctness": [],
         "dispatch": [],
         "dequant": None,
         "supports": [],
         "timing": [],
     }
+    if report["peaks"] is None:
+        print(
+            f"roofline floor: {report['gpu']} is not in KNOWN_GPUS; pass --peak-gbps and --peak-tflops for it"
+        )
 
     def save():  # after every section, so a run cut short still leaves its rows
-        with open(args.out, "w") as f:
-            json.dump(report, f, indent=1)
+        if not WARM_ONLY:
+            with open(args.out, "w") as f:
+                json.dump(report, f, indent=1)
 
-    failed = run_dequant(bundle, device, report)
-    failed += run_correctness(modules, bundle, args, gen, device, report)
-    if device.type == "cuda":
-        failed += check_supports(bundle, device, report)
+    peers = find_peers(args.peers, simt, device, report)
+    failed = 0
+    if not args.no_check:
+        failed += run_dequant(bundle, device, report)
+        failed += run_correctness(modules, bundle, args, gen, device, report)
+        save()
+        if device.type == "cuda":
+            failed += check_supports(bundle, device, report)
+        run_peer_checks(peers, whole_call_cases(args.tiny), gen, device, report)
     save()
     if not args.no_timing:
-        run_timing(modules, args, gen, device, report, save)
+        timed = (
+            {"selected": EntryPoints(bundle)}
+            if args.variants == "selected"
+            else modules
+        )
+        run_timing(timed, args, gen, device, report, save)
+        if not args.no_whole_call:
+            settle_graph_replay(device)
+            run_whole_call_timing(bundle, peers, args, gen, device, report, save)
     save()
+    failed += sum(
+        1
+        for r in report["timing"]
+        if r.get("impl") == "mlagen" and r.get("passed") is False
+    )
     print(
         f"wrote {args.out}: {len(report['correctness'])} correctness rows, "
         f"{len(report['dispatch'])} through the selection, {len(report['supports'])} supports() checks "
