@@ -1,5 +1,10 @@
 package gen
 
+import (
+	"fmt"
+	"strings"
+)
+
 // The data each template is executed with: one struct per template (or per
 // kernel family), whose fields are everything the template may use.
 
@@ -117,17 +122,34 @@ type pyTables struct {
 	Source                              string
 	HeadBounds, BatchBounds, TopkBounds []int
 	Tables                              [][][]string
+	Verdicts                            []verdictRow // VARIANTS.md: where peers were timed
+}
+
+// verdictRow is a Verdict as VARIANTS.md shows it.
+type verdictRow struct {
+	Verdict
+	Peer   string // without PeerPrefix
+	Ratio  string // mlagen's time over the peer's, "1.23"
+	Winner string // "mlagen" or the peer's name
 }
 
 func newPyTables(prefix, label string, s Selection) pyTables {
-	return pyTables{Prefix: prefix, Label: label, Source: s.Source, HeadBounds: s.HeadBounds(), BatchBounds: s.BatchBounds, TopkBounds: s.TopkBounds, Tables: s.Tables()}
+	t := pyTables{Prefix: prefix, Label: label, Source: s.Source, HeadBounds: s.HeadBounds(), BatchBounds: s.BatchBounds, TopkBounds: s.TopkBounds, Tables: s.Tables()}
+	for _, v := range s.Verdicts {
+		row := verdictRow{Verdict: v, Peer: strings.TrimPrefix(v.Peer, PeerPrefix), Ratio: fmt.Sprintf("%.2f", v.Ratio()), Winner: "mlagen"}
+		if IsPeer(v.Winner) {
+			row.Winner = row.Peer + " (bucket declined)"
+		}
+		t.Verdicts = append(t.Verdicts, row)
+	}
+	return t
 }
 
 // simtData is the data of templates/simt.py.tmpl.
 type simtData struct {
 	Command  string
 	FP8      bool // Triton has fp8 e4m3 on the target (else the cache is read as bytes)
-	BlockT   int // tokens per tile
+	BlockT   int  // tokens per tile
 	NumWarps int
 }
 

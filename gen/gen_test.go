@@ -477,8 +477,8 @@ func TestCheckPipelined(t *testing.T) {
 		smem int
 		fits bool
 	}{
-		{PPTileH64.variant(2), 100352, true},  // 65,536 + 32,768 + 2,048 (two halves of 16)
-		{PPTileH16.variant(8), 83968, true},   // 16,384 + 65,536 + 2,048
+		{PPTileH64.variant(2), 100352, true}, // 65,536 + 32,768 + 2,048 (two halves of 16)
+		{PPTileH16.variant(8), 83968, true},  // 16,384 + 65,536 + 2,048
 		{PPTile{64, 16, 8, 2}.variant(1), 100352, true},
 		{PPTile{64, 32, 8, 2}.variant(1), 133120, false}, // two sets of 32 tokens beside 64 heads: > 99 KB
 	} {
@@ -548,7 +548,9 @@ func TestSelectionHeads(t *testing.T) {
 	for _, bad := range []func(*Selection){
 		func(s *Selection) { s.FewerHeads = []HeadsTable{{32, s.Table}, {16, s.Table}} },
 		func(s *Selection) { s.FewerHeads = []HeadsTable{{16, [][]string{row}}} },
-		func(s *Selection) { s.WholeCall = &Selection{BatchBounds: []int{0}, TopkBounds: []int{0}, Table: [][]string{{"zzz"}}} },
+		func(s *Selection) {
+			s.WholeCall = &Selection{BatchBounds: []int{0}, TopkBounds: []int{0}, Table: [][]string{{"zzz"}}}
+		},
 	} {
 		s := sel
 		bad(&s)

@@ -1,6 +1,7 @@
 package gen
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -26,19 +27,46 @@ type Results struct {
 
 // EntryWholeCall marks a timing row of the whole-call entry point
 // (sparse_decode_full); rows without an entry time the per-cache one.
+// Rows of any other entry (the harness's "one kernel", one kernel call over
+// a whole call's tokens) are for reading, not for selection.
 const EntryWholeCall = "whole call"
 
-// Timing is one timed shape of one configuration. Heads is 0 in results
-// written before the harness recorded it; a whole-call row's Topk is the
-// tokens of both caches (window and extra).
+// PeerPrefix starts the variant name of a peer's row ("peer:flashmla"):
+// what SGLang runs without mlagen, timed by the harness on the same inputs.
+// A bucket a peer wins is the peer's: the selection names it, and the
+// module's supports*() decline the shape so that SGLang's own path runs.
+const PeerPrefix = "peer:"
+
+// IsPeer says whether a selection name is a peer's.
+func IsPeer(name string) bool { return strings.HasPrefix(name, PeerPrefix) }
+
+// Timing is one timed shape of one configuration, or of a peer. Heads is 0
+// in results written before the harness recorded it; a whole-call row's
+// Topk is the tokens of both caches (window and extra). A declined or
+// failed row (Declined, Error) has no time.
 type Timing struct {
-	Variant string   `json:"variant"`
-	Entry   string   `json:"entry,omitempty"`
-	Heads   int      `json:"heads,omitempty"`
-	Batch   int      `json:"batch"`
-	Topk    int      `json:"topk"`
-	US      float64  `json:"us"`
-	GraphUS *float64 `json:"graph_us"`
+	Variant  string   `json:"variant"`
+	Entry    string   `json:"entry,omitempty"`
+	Heads    int      `json:"heads,omitempty"`
+	Batch    int      `json:"batch"`
+	Topk     int      `json:"topk"`
+	US       float64  `json:"us"`
+	GraphUS  *float64 `json:"graph_us"`
+	Passed   *bool    `json:"passed,omitempty"`
+	Declined string   `json:"declined,omitempty"`
+	Error    string   `json:"error,omitempty"`
+}
+
+// time is the row's time for selection (CUDA-graph replay where measured,
+// as SGLang's decode runs), and whether it has one.
+func (t Timing) time() (float64, bool) {
+	if t.Declined != "" || t.Error != "" {
+		return 0, false
+	}
+	if t.GraphUS != nil && *t.GraphUS > 0 {
+		return *t.GraphUS, true
+	}
+	return t.US, t.US > 0
 }
 
 // ParseResults decodes a harness results file.
@@ -106,6 +134,9 @@ func measuredSelection(r Results, ranked map[shape][]timed, entry string, topks 
 			var row []string
 			for ti, tk := range topks {
 				k := shape{entry, h, b, tk}
+				if v, ok := verdictOf(k, ranked[k]); ok {
+					s.Verdicts = append(s.Verdicts, v)
+				}
 				name := SIMTName
 				switch {
 				case len(ranked[k]) > 0:
@@ -127,10 +158,39 @@ func measuredSelection(r Results, ranked map[shape][]timed, entry string, topks 
 		}
 	}
 	for i, h := range heads[:len(heads)-1] {
-		s.FewerHeads = append(s.FewerHeads, HeadsTable{MaxHeads: h, Table: tables[i]})
+		// A head count whose table is the next larger one's needs none of
+		// its own: that bucket runs down to it.
+		if !slices.EqualFunc(tables[i], tables[i+1], slices.Equal) {
+			s.FewerHeads = append(s.FewerHeads, HeadsTable{MaxHeads: h, Table: tables[i]})
+		}
 	}
 	s.Table = tables[len(heads)-1]
+	slices.SortFunc(s.Verdicts, func(a, b Verdict) int {
+		return cmp.Or(cmp.Compare(a.Heads, b.Heads), cmp.Compare(a.Topk, b.Topk), cmp.Compare(a.Batch, b.Batch))
+	})
 	return s, missing
+}
+
+// verdictOf is the verdict of one timed shape where a peer and mlagen
+// were both timed (ranked fastest first); ok is false where not.
+func verdictOf(k shape, ranked []timed) (v Verdict, ok bool) {
+	v = Verdict{Heads: k.heads, Batch: k.batch, Topk: k.topk}
+	for _, c := range ranked {
+		switch {
+		case IsPeer(c.name) && v.Peer == "":
+			v.Peer, v.PeerUS = c.name, c.us
+		case !IsPeer(c.name) && v.Mlagen == "":
+			v.Mlagen, v.MlagenUS = c.name, c.us
+		}
+	}
+	if v.Peer == "" || v.Mlagen == "" {
+		return v, false
+	}
+	v.Winner = v.Mlagen
+	if v.PeerUS < v.MlagenUS {
+		v.Winner = v.Peer
+	}
+	return v, true
 }
 
 // measuredBatches is bucketBatch plus every other batch the entry's rows
@@ -179,12 +239,13 @@ func timedTopks(r Results, entry string) []int {
 	return slices.Compact(topks)
 }
 
-// entryOf is "" for a per-cache row, EntryWholeCall for a whole-call one.
+// entryOf is "" for a per-cache row, EntryWholeCall for a whole-call one,
+// and the entry itself for any other (which no selection reads).
 func entryOf(t Timing) string {
-	if t.Entry == EntryWholeCall {
-		return EntryWholeCall
+	if t.Entry == "per cache" {
+		return ""
 	}
-	return ""
+	return t.Entry
 }
 
 // A NearTie is a bucket whose chosen variant is faster than the next
@@ -241,12 +302,10 @@ func rankShapes(r Results, fits map[string]bool) map[shape][]timed {
 	// A variant timed twice at one shape counts with its faster time.
 	fastest := map[shape]map[string]float64{}
 	for _, t := range r.Timing {
-		if !fits[t.Variant] || failed[t.Variant] {
+		us, ok := t.time()
+		candidate := fits[t.Variant] || IsPeer(t.Variant)
+		if !ok || !candidate || failed[t.Variant] || (t.Passed != nil && !*t.Passed) {
 			continue
-		}
-		us := t.US
-		if t.GraphUS != nil {
-			us = *t.GraphUS
 		}
 		k := shape{entryOf(t), t.Heads, t.Batch, t.Topk}
 		if fastest[k] == nil {

@@ -38,7 +38,28 @@ type Selection struct {
 	// (sparse_decode_full), whose TopkBounds count the tokens of both
 	// caches; nil means the per-cache tables at the call's total tokens.
 	WholeCall *Selection `json:"whole_call,omitempty"`
+	// Verdicts are the measured shapes where a peer was timed beside
+	// mlagen, by heads, topk and batch: where a peer won, its name is in
+	// the tables (IsPeer) and the module declines the bucket.
+	Verdicts []Verdict `json:"verdicts,omitempty"`
 }
+
+// Verdict is one measured shape where a peer (what SGLang runs without
+// mlagen) was timed beside mlagen's configurations: the faster of the two,
+// and each side's best time in µs.
+type Verdict struct {
+	Heads    int     `json:"heads"`
+	Batch    int     `json:"batch"`
+	Topk     int     `json:"topk"`
+	Winner   string  `json:"winner"`
+	Mlagen   string  `json:"mlagen"`
+	MlagenUS float64 `json:"mlagen_us"`
+	Peer     string  `json:"peer"`
+	PeerUS   float64 `json:"peer_us"`
+}
+
+// Ratio is mlagen's time over the peer's: below 1 mlagen is faster.
+func (v Verdict) Ratio() float64 { return v.MlagenUS / v.PeerUS }
 
 // HeadsTable is the table of the calls with at most MaxHeads heads.
 type HeadsTable struct {
@@ -219,7 +240,7 @@ func (s Selection) Validate(fits map[string]bool) error {
 		}
 	}
 	for _, name := range s.Names() {
-		if name != SIMTName && !fits[name] {
+		if name != SIMTName && !IsPeer(name) && !fits[name] {
 			return fmt.Errorf("selection names %s, which is not a fitting variant of this sweep (re-run `mlagen select` on fresh results)", name)
 		}
 	}

@@ -1,14 +1,22 @@
-"""The committed H200 measurements the selections by heads come from, as one
+"""The committed H200 measurements the shipped selections come from, as one
 harness results file per target, for `mlagen select`.
 
-Until the harness itself times every configuration at several head counts
-and through the whole call, the selections take those cells from the lab
-runs that did: helper K1's lab/sm120 run 3 (the pipelined family at H 16
-and 64, per cache, on the H200 with DISABLE_MMA_V3=1) and helper K2's
-lab/fused run 2 (the whole call of the sm_90 module at H 16, 64 and 128).
+The selections take their cells from every run that timed the shipped
+modules' configurations, and from the lab runs that timed configurations
+at several head counts and through the whole call before the harness did:
+
+* gpu/results/run31-sm90.json, run24-sm120.json: every configuration per
+  cache at H 64 (2026-11-30);
+* helper K1's lab/sm120 run 3 (the pipelined family at H 16 and 64, per
+  cache, DISABLE_MMA_V3=1) and helper K2's lab/fused run 2 (the whole call
+  of the sm_90 module at H 16, 64 and 128), 2026-12-01;
+* gpu/results/2026-12-02-h200 (gpu/shipped.sh): each shipped module
+  through its own entry points, per cache at H 16 and 64 and as the whole
+  call, beside the peers timed on the same inputs (FlashMLA and SGLang's
+  own Triton path on the sm_90 run); the timed shapes' checks too.
+
 This script copies their timing and correctness rows, as measured, into
-the harness's results format beside the harness runs the shipped
-selections came from (gpu/results/run24-sm120.json, run31-sm90.json):
+the harness's results format:
 
 * lab configuration names become the module's where the kernel is the same
   (K1's pp_h64_t32_k8_w8_b1_c2_s2 is pp_h64_t32_k8_w8_s1: one K buffer set,
@@ -20,10 +28,15 @@ selections came from (gpu/results/run24-sm120.json, run31-sm90.json):
 * K2's rows of the fused whole call are "entry": "whole call" rows whose
   topk is the call's tokens (window 128 + extra 512 or 2048);
 * the lab rows were timed under CUDA-graph replay only: their "us" is the
-  graph time too.
+  graph time too;
+* the 2026-12-02 rows are the harness's own, unchanged (SGLang's Triton
+  path, with the gate off, is a peer that never wins there), except the
+  sm_120 module's whole-call rows: they timed only the configurations its
+  per-cache tables pick at the call's tokens, at batches 1, 16, 64 and
+  128, so the whole call keeps those tables (with their 8 and 32 buckets).
 
-    python3 lab/port/selection_inputs.py       # writes lab/port/results/sm*-selection-input.json
-    mlagen select lab/port/results/sm120-selection-input.json
+    python3 gpu/selection_inputs.py       # writes gpu/results/selection-input-sm*.json
+    mlagen select gpu/results/selection-input-sm120.json
 """
 
 import importlib.util
@@ -32,10 +45,9 @@ import os
 import re
 import sys
 
-ROOT = os.path.normpath(
-    os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
-)
-OUT = os.path.join(ROOT, "lab", "port", "results")
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+OUT = os.path.join(ROOT, "gpu", "results")
+RUN = "gpu/results/2026-12-02-h200"
 PP_LAB = re.compile(r"^pp_h(\d+)_t(\d+)_k(\d+)_w(\d+)_b(\d)_c2(_s2)?$")
 
 
@@ -72,7 +84,7 @@ def header(base, note):
         "capability": base["capability"],
         "torch": base["torch"],
         "triton": base["triton"],
-        "date": "2026-11-30 to 2026-12-01",
+        "date": "2026-11-30 to 2026-12-02",
         "note": note,
         "correctness": list(base["correctness"]),
         "timing": [dict(r) for r in base["timing"]],
@@ -87,7 +99,8 @@ def sm120():
         "gpu/results/run24-sm120.json (every configuration, H 64, 2026-11-30) and "
         "lab/sm120/results/2026-12-01-run3-h200.json (the pipelined family and the "
         "module's own selection at H 16 and 64, DISABLE_MMA_V3=1; graph times), "
-        "copied by lab/port/selection_inputs.py",
+        "copied by gpu/selection_inputs.py; and the shipped module through its entry "
+        f"points, {RUN}/sm120-time.json",
     )
     select = base_sm120_select()
     for r in run3["correctness"]:
@@ -126,7 +139,8 @@ def sm90():
         base,
         "gpu/results/run31-sm90.json (every configuration per cache, H 64, 2026-11-30) and "
         "lab/fused/results/run2 (the whole call at H 16, 64 and 128, 2026-12-01; graph "
-        "times), copied by lab/port/selection_inputs.py",
+        "times), copied by gpu/selection_inputs.py; and the shipped module through its "
+        f"entry points beside FlashMLA, {RUN}/sm90-time.json",
     )
     for r in check["check"]:
         if r["target"] == "sm90":
@@ -150,10 +164,32 @@ def sm90():
     return out
 
 
+def add_run(out, name):
+    """The rows of the 2026-12-02 run of a shipped module (its check file's
+    rows and its timing file's, timed shapes' checks included)."""
+    for kind in ("check", "time"):
+        run = load(f"{RUN}/{name}-{kind}.json")
+        out["correctness"] += [
+            {"variant": r["variant"], "case": r["case"], "passed": r["passed"]}
+            for r in run["correctness"]
+        ]
+        if kind == "time":
+            # The sm_120 whole call was timed only on the configurations the
+            # per-cache tables pick at its tokens, and at fewer batches: as
+            # a selection it would only drop the 8 and 32 buckets.
+            out["timing"] += [
+                r
+                for r in run["timing"]
+                if name != "sm120" or r.get("entry") != "whole call"
+            ]
+    return out
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     for name, results in (("sm90", sm90()), ("sm120", sm120())):
-        path = os.path.join(OUT, f"{name}-selection-input.json")
+        results = add_run(results, name)
+        path = os.path.join(OUT, f"selection-input-{name}.json")
         with open(path, "w") as f:
             json.dump(results, f, indent=1)
             f.write("\n")

@@ -47,7 +47,7 @@ var examples = map[string]example{
 	"mlagen verify ~/sglang":                              {fixtures: []string{"sglang", "patched"}},
 	"mlagen version":                                      {},
 	"mlagen help CMD":                                     {skip: "CMD stands for any command; cli_style.txtar runs 'mlagen help' with each"},
-	"mlagen select --dry-run gpu/results/run31-sm90.json": {fixtures: []string{"repo"}},
+	"mlagen select --dry-run gpu/results/selection-input-sm90.json": {fixtures: []string{"repo"}},
 	"mlagen watch --log server.log --expect-kernel":       {fixtures: []string{"failed-log"}, exit: 1},
 	"mlagen watch --env SGLANG_SM120_MMA_FLASHMLA=1 --log server.log -- python3 -m sglang.launch_server --model-path deepseek-ai/DeepSeek-V4-Flash": {
 		skip: "starts a real SGLang server, on a GPU (watch_kernel.txtar runs these flags with a fake server)"},
@@ -79,10 +79,10 @@ var examples = map[string]example{
 	"mlagen verify --json ~/sglang | jq .route.entries":                     {fixtures: []string{"sglang", "patched"}},
 
 	// select, version
-	"mlagen select --check gpu/results/run31-sm90.json":                                {fixtures: []string{"repo"}},
-	"mlagen select --dry-run gpu/results/run24-sm120.json":                             {fixtures: []string{"repo"}},
-	"mlagen select --json --dry-run gpu/results/run31-sm90.json | jq .selection.table": {fixtures: []string{"repo"}},
-	"mlagen select --selections . gpu/results/run24-sm120.json":                        {fixtures: []string{"repo"}},
+	"mlagen select --check gpu/results/selection-input-sm90.json":                                {fixtures: []string{"repo"}},
+	"mlagen select --dry-run gpu/results/selection-input-sm120.json":                             {fixtures: []string{"repo"}},
+	"mlagen select --json --dry-run gpu/results/selection-input-sm90.json | jq .selection.table": {fixtures: []string{"repo"}},
+	"mlagen select --selections . gpu/results/selection-input-sm120.json":                        {fixtures: []string{"repo"}},
 	"mlagen version --json | jq '.targets[] | select(.calibrated)'":                    {},
 
 	// watch: with a log whose start fails (out of memory), each runs as

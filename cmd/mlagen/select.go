@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/mlagen/mlagen/changeset"
 	"github.com/mlagen/mlagen/gen"
@@ -28,14 +29,22 @@ After the table it lists near ties: buckets whose runner-up is within ` + fmt.Sp
 the choice, about the run-to-run spread on the H200, where a rerun of the
 harness may pick the other variant. The choice still follows the numbers.
 
+Peers: the harness also times what SGLang runs without mlagen (FlashMLA,
+FlashInfer, SGLang's own Triton path) on the same inputs, as rows named
+"peer:NAME". A bucket where a peer that passed its checks was faster than
+every mlagen configuration goes to the peer: the table names it, the
+module's supports_full() / supports() decline the bucket, and with the gate
+set SGLang's own path runs there. select lists, per bucket where a peer
+was timed, which one wins and by how much (--json: "verdicts").
+
 The sweep flags must describe the sweep the results measured (default: the
 target's curated sweep, the target taken from the results file).
 
 Examples:
-  mlagen select --check gpu/results/run31-sm90.json   # CI: the checked-in table is what the results give
-  mlagen select --dry-run gpu/results/run24-sm120.json
-  mlagen select --selections . gpu/results/run24-sm120.json   # writes ./sm120.json
-  mlagen select --json --dry-run gpu/results/run31-sm90.json | jq .selection.table
+  mlagen select --check gpu/results/selection-input-sm90.json   # CI: the checked-in table is what the results give
+  mlagen select --dry-run gpu/results/selection-input-sm120.json
+  mlagen select --selections . gpu/results/selection-input-sm120.json   # writes ./sm120.json
+  mlagen select --json --dry-run gpu/results/selection-input-sm90.json | jq .selection.table
 
 Run it from the repository root: the results path is recorded as given, and
 the default --selections folder is relative to it.
@@ -168,12 +177,28 @@ func selection(s gen.Sweep, res gen.Results, path, dir string) (selectReport, ch
 func printSelection(w io.Writer, t gen.Target, rep selectReport) {
 	sel := rep.Selection
 	fmt.Fprintf(w, "%s selection (%s):\n", t.Name, rep.Source)
-	for i, row := range sel.Table {
-		fmt.Fprintf(w, "  batch <= %-4s", boundString(sel.BatchBounds[i]))
-		for j, name := range row {
-			fmt.Fprintf(w, "  topk <= %s: %-24s", boundString(sel.TopkBounds[j]), name)
+	printTables(w, sel, "topk")
+	if sel.WholeCall != nil {
+		fmt.Fprintln(w, "whole call (tokens of both caches):")
+		printTables(w, *sel.WholeCall, "tokens")
+	}
+	for _, part := range []struct {
+		what string
+		sel  *gen.Selection
+	}{{"per cache", &sel}, {"whole call", sel.WholeCall}} {
+		if part.sel == nil || len(part.sel.Verdicts) == 0 {
+			continue
 		}
-		fmt.Fprintln(w)
+		fmt.Fprintf(w, "against the peers timed beside it (%s; µs, CUDA-graph replay where measured):\n", part.what)
+		for _, v := range part.sel.Verdicts {
+			verdict := fmt.Sprintf("mlagen, %.2fx the peer's speed", 1/v.Ratio())
+			if gen.IsPeer(v.Winner) {
+				verdict = fmt.Sprintf("%s (mlagen takes %.2fx its time): the module declines this bucket", strings.TrimPrefix(v.Peer, gen.PeerPrefix), v.Ratio())
+			}
+			fmt.Fprintf(w, "  heads %d batch %d %s %d: %s %.1f, %s %.1f: %s\n",
+				v.Heads, v.Batch, map[string]string{"per cache": "topk", "whole call": "tokens"}[part.what], v.Topk,
+				v.Mlagen, v.MlagenUS, strings.TrimPrefix(v.Peer, gen.PeerPrefix), v.PeerUS, verdict)
+		}
 	}
 	if len(rep.NearTies) > 0 {
 		fmt.Fprintf(w, "near ties (runner-up within %d%%, about the run-to-run spread: a rerun may swap them):\n", nearTiePercent)
@@ -191,6 +216,26 @@ func printSelection(w io.Writer, t gen.Target, rep selectReport) {
 		fmt.Fprintf(w, "wrote %s; rebuild mlagen and re-emit ('make kernels') so that emit and patch use it\n", rep.File)
 	case rep.Mode == "write":
 		fmt.Fprintf(w, "%s already holds this selection; nothing written\n", rep.File)
+	}
+}
+
+// printTables prints a selection's tables, one block per heads bucket when
+// there are several; unit names the last bucket ("topk", "tokens").
+func printTables(w io.Writer, sel gen.Selection, unit string) {
+	tables, heads := sel.Tables(), sel.HeadBounds()
+	for h, table := range tables {
+		indent := "  "
+		if len(tables) > 1 {
+			fmt.Fprintf(w, "  heads <= %s:\n", boundString(heads[h]))
+			indent = "    "
+		}
+		for i, row := range table {
+			line := fmt.Sprintf("%sbatch <= %-4s", indent, boundString(sel.BatchBounds[i]))
+			for j, name := range row {
+				line += fmt.Sprintf("  %s <= %s: %-24s", unit, boundString(sel.TopkBounds[j]), name)
+			}
+			fmt.Fprintln(w, strings.TrimRight(line, " "))
+		}
 	}
 }
 

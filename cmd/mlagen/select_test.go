@@ -15,8 +15,8 @@ func TestSelectReproducesEmbedded(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct{ dir, results string }{
-		{"sm90", "gpu/results/run31-sm90.json"},
-		{"sm120", "gpu/results/run24-sm120.json"},
+		{"sm90", "gpu/results/selection-input-sm90.json"},
+		{"sm120", "gpu/results/selection-input-sm120.json"},
 	} {
 		out := t.TempDir()
 		var stdout, stderr bytes.Buffer

@@ -9,12 +9,12 @@ Two entry points, each with its static selection by heads, batch and tokens:
 
 * ``supports`` / ``sparse_decode``: the contract of SGLang's per-cache
   ``_run_triton_sparse_decode``; ``select(batch, topk, heads)`` names the
-  configuration (source: measured on NVIDIA H200 (torch 2.11.0+cu130, Triton 3.6.0, 2026-11-30 to 2026-12-01), lab/port/results/sm120-selection-input.json).
+  configuration (source: measured on NVIDIA H200 (torch 2.11.0+cu130, Triton 3.6.0, 2026-11-30 to 2026-12-02), gpu/results/selection-input-sm120.json).
 * ``supports_full`` / ``sparse_decode_full``: the whole of SGLang's
   ``flash_mla_sparse_decode_triton`` (both caches as one token list, their
   log-sum-exp merge and the attention sink, in one pass);
   ``select_full(heads, batch, tokens)`` names the configuration (source:
-  the per-cache selection at the call's total tokens (measured on NVIDIA H200 (torch 2.11.0+cu130, Triton 3.6.0, 2026-11-30 to 2026-12-01), lab/port/results/sm120-selection-input.json)).
+  the per-cache selection at the call's total tokens (measured on NVIDIA H200 (torch 2.11.0+cu130, Triton 3.6.0, 2026-11-30 to 2026-12-02), gpu/results/selection-input-sm120.json)).
 
 Where ``supports*`` is False the caller runs SGLang's own code.
 ``sparse_decode_with`` and ``sparse_decode_full_with`` run a named
@@ -1566,6 +1566,9 @@ def _cache_refusal(what, k_cache, indices, topk_length, batch):
 def _config_refusal(name, q, caches):
     """Why configuration `name` cannot serve these (what, k_cache) caches;
     None when it can."""
+    if name.startswith("peer:"):
+        # mlagen select gave the bucket to a peer that was faster there.
+        return f"the selection gives this shape to {name[5:]}, measured faster on the GPU the selection was measured on"
     if name not in CONFIGS:
         return f"no configuration for this shape on {TARGET} (selection: {name})"
     why_not = _FAMILIES[CONFIGS[name].family].why_not

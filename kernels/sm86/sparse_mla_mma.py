@@ -1601,6 +1601,9 @@ def _cache_refusal(what, k_cache, indices, topk_length, batch):
 def _config_refusal(name, q, caches):
     """Why configuration `name` cannot serve these (what, k_cache) caches;
     None when it can."""
+    if name.startswith("peer:"):
+        # mlagen select gave the bucket to a peer that was faster there.
+        return f"the selection gives this shape to {name[5:]}, measured faster on the GPU the selection was measured on"
     if name not in CONFIGS:
         return f"no configuration for this shape on {TARGET} (selection: {name})"
     why_not = _FAMILIES[CONFIGS[name].family].why_not
