@@ -33,7 +33,7 @@ torch_py = if [ -x $(TPY) ]; then echo $(TPY); elif [ -x $(PY) ] && $(PY) -c 'im
 # time LABEL CMD...: run CMD, then say how long it took (CI logs phase times).
 time = s=$$SECONDS; $(2); rc=$$?; echo "$(1): $$((SECONDS - s)) s"; exit $$rc
 
-.PHONY: build test checks gotest kernels-check pycheck calibrate interp qdesc releases kernels golden bench deps deps-torch clean
+.PHONY: build test checks gotest kernels-check pycheck calibrate interp qdesc peers route releases kernels golden bench deps deps-torch clean
 
 build:
 	@$(call time,build,$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/mlagen)
@@ -46,7 +46,7 @@ build:
 test:
 	@$(MAKE) --no-print-directory -j3 -O checks TORCH=1
 
-checks: $(if $(TORCH),$(TVENV)/.done) build gotest kernels-check pycheck calibrate interp qdesc releases
+checks: $(if $(TORCH),$(TVENV)/.done) build gotest kernels-check pycheck calibrate interp qdesc peers route releases
 	@echo "make test: all checks passed"
 
 # After build: the tree-sitter grammar (cgo, most of a cold build) is then
@@ -96,6 +96,25 @@ qdesc: $(if $(TORCH),$(TVENV)/.done)
 	@py=$$($(torch_py)); if [ -z "$$py" ]; then \
 	  echo "qdesc: skipped (no torch; run 'make deps-torch')"; exit 0; fi; \
 	$(call time,qdesc,$$py calib/qdesc.py kernels/sm90)
+
+# The harness's peers on the CPU (calib/peers_check.py): absent ones
+# reported with the reason, stand-ins checked against the reference, a
+# wrong one failing, a bucket given to a peer declined by the module.
+peers: $(if $(TORCH),$(TVENV)/.done)
+	@py=$$($(torch_py)); if [ -z "$$py" ]; then \
+	  echo "peers: skipped (no torch; run 'make deps-torch')"; exit 0; fi; \
+	$(call time,peers,TRITON_INTERPRET=1 $$py calib/peers_check.py kernels/sm120/harness.py > $(VENV)/peers.log 2>&1 \
+	  || { cat $(VENV)/peers.log; exit 1; }; tail -n 1 $(VENV)/peers.log)
+
+# The route a decode call takes through a real SGLang release (0.5.23's
+# sm_120 entry module, SIMT module and environ.py) patched for sm_120, run
+# under the Triton interpreter (gpu/route): gate unset, SGLang's own
+# backends; gate set after import, the MMA kernel's whole call.
+route: build $(if $(TORCH),$(TVENV)/.done)
+	@py=$$($(torch_py)); if [ -z "$$py" ]; then \
+	  echo "route: skipped (no torch; run 'make deps-torch')"; exit 0; fi; \
+	$(call time,route,{ bash gpu/route/prepare.sh $(BIN) && $$py gpu/route/check.py gpu/route/work/sm120 --interpret; } > $(VENV)/route.log 2>&1 \
+	  || { cat $(VENV)/route.log; exit 1; }; grep -E '^(ok|FAIL)' $(VENV)/route.log)
 
 # patch, verify, repatch, revert and a pip round trip on real SGLang
 # release wheels (downloaded from PyPI once, then cached).

@@ -5,7 +5,7 @@ its own cache: for each cubin there, the count of HMMA (mma.sync) and HGMMA
 (wgmma) instructions in its SASS (cuobjdump, as Triton ships it), so the
 H200's build of the sm_120 module shows it ran mma.sync code only.
 
-    python3 lab/port/sass_scan.py /tmp/k3a-cache-sm120 > sass.json
+    python3 gpu/sass_scan.py /tmp/mlagen-cache-sm120 > sass.json
 """
 
 import json

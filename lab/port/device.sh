@@ -86,7 +86,7 @@ xargs -P "$(nproc)" -L 1 bash -c 'run_job "$0" "$1" "$2"' <"$jobs_file"
 echo "harness done after $(($(date +%s) - START)) s" >>"$W/gpu.txt"
 
 # The sm120 build's machine code: every cubin the H200 compiled for it.
-$PY lab/port/sass_scan.py /tmp/k3a-cache-sm120 >"$W/sass-sm120.json" 2>"$W/sass.log"
+$PY gpu/sass_scan.py /tmp/k3a-cache-sm120 >"$W/sass-sm120.json" 2>"$W/sass.log"
 cat "$W"/*.log >"$OUT/harness.log" 2>/dev/null
 $PY lab/port/summary.py --work "$W" --out "$OUT/gpu-check.json" | tee "$OUT/table.txt"
 cp "$W/gpu.txt" "$W/exits.txt" "$OUT/" 2>/dev/null
