@@ -41,6 +41,7 @@ func Revert(co *Checkout, opt Options) (*Result, error) {
 			// calls of it, renamed by patch, are unbound now.
 			sites = append(sites, s.UnboundUses(mod, rec.Dispatcher)...)
 		}
+		sites = append(sites, s.throughReverted(mod).Sites...)
 		for _, site := range sites {
 			rep.Wired = append(rep.Wired, site.Ref)
 			files[site.Path] = true
@@ -73,6 +74,18 @@ func Revert(co *Checkout, opt Options) (*Result, error) {
 		}
 	}
 	return &Result{Changes: changes, Report: rep}, nil
+}
+
+// throughReverted lists the references to the dispatcher's name in
+// modules that no longer bind it but re-export mod's old function: the
+// importers of a re-exporting module that an interrupted revert already
+// turned back (they would raise ImportError). Renamed back, they reach the
+// old function as before patching.
+func (s *session) throughReverted(mod string) resolve.RefSet {
+	old := resolve.Def(mod, s.rec.Old)
+	return s.Find(resolve.Query{Names: []string{s.rec.Dispatcher}, Match: func(v resolve.Val) bool {
+		return v.Name() == s.rec.Dispatcher && v.Path() != mod && s.Bound(v) == resolve.No && hasVal(s.Symbol(v.Path(), s.rec.Old), old)
+	}}, false)
 }
 
 // revertModule is the defining module whose wiring revert takes out: the
