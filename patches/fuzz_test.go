@@ -49,6 +49,14 @@ def flash_mla_with_kvcache_sm120(**kwargs):
     return q, None
 `
 
+// fuzzReexport re-exports the old name, as forks do: a caller that imports
+// it from here must be wired (and unwired) through it, also when a run is
+// cut between the writes of the two files (issue 30, bugs 1 and 3).
+const fuzzReexport = "from pkg.flash_mla_sm120_triton import _run_triton_sparse_decode\n\n__all__ = [\"_run_triton_sparse_decode\"]\n"
+
+// fuzzViaReexport is a caller through the re-export, under an alias.
+const fuzzViaReexport = "from pkg.api import _run_triton_sparse_decode as rt\n\n\ndef f(q):\n    return rt(q, None, None, None, 1.0)\n"
+
 var (
 	definesOld   = regexp.MustCompile(`(?m)^(async )?def _run_triton_sparse_decode\b`)
 	callsWhole   = regexp.MustCompile(`flash_mla_sparse_decode_triton`)
@@ -65,7 +73,8 @@ const fuzzEnviron = "class EnvBool:\n    def __init__(self, default):\n        s
 // ones.
 func fuzzTree(src []byte) map[string][]byte {
 	files := map[string][]byte{"pkg/__init__.py": nil, "sglang/srt/environ.py": []byte(fuzzEnviron),
-		"pkg/flash_mla_sm120_triton.py": []byte(fuzzModule), "pkg/flash_mla_sm120.py": []byte(fuzzEntry)}
+		"pkg/flash_mla_sm120_triton.py": []byte(fuzzModule), "pkg/flash_mla_sm120.py": []byte(fuzzEntry),
+		"pkg/api.py": []byte(fuzzReexport)}
 	switch {
 	case declaresEnvs.Match(src) && !definesOld.Match(src):
 		files["sglang/srt/environ.py"] = src
@@ -90,6 +99,7 @@ func FuzzPatchRevert(f *testing.F) {
 	rec := mustRecipe(f)
 	f.Add([]byte(fuzzModule))
 	f.Add([]byte(fuzzEntry))
+	f.Add([]byte(fuzzViaReexport))
 	f.Fuzz(func(t *testing.T, src []byte) {
 		files := fuzzTree(src)
 		co := NewCheckout(files)
