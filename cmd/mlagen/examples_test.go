@@ -40,15 +40,17 @@ type example struct {
 // added here; an entry that no text holds any more fails too.
 var examples = map[string]example{
 	// README
-	"bin/mlagen emit":                                     {fixtures: []string{"repo", "bin"}},
-	"mlagen emit --target sm_90":                          {fixtures: []string{"repo"}},
-	"mlagen budget --target sm_120":                       {},
-	"mlagen patch ~/sglang":                               {fixtures: []string{"sglang"}},
-	"mlagen verify ~/sglang":                              {fixtures: []string{"sglang", "patched"}},
-	"mlagen version":                                      {},
-	"mlagen help CMD":                                     {skip: "CMD stands for any command; cli_style.txtar runs 'mlagen help' with each"},
+	"bin/mlagen emit":               {fixtures: []string{"repo", "bin"}},
+	"mlagen emit --target sm_90":    {fixtures: []string{"repo"}},
+	"mlagen budget --target sm_120": {},
+	"mlagen patch ~/sglang":         {fixtures: []string{"sglang"}},
+	"mlagen verify ~/sglang":        {fixtures: []string{"sglang", "patched"}},
+	"mlagen version":                {},
+	"mlagen help CMD":               {skip: "CMD stands for any command; cli_style.txtar runs 'mlagen help' with each"},
 	"mlagen select --dry-run gpu/results/selection-input-sm90.json": {fixtures: []string{"repo"}},
-	"mlagen watch --log server.log --expect-kernel":       {fixtures: []string{"failed-log"}, exit: 1},
+	"mlagen watch --log server.log --expect-kernel":                 {fixtures: []string{"failed-log"}, exit: 1},
+	"mlagen select my-card.json":                                    {skip: "my-card.json is what the harness writes on your GPU; select_peers.txtar runs select on such a file"},
+	"bin/mlagen patch ~/sglang":                                     {fixtures: []string{"sglang", "bin"}},
 	"mlagen watch --env SGLANG_SM120_MMA_FLASHMLA=1 --log server.log -- python3 -m sglang.launch_server --model-path deepseek-ai/DeepSeek-V4-Flash": {
 		skip: "starts a real SGLang server, on a GPU (watch_kernel.txtar runs these flags with a fake server)"},
 
@@ -83,7 +85,7 @@ var examples = map[string]example{
 	"mlagen select --dry-run gpu/results/selection-input-sm120.json":                             {fixtures: []string{"repo"}},
 	"mlagen select --json --dry-run gpu/results/selection-input-sm90.json | jq .selection.table": {fixtures: []string{"repo"}},
 	"mlagen select --selections . gpu/results/selection-input-sm120.json":                        {fixtures: []string{"repo"}},
-	"mlagen version --json | jq '.targets[] | select(.calibrated)'":                    {},
+	"mlagen version --json | jq '.targets[] | select(.calibrated)'":                              {},
 
 	// watch: with a log whose start fails (out of memory), each runs as
 	// written and ends in that failure; nothing needs a server.
