@@ -33,7 +33,7 @@ torch_py = if [ -x $(TPY) ]; then echo $(TPY); elif [ -x $(PY) ] && $(PY) -c 'im
 # time LABEL CMD...: run CMD, then say how long it took (CI logs phase times).
 time = s=$$SECONDS; $(2); rc=$$?; echo "$(1): $$((SECONDS - s)) s"; exit $$rc
 
-.PHONY: build test checks gotest kernels-check pycheck calibrate interp qdesc peers route releases kernels golden bench deps deps-torch clean
+.PHONY: build test checks gotest kernels-check pycheck calibrate calibrate-memo interp qdesc peers route releases kernels golden bench deps deps-torch clean
 
 build:
 	@$(call time,build,$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/mlagen)
@@ -72,12 +72,20 @@ pycheck: $(VENV)/.done
 
 # The budget model against the real compiler, for every variant of the
 # default sweeps, accepted and refused, compiled from the shipped module's
-# kernels, with no GPU: Triton cross-compiles for an explicit target.
+# kernels, with no GPU: Triton cross-compiles for an explicit target. The
+# compiler's answers are memoised in calib/compiled/<dir>.json by a key
+# of everything the compile is given (the kernel's code as Triton hashes
+# it, options, target, Triton's version): every run judges the model
+# against them, and compiles only what the memo lacks (a kernel changed).
+# 'make calibrate-memo' compiles what is missing and rewrites the memos:
+# run it after changing a kernel template, and commit calib/compiled/.
 calibrate: $(addprefix calibrate-,$(DIRS))
 calibrate-%: $(VENV)/.done
 	@$(call time,calibrate $*,$(PY) calib/calibrate.py --budget calib/$*.budget.json --kernel kernels/$*/sparse_mla_mma.py \
-	    --known calib/known-$*.txt --json $(VENV)/calib-$*.json > $(VENV)/calib-$*.log \
-	    || { cat $(VENV)/calib-$*.log; exit 1; }; tail -n 1 $(VENV)/calib-$*.log)
+	    --known calib/known-$*.txt --memo calib/compiled/$*.json $(MEMO) --json $(VENV)/calib-$*.json > $(VENV)/calib-$*.log \
+	    || { cat $(VENV)/calib-$*.log; exit 1; }; tail -n 2 $(VENV)/calib-$*.log | grep -v '^$$')
+calibrate-memo:
+	@$(MAKE) --no-print-directory calibrate MEMO=--update-memo
 
 # The configurations of each shipped module that take distinct code paths,
 # the SIMT baseline and the module's own selection, on small cases under

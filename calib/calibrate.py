@@ -31,7 +31,9 @@ It fails (exit 1) when the model is wrong in a way that matters:
 import argparse
 import contextlib
 import functools
+import hashlib
 import importlib.util
+import inspect
 import io
 import json
 import multiprocessing
@@ -128,13 +130,14 @@ def compile_logged(src, cap, options):
 
 
 def compile_one(job):
+    """What the compiler gives for one variant and entry: shared memory,
+    registers, spills, ptxas (and the ws family's launch checks), or the
+    error it stops with."""
     kernel_path, cap, name, fields, whole_call = job
     module = load_kernel(kernel_path)
     config = module.Config(**fields)
     tile = config._asdict()
     row = {}
-    if name in module.CONFIGS:
-        row["in_configs"] = module.CONFIGS[name] == config
     fn, sig, constexprs, options, gluon = decode_job(module, tile, whole_call)
     source = GluonASTSource if gluon else ASTSource
     src = source(
@@ -149,6 +152,75 @@ def compile_one(job):
     if config.family == "ws":
         row.update(ws_checks(module, config, ptx, ck.metadata.shared))
     return row
+
+
+# The host functions of the module whose answers compile_one records for the
+# ws family (ws_checks): a change to them must invalidate memo rows too.
+WS_HOST = ("_merges_in_shared_memory", "_dsmem_bytes", "_k_ring_error")
+
+
+@functools.lru_cache(maxsize=None)
+def keyed_kernel(path):
+    """The module as job_key reads it: a copy of its own whose @jit
+    functions all start at line 0, so that Triton's cache key of a kernel
+    (which adds the line each function starts at) does not change when
+    lines above it move (a longer selection table) while no code does.
+    Line numbers reach the compiled code only as debug locations."""
+    spec = importlib.util.spec_from_file_location("calib_keyed", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    for value in vars(module).values():
+        if hasattr(value, "starting_line_number") and hasattr(value, "hash"):
+            value.starting_line_number, value.hash = 0, None
+    return module
+
+
+def job_key(job):
+    """The memo key of one compile: everything triton.compile is given (the
+    kernel as Triton's own cache key hashes it: its source, the sources of
+    the functions it calls and the globals it reads; signature, constexprs,
+    specialisation, options, target) and Triton's version, plus the source
+    of the host checks the ws family's row records. Equal keys compile to
+    the same code, so a memo row stands for a compile."""
+    kernel_path, cap, name, fields, whole_call = job
+    load_kernel(kernel_path)  # torch, or its stand-in
+    module = keyed_kernel(kernel_path)
+    tile = module.Config(**fields)._asdict()
+    fn, sig, constexprs, options, gluon = decode_job(module, tile, whole_call)
+    parts = {
+        "fn": fn.cache_key,
+        "sig": sig,
+        "constexprs": constexprs,
+        "attrs": {str(k): v for k, v in specialised(fn, sig).items()},
+        "options": options,
+        "cap": cap,
+        "gluon": gluon,
+        "triton": triton.__version__,
+    }
+    if tile["family"] == "ws":
+        parts["host"] = [inspect.getsource(getattr(module, f)) for f in WS_HOST]
+    text = json.dumps(parts, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def read_memo(path):
+    """The memo's rows by key ({} when the file does not exist yet)."""
+    if not path or not os.path.exists(path):
+        return {}
+    with open(path) as f:
+        memo = json.load(f)
+    return memo["rows"] if memo.get("triton") == triton.__version__ else {}
+
+
+def write_memo(path, target, rows):
+    with open(path, "w") as f:
+        json.dump(
+            {"target": target, "triton": triton.__version__, "rows": rows},
+            f,
+            indent=0,
+            sort_keys=True,
+        )
+        f.write("\n")
 
 
 # The two ways the module launches a decode kernel: the per-cache entry
@@ -314,6 +386,16 @@ def main():
     ap.add_argument("--markdown", help="write the calibration table here")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument(
+        "--memo",
+        help="compiler results by compile key (calib/compiled/<target>.json): "
+        "a compile whose key is there is not run again",
+    )
+    ap.add_argument(
+        "--update-memo",
+        action="store_true",
+        help="rewrite --memo with this run's compiles (and only those)",
+    )
+    ap.add_argument(
         "--known",
         help="file of known disagreements (variant per line, # comments): "
         "these are reported but do not fail; one that no longer occurs fails, "
@@ -329,19 +411,42 @@ def main():
         for b in budget["variants"]
         for whole_call in (False, True)
     ]
-    with multiprocessing.get_context("spawn").Pool(args.jobs) as pool:
-        done = pool.map(compile_one, jobs, chunksize=1)
+    keys = [job_key(job) for job in jobs]
+    memo = read_memo(args.memo)
+    todo = [i for i, k in enumerate(keys) if k not in memo]
+    done = [memo.get(k) for k in keys]
+    if todo:
+        with multiprocessing.get_context("spawn").Pool(args.jobs) as pool:
+            for i, row in zip(
+                todo, pool.map(compile_one, [jobs[i] for i in todo], chunksize=1)
+            ):
+                done[i] = row
+    if args.memo and args.update_memo:
+        write_memo(args.memo, budget["target"], dict(zip(keys, done)))
     compiled = [merge_entries(*done[i : i + 2]) for i in range(0, len(done), 2)]
+    module = load_kernel(bundle)
+    for b, row in zip(budget["variants"], compiled):
+        if b["variant"] in module.CONFIGS:
+            row["in_configs"] = module.CONFIGS[b["variant"]] == module.Config(
+                **b["config"]
+            )
     rows, bad = verdicts(budget, compiled, read_known(args.known), args.known)
     table = markdown(rows)
     print(table)
     known = sum(
         1 for r in rows if r["problems"] and r["problems"][0].startswith("known: ")
     )
+    reused = len(jobs) - len(todo)
     print(
-        f"\n{budget['target']}: {len(rows)} variants compiled with Triton {triton.__version__}, "
+        f"\n{budget['target']}: {len(rows)} variants compiled with Triton {triton.__version__} "
+        f"({len(jobs)} compiles: {len(todo)} run now, {reused} from {args.memo or 'no memo'}), "
         f"{known} known and {bad} new disagreement(s) with the budget model"
     )
+    if todo and args.memo and not args.update_memo:
+        print(
+            f"{len(todo)} compiles are not in {args.memo}: the kernels changed since it was "
+            "written; 'make calibrate-memo' rewrites it (commit the result)"
+        )
     if args.json:
         with open(args.json, "w") as f:
             json.dump(
