@@ -1304,8 +1304,9 @@ def time_impl(row, calls, check, reps_ms, eager=True):
 SLOW_PEER_MAX = 128 * 64 * 2176
 
 
-def time_whole_call_shape(bundle, peers, shape, sets, peaks, reps_ms):
-    """The rows of one shape: the module's entry points, one kernel call
+def time_whole_call_shape(bundle, configs, peers, shape, sets, peaks, reps_ms):
+    """The rows of one shape: the module's entry points, each of configs
+    (name, Configured) but the selected one (graph replay), one kernel call
     over the same tokens, each peer; correctness of each on the first set."""
     heads, batch, tokens = shape["heads"], shape["batch"], shape["topk"]
     kws = [s["kw"] for s in sets]
@@ -1324,10 +1325,20 @@ def time_whole_call_shape(bundle, peers, shape, sets, peaks, reps_ms):
     if bundle.supports_full(**kws[0]):
         calls = [mlagen_entry(bundle, kw) for kw in kws]
         rows.append(time_impl(row, calls, check, reps_ms))
-        row["eager_us_again"] = time_eager(calls, reps_ms)  # the host drifts
+        if "error" not in row:
+            row["eager_us_again"] = time_eager(calls, reps_ms)  # the host drifts
     else:
         row["declined"] = f"supports_full refused (selection: {name})"
         rows.append(row)
+    # The other configurations, for `mlagen select` to choose among.
+    for other, config in configs:
+        if other == name:
+            continue
+        row = {"variant": other, "impl": "mlagen", "config": True, **shape}
+        calls = [functools.partial(config.sparse_decode_full, **kw) for kw in kws]
+        rows.append(time_impl(row, calls, check, reps_ms, eager=False))
+        if row.get("error", "").startswith("ValueError"):
+            row["declined"] = row.pop("error")  # the configuration cannot serve it
     # One kernel call over the same number of tokens: what the whole call
     # costs beyond one pass over its tokens.
     q, ks, is_, ls = sets[0]["single"]
@@ -1360,7 +1371,9 @@ def time_whole_call_shape(bundle, peers, shape, sets, peaks, reps_ms):
         # shapes: graph replay alone there, and nothing past SLOW_PEER_MAX.
         slow = peer.name in ("sglang-triton", "simt-baseline")
         if slow and batch * heads * tokens > SLOW_PEER_MAX:
-            rows.append({**row, "declined": "not timed: about 0.1 s per call here"})
+            rows.append(
+                {**row, "declined": "not timed: tens of ms a call at this size"}
+            )
             continue
         rows.append(
             time_impl(
@@ -1372,7 +1385,7 @@ def time_whole_call_shape(bundle, peers, shape, sets, peaks, reps_ms):
     return rows
 
 
-def run_whole_call_timing(bundle, peers, args, gen, device, report, save):
+def run_whole_call_timing(bundle, configs, peers, args, gen, device, report, save):
     shapes = [
         (h, b, e)
         for h in ints(args.whole_heads)
@@ -1388,7 +1401,7 @@ def run_whole_call_timing(bundle, peers, args, gen, device, report, save):
             for _ in range(1 if WARM_ONLY else 3)
         ]
         rows = time_whole_call_shape(
-            bundle, peers, shape, sets, report["peaks"], args.reps_ms
+            bundle, configs, peers, shape, sets, report["peaks"], args.reps_ms
         )
         for row in rows:
             if "passed" in row:
@@ -1427,12 +1440,22 @@ def whole_call_table(rows):
         (
             r.get("graph_us")
             for r in rows
-            if r["impl"] == "mlagen" and "entry" in r and r["entry"] == "whole call"
+            if r["impl"] == "mlagen"
+            and r.get("entry") == "whole call"
+            and not r.get("config")
         ),
         None,
     )
     best = None
+    timed = [r for r in rows if r.get("config") and r.get("graph_us")]
+    if timed:
+        fastest = min(timed, key=lambda r: r["graph_us"])
+        lines.append(
+            f"  ({len(timed)} other configurations timed; fastest {fastest['variant']}, {fastest['graph_us']:.1f} µs)"
+        )
     for r in rows:
+        if r.get("config"):
+            continue
         label = r["impl"] if r["impl"] != "mlagen" else f"mlagen {r['variant']}"
         if r.get("entry") == "one kernel":
             label = f"  one kernel, {r['topk']} tokens"
@@ -1469,6 +1492,10 @@ def whole_call_table(rows):
             )
     elif ours:
         lines.append("  verdict: no peer timed at this shape")
+    elif "declined" in rows[0]:
+        lines.append(
+            "  verdict: the module declines this shape; SGLang's own path runs"
+        )
     return "\n".join(lines)
 
 
@@ -1857,7 +1884,10 @@ def main(argv=None):
         run_timing(timed, args, gen, device, report, save)
         if not args.no_whole_call:
             settle_graph_replay(device)
-            run_whole_call_timing(bundle, peers, args, gen, device, report, save)
+            configs = [(n, m) for n, m in modules.items() if n != SIMT]
+            run_whole_call_timing(
+                bundle, configs, peers, args, gen, device, report, save
+            )
     save()
     failed += sum(
         1
