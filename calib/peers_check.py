@@ -22,6 +22,7 @@ its correctness section (the tiny whole-call cases) twice:
 import contextlib
 import importlib.util
 import io
+import json
 import os
 import sys
 
@@ -51,8 +52,6 @@ def run(harness, argv):
     with contextlib.redirect_stdout(buf):
         code = harness.main(argv + ["--out", out])
     with open(out) as f:
-        import json
-
         return code, json.load(f), buf.getvalue()
 
 

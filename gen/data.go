@@ -128,17 +128,17 @@ type pyTables struct {
 // verdictRow is a Verdict as VARIANTS.md shows it.
 type verdictRow struct {
 	Verdict
-	Peer   string // without PeerPrefix
-	Ratio  string // mlagen's time over the peer's, "1.23"
-	Winner string // "mlagen" or the peer's name
+	PeerName string // Peer without PeerPrefix
+	Ratio    string // mlagen's time over the peer's, "1.23"
+	Winner   string // "mlagen" or the peer's name
 }
 
 func newPyTables(prefix, label string, s Selection) pyTables {
 	t := pyTables{Prefix: prefix, Label: label, Source: s.Source, HeadBounds: s.HeadBounds(), BatchBounds: s.BatchBounds, TopkBounds: s.TopkBounds, Tables: s.Tables()}
 	for _, v := range s.Verdicts {
-		row := verdictRow{Verdict: v, Peer: strings.TrimPrefix(v.Peer, PeerPrefix), Ratio: fmt.Sprintf("%.2f", v.Ratio()), Winner: "mlagen"}
+		row := verdictRow{Verdict: v, PeerName: strings.TrimPrefix(v.Peer, PeerPrefix), Ratio: fmt.Sprintf("%.2f", v.Ratio()), Winner: "mlagen"}
 		if IsPeer(v.Winner) {
-			row.Winner = row.Peer + " (bucket declined)"
+			row.Winner = row.PeerName + " (bucket declined)"
 		}
 		t.Verdicts = append(t.Verdicts, row)
 	}

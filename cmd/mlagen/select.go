@@ -183,9 +183,9 @@ func printSelection(w io.Writer, t gen.Target, rep selectReport) {
 		printTables(w, *sel.WholeCall, "tokens")
 	}
 	for _, part := range []struct {
-		what string
-		sel  *gen.Selection
-	}{{"per cache", &sel}, {"whole call", sel.WholeCall}} {
+		what, unit string
+		sel        *gen.Selection
+	}{{"per cache", "topk", &sel}, {"whole call", "tokens", sel.WholeCall}} {
 		if part.sel == nil || len(part.sel.Verdicts) == 0 {
 			continue
 		}
@@ -196,7 +196,7 @@ func printSelection(w io.Writer, t gen.Target, rep selectReport) {
 				verdict = fmt.Sprintf("%s (mlagen takes %.2fx its time): the module declines this bucket", strings.TrimPrefix(v.Peer, gen.PeerPrefix), v.Ratio())
 			}
 			fmt.Fprintf(w, "  heads %d batch %d %s %d: %s %.1f, %s %.1f: %s\n",
-				v.Heads, v.Batch, map[string]string{"per cache": "topk", "whole call": "tokens"}[part.what], v.Topk,
+				v.Heads, v.Batch, part.unit, v.Topk,
 				v.Mlagen, v.MlagenUS, strings.TrimPrefix(v.Peer, gen.PeerPrefix), v.PeerUS, verdict)
 		}
 	}

@@ -89,23 +89,6 @@ def counted(module, name, calls):
     setattr(module, name, wrapper)
 
 
-def whole_reference(h, caches, q, sink, scale):
-    """Float64 whole call: both caches, merged by LSE, then the sink."""
-    outs, lses = [], []
-    for buf, page, idx, length in caches:
-        out, lse = h.reference(q, h.dequantize(buf, page), idx, length, scale)
-        outs.append(out)
-        lses.append(lse)
-    lse = torch.logaddexp(lses[0], lses[1])
-    out = torch.zeros_like(outs[0])
-    for o, l in zip(outs, lses):
-        w = torch.where(torch.isinf(l), torch.zeros_like(l), torch.exp(l - lse))
-        out += torch.nan_to_num(w).unsqueeze(-1) * o
-    total = torch.logaddexp(lse, sink.double().view(1, 1, -1).expand_as(lse))
-    w = torch.where(torch.isinf(lse), torch.zeros_like(lse), torch.exp(lse - total))
-    return out * w.unsqueeze(-1), total.permute(0, 2, 1)
-
-
 def errors(out, lse, ref_out, ref_lse):
     """Relative error of out, largest LSE difference (where finite), NaNs."""
     diff = (out.double() - ref_out).abs().max().item()
@@ -181,9 +164,8 @@ def child(tree, scenario, interpret):
         seen.update(flashinfer=True, calls=calls, log=records)
         print(json.dumps(seen))
         return
-    ref = whole_reference(
-        h, [(buf, 64, idx, length), (ebuf, 64, eidx, elength)], q, sink, scale
-    )
+    kvs = [h.dequantize(buf, 64), h.dequantize(ebuf, 64)]
+    ref = h.reference_full(q, kvs, [idx, eidx], [length, elength], sink, scale)
     seen["out_err"], seen["lse_err"], seen["nan"] = errors(out, lse, *ref)
     seen["graph"] = "skipped (CPU)" if interpret else replay(entry, kwargs, out, lse)
     seen.update(calls=calls, log=records)

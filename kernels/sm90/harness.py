@@ -1341,7 +1341,7 @@ def time_whole_call_shape(bundle, configs, peers, shape, sets, peaks, reps_ms):
             row["declined"] = row.pop("error")  # the configuration cannot serve it
     # One kernel call over the same number of tokens: what the whole call
     # costs beyond one pass over its tokens.
-    q, ks, is_, ls = sets[0]["single"]
+    q, ks, is_, _ = sets[0]["single"]
     single = [
         functools.partial(bundle.sparse_decode, *s["single"], q.shape[-1] ** -0.5)
         for s in sets
