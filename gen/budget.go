@@ -258,12 +258,9 @@ var compilerQuirks = []struct {
 	{"sm_80", func(v Variant) bool {
 		return mmaTile(16, 32, 4, 0, 0)(v) && (v.SplitK > 1 || v.NumStages == 1)
 	}, "256-324 B", "measured with Triton 3.6.0 (ptxas 12.8) on the bytes path; SPLIT_K 1 with 2 stages, 16-token tiles and 8 warps compile clean, and sm_86 does not spill"},
-	{"sm_80", ppTile(PPTileH64), "116 B", "measured with Triton 3.6.0 (ptxas 12.8), in the whole call on the bytes path; the per-cache entry compiles clean"},
-	{"sm_80", ppTile(PPTile{64, 32, 8, 2}), "16 B", "measured with Triton 3.6.0 (ptxas 12.8), in the per-cache entry on the bytes path"},
-	{"sm_86", ppTile(PPTileH64), "128-148 B", "measured with Triton 3.6.0 (ptxas 12.8), in the whole call on the bytes path; the per-cache entry compiles clean"},
-	{"sm_89", ppTile(PPTileH16), "16-32 B", "measured with Triton 3.6.0 (ptxas 12.8): 16 B in the whole call at every SPLIT_K, 32 in the per-cache entry at SPLIT_K 1; ptxas-blackwell compiles it clean for sm_120"},
-	{"sm_100", ppTile(PPTileH64), "8 B", "measured with Triton 3.6.0 (ptxas-blackwell for sm_100a); it compiles clean for sm_120"},
-	{"sm_100", ppTile(PPTile{64, 32, 8, 2}), "8-44 B", "measured with Triton 3.6.0 (ptxas-blackwell for sm_100a)"},
+	// The pipelined family, its raw tile carried as 32-bit words.
+	{"sm_80", ppTile(PPTile{64, 64, 8, 1}), "84 B", "measured with Triton 3.6.0 (ptxas 12.8) on the bytes path; the 32-token tile in two halves compiles clean"},
+	{"sm_100", ppTile(PPTile{64, 64, 8, 1}), "64 B", "measured with Triton 3.6.0 (ptxas-blackwell for sm_100a); the 32-token tile in two halves compiles clean"},
 }
 
 // mmaTile matches the Triton variants of one tile: SplitK (0: any) and
@@ -389,12 +386,12 @@ const (
 // checkPipelined budgets the pipelined mma.sync family: shared memory is
 // exact (Q, the K buffer sets, and the probabilities' round trip to the
 // MMA operand layout; the row-max exchange and the epilogue reuse those),
-// registers are the accumulator, the raw tile carried around the loop one
-// register a byte, and the scores.
+// registers are the accumulator, the raw tile carried around the loop as
+// 32-bit words (four fp8 values a register), and the scores.
 func checkPipelined(t Target, b Budget) Budget {
 	v := b.Variant
 	halves := PPSubtiles(v)
-	b.Operands = "mma.sync (Gluon mma_v2): Q and the K tile in shared memory, read as MMA operands every tile; the next tile's raw bytes in registers while the MMAs run"
+	b.Operands = "mma.sync (Gluon mma_v2): Q and the K tile in shared memory, read as MMA operands every tile; the next tile's raw words in registers while the MMAs run"
 	b.Smem = []Item{
 		{"q", prod(v.BlockH, headDim, bf16), "Q tile [BLOCK_H, 512] bf16, staged once, the score MMA's A operand"},
 		{"k_sets", prod(v.NumStages, v.BlockT, headDim, bf16), fmt.Sprintf("%d K buffer set(s) of 8 column groups [BLOCK_T, 64] bf16, read by both MMAs", v.NumStages)},
@@ -405,7 +402,7 @@ func checkPipelined(t Target, b Budget) Budget {
 	per := prod(v.BlockT, 64) / threads // bytes of one 64-value group a thread gathers
 	b.Regs = []Item{
 		{"acc", prod(v.BlockH, headDim) / threads, "fp32 accumulator [BLOCK_H, 512] spread over the threads"},
-		{"raw_tile", 7*per + per/2 + 3, "the next tile's raw bytes carried around the loop: 7 fp8 groups one register a byte, the bf16 rope in pairs, the scale word and the indices"},
+		{"raw_tile", 7*per/4 + per/2 + 3, "the next tile's raw bytes carried around the loop as 32-bit words: 7 fp8 groups, the bf16 rope, the scale word and the indices"},
 		{"s_p", prod(v.BlockH, v.BlockT, ppChainsPlusOne) / threads, "scores of a tile as two accumulators (or halves) and their probabilities"},
 		{"overhead", ppOverhead, "operands in flight, softmax state, addresses (fitted)"},
 	}

@@ -33,7 +33,17 @@ the harness's results format:
   path, with the gate off, is a peer that never wins there), except the
   sm_120 module's whole-call rows: they timed only the configurations its
   per-cache tables pick at the call's tokens, at batches 1, 16, 64 and
-  128, so the whole call keeps those tables (with their 8 and 32 buckets).
+  128, so the whole call keeps those tables (with their 8 and 32 buckets);
+* the pipelined family changed later that day (its raw tile carried as
+  32-bit words, lab/words): its rows from K1's run 3 and from the
+  2026-12-02 run are dropped, and lab/words run 2's take their place
+  (every pp configuration of the shipped sm_120 module per cache at H 16
+  and 64, batches 1 to 128, DISABLE_MMA_V3=1), with run 1's correctness
+  rows of the same kernels; and lab/words run 4's whole call of every
+  pipelined configuration and of the Triton ones the tables pick at batch
+  1 (H 16 and 64, batches 1 to 128, window 128 + extra 512 and 2048,
+  each row checked), from which the sm_120 whole call gets tables of its
+  own.
 
     python3 gpu/selection_inputs.py       # writes gpu/results/selection-input-sm*.json
     mlagen select gpu/results/selection-input-sm120.json
@@ -48,6 +58,7 @@ import sys
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 OUT = os.path.join(ROOT, "gpu", "results")
 RUN = "gpu/results/2026-12-02-h200"
+WORDS = "lab/words/results"
 PP_LAB = re.compile(r"^pp_h(\d+)_t(\d+)_k(\d+)_w(\d+)_b(\d)_c2(_s2)?$")
 
 
@@ -118,6 +129,8 @@ def sm120():
         name = (
             select(r["batch"], r["topk"]) if name == "base_sm120" else module_name(name)
         )
+        if name.startswith("pp_"):
+            continue  # the kernel has changed since: lab/words's rows
         out["timing"].append(
             {
                 "variant": name,
@@ -180,8 +193,30 @@ def add_run(out, name):
             out["timing"] += [
                 r
                 for r in run["timing"]
-                if name != "sm120" or r.get("entry") != "whole call"
+                if name != "sm120"
+                or (
+                    r.get("entry") != "whole call"
+                    and not r["variant"].startswith("pp_")
+                )
             ]
+    if name == "sm120":
+        check = load(f"{WORDS}/run1/new-check.json")
+        out["correctness"] += [
+            {"variant": r["variant"], "case": r["case"], "passed": r["passed"]}
+            for r in check["correctness"]
+        ]
+        out["timing"] += load(f"{WORDS}/run2/tv2.json")["timing"]
+        whole = load(f"{WORDS}/run4/whole.json")
+        out["timing"] += whole["timing"]
+        out["correctness"] += [
+            {"variant": r["variant"], "case": r["case"], "passed": r["passed"]}
+            for r in whole["correctness"]
+        ]
+        out["note"] += (
+            f"; the pipelined family's rows from {WORDS}/run2/tv2.json (its kernels "
+            f"as shipped since, 2026-12-02), checked in {WORDS}/run1/new-check.json; "
+            f"the whole call from {WORDS}/run4/whole.json"
+        )
     return out
 
 

@@ -97,6 +97,11 @@ CONFIGS = {
     "mma_h16_t32_k16_w8_s1": Config("mma", 16, 32, 16, 8, 1, False),
     "mma_h16_t32_k32_w4_s1": Config("mma", 16, 32, 32, 4, 1, False),
     "mma_h16_t32_k32_w8_s1": Config("mma", 16, 32, 32, 8, 1, False),
+    "pp_h16_t64_k1_w8_s1": Config("pp", 16, 64, 1, 8, 1, False),
+    "pp_h16_t64_k2_w8_s1": Config("pp", 16, 64, 2, 8, 1, False),
+    "pp_h16_t64_k8_w8_s1": Config("pp", 16, 64, 8, 8, 1, False),
+    "pp_h16_t64_k16_w8_s1": Config("pp", 16, 64, 16, 8, 1, False),
+    "pp_h16_t64_k32_w8_s1": Config("pp", 16, 64, 32, 8, 1, False),
     "pp_h64_t32_k1_w8_s1": Config("pp", 64, 32, 1, 8, 1, False),
     "pp_h64_t32_k2_w8_s1": Config("pp", 64, 32, 2, 8, 1, False),
     "pp_h64_t32_k8_w8_s1": Config("pp", 64, 32, 8, 8, 1, False),
@@ -133,7 +138,7 @@ SELECTION = (
     (  # heads <= 32
         (  # batch <= 1: topk <= 512, any
             "mma_h16_t16_k32_w8_s1",
-            "mma_h16_t32_k32_w8_s1",
+            "pp_h16_t64_k32_w8_s1",
         ),
         (  # batch <= 16: topk <= 512, any
             "pp_h64_t32_k8_w8_s1",
@@ -151,7 +156,7 @@ SELECTION = (
     (  # heads any
         (  # batch <= 1: topk <= 512, any
             "mma_h16_t16_k32_w8_s1",
-            "mma_h16_t32_k32_w8_s1",
+            "pp_h16_t64_k32_w8_s1",
         ),
         (  # batch <= 16: topk <= 512, any
             "pp_h64_t32_k8_w8_s1",
@@ -192,7 +197,7 @@ FULL_SELECTION = (
     (  # heads <= 32
         (  # batch <= 1: tokens <= 512, any
             "mma_h16_t16_k32_w8_s1",
-            "mma_h16_t32_k32_w8_s1",
+            "pp_h16_t64_k32_w8_s1",
         ),
         (  # batch <= 16: tokens <= 512, any
             "pp_h64_t32_k8_w8_s1",
@@ -210,7 +215,7 @@ FULL_SELECTION = (
     (  # heads any
         (  # batch <= 1: tokens <= 512, any
             "mma_h16_t16_k32_w8_s1",
-            "mma_h16_t32_k32_w8_s1",
+            "pp_h16_t64_k32_w8_s1",
         ),
         (  # batch <= 16: tokens <= 512, any
             "pp_h64_t32_k8_w8_s1",
@@ -748,28 +753,40 @@ def _pp_indices(src, t0, end, HAS_EXTRA: gl.constexpr, offs):
 
 
 @gluon.jit
-def _pp_raw(kv, idx, page_stride, page_size, lay: gl.constexpr):
+def _pp_raw(kv, idx, page_stride, page_size, lay: gl.constexpr, wlay: gl.constexpr):
     """Issue the loads of one tile whose token ids are `idx`: its 7 raw nope
-    groups, the bf16 rope and the scale words; nothing here waits for
-    memory, so the MMAs that follow run while these bytes arrive."""
-    cols = gl.arange(0, 64, layout=gl.SliceLayout(0, lay))
+    groups and the bf16 rope as 32-bit words (in wlay), and the scale words
+    (in lay); nothing here waits for memory, so the MMAs that follow run
+    while these bytes arrive.
+
+    Words, not bytes or bf16 values: loaded as 8-bit elements, each byte of
+    a load becomes a register of its own, which ptxas fills (PRMT) right
+    after the load, in the same iteration, so every tile waited for its
+    gather there (bf16 values are paired the same way). A word stays the
+    register the load writes, untouched until _pp_dequant and _pp_rope split
+    it after the MMAs, and takes a quarter of the registers.
+    """
     valid = idx >= 0
     data, scales_at = _token_offsets(gl.where(valid, idx, 0), page_stride, page_size)
-    ok = valid[:, None]
-    nope = kv + data[:, None] + cols[None, :]
+    wrows: gl.constexpr = gl.SliceLayout(1, wlay)
+    wdata = gl.convert_layout(data, wrows, assert_trivial=True)
+    wok = gl.convert_layout(valid, wrows, assert_trivial=True)[:, None]
+    words = gl.arange(0, 16, layout=gl.SliceLayout(0, wlay))
+    rope_words = gl.arange(0, 32, layout=gl.SliceLayout(0, wlay))
+    nope = (kv + wdata).to(gl.pointer_type(gl.int32))[:, None] + words[None, :]
     return (
-        gl.load(nope, mask=ok, other=0.0),
-        gl.load(nope + 64, mask=ok, other=0.0),
-        gl.load(nope + 128, mask=ok, other=0.0),
-        gl.load(nope + 192, mask=ok, other=0.0),
-        gl.load(nope + 256, mask=ok, other=0.0),
-        gl.load(nope + 320, mask=ok, other=0.0),
-        gl.load(nope + 384, mask=ok, other=0.0),
+        gl.load(nope, mask=wok, other=0),
+        gl.load(nope + 16, mask=wok, other=0),
+        gl.load(nope + 32, mask=wok, other=0),
+        gl.load(nope + 48, mask=wok, other=0),
+        gl.load(nope + 64, mask=wok, other=0),
+        gl.load(nope + 80, mask=wok, other=0),
+        gl.load(nope + 96, mask=wok, other=0),
         gl.load(
-            (kv + data + NOPE_DIM).to(gl.pointer_type(gl.bfloat16))[:, None]
-            + cols[None, :],
-            mask=ok,
-            other=0.0,
+            (kv + wdata + NOPE_DIM).to(gl.pointer_type(gl.int32))[:, None]
+            + rope_words[None, :],
+            mask=wok,
+            other=0,
         ),
         # The 8 scale bytes of a token (7 exponents and a pad) as one word.
         gl.load((kv + scales_at).to(gl.pointer_type(gl.int64)), mask=valid, other=0),
@@ -785,26 +802,54 @@ def _pp_fetch(
     HAS_EXTRA: gl.constexpr,
     BLOCK_T: gl.constexpr,
     lay: gl.constexpr,
+    wlay: gl.constexpr,
 ):
     """The loads of the tile before t_next (whose token ids are `idx`) and
     the token ids of the tile at t_next: (raw tile, next ids)."""
     if HAS_EXTRA:
         # The tile's own cache.
         _, _, _, _, kv, stride, size = _pp_source(src, t_next - BLOCK_T)
-        raw = _pp_raw(kv, idx, stride, size, lay)
+        raw = _pp_raw(kv, idx, stride, size, lay, wlay)
     else:
-        raw = _pp_raw(src[0], idx, src[7], src[9], lay)
+        raw = _pp_raw(src[0], idx, src[7], src[9], lay, wlay)
     offs = gl.arange(0, BLOCK_T, layout=gl.SliceLayout(1, lay))
     return raw, _pp_indices(src, t_next, end, HAS_EXTRA, offs)
 
 
 @gluon.jit
-def _pp_dequant(x, words, group: gl.constexpr):
+def _pp_byte(w, j: gl.constexpr, scale):
+    """Byte j of each word of w, an e4m3 value, times its token's scale, as bf16."""
+    b = ((w >> (8 * j)) & 0xFF).to(gl.uint8)
+    v = b.to(gl.float8e4nv, bitcast=True).to(gl.float32)
+    return (v * scale).to(gl.bfloat16)
+
+
+@gluon.jit
+def _pp_dequant(w, words, group: gl.constexpr):
+    """Nope group `group` of a tile as bf16 [BLOCK_T, 64], from its words
+    w [BLOCK_T, 16] (byte j of word i is column 4i + j) and the tokens'
+    scale words."""
     # UE8M0: byte `group` of the token's scale word is a bare exponent,
     # 2^(e - 127), i.e. the fp32 bits e << 23.
     e = ((words >> (8 * group)) & 0xFF).to(gl.int32)
     scale = (e << 23).to(gl.float32, bitcast=True)
-    return (x.to(gl.float32) * scale[:, None]).to(gl.bfloat16)
+    scale = gl.convert_layout(scale, gl.SliceLayout(1, w.type.layout))[:, None]
+    # [rows, word, a, b] holds byte 2a + b of the word: columns in order.
+    x = gl.join(
+        gl.join(_pp_byte(w, 0, scale), _pp_byte(w, 2, scale)),
+        gl.join(_pp_byte(w, 1, scale), _pp_byte(w, 3, scale)),
+    )
+    return gl.reshape(x, [w.shape[0], 64])
+
+
+@gluon.jit
+def _pp_rope(w):
+    """The rope's bf16 values [BLOCK_T, 64] from its words [BLOCK_T, 32]: the
+    low half of a word is the even column. A bf16 is the top half of the
+    fp32 with the same value, so each converts exactly."""
+    lo = (w << 16).to(gl.float32, bitcast=True).to(gl.bfloat16)
+    hi = (w & -65536).to(gl.float32, bitcast=True).to(gl.bfloat16)
+    return gl.reshape(gl.join(lo, hi), [w.shape[0], 64])
 
 
 @gluon.jit
@@ -823,7 +868,7 @@ def _pp_store_tile(raw, kset):
     kset[4].store(_pp_dequant(raw[4], words, 4))
     kset[5].store(_pp_dequant(raw[5], words, 5))
     kset[6].store(_pp_dequant(raw[6], words, 6))
-    kset[7].store(raw[7])
+    kset[7].store(_pp_rope(raw[7]))
 
 
 @gluon.jit
@@ -1156,6 +1201,12 @@ def _pp_decode_kernel(
         [1, V], [32 // (64 // V), 64 // V], [NUM_WARPS, 1], [1, 0]
     )
     rows: gl.constexpr = gl.SliceLayout(1, lay)
+    # The nope groups' and the rope's words: V / 4 a thread of a group, the
+    # same rows a thread as lay.
+    gl.static_assert(V % 4 == 0, "a thread loads whole 32-bit words")
+    wlay: gl.constexpr = gl.BlockedLayout(
+        [1, V // 4], [32 // (64 // V), 64 // V], [NUM_WARPS, 1], [1, 0]
+    )
 
     pid_h = gl.program_id(0)
     pid_s = gl.program_id(1)
@@ -1194,7 +1245,7 @@ def _pp_decode_kernel(
 
     # The first tile's indices and raw bytes go out before Q is staged.
     idx = _pp_indices(src, start, end, HAS_EXTRA, gl.arange(0, BLOCK_T, layout=rows))
-    raw, idx = _pp_fetch(src, idx, start + BLOCK_T, end, HAS_EXTRA, BLOCK_T, lay)
+    raw, idx = _pp_fetch(src, idx, start + BLOCK_T, end, HAS_EXTRA, BLOCK_T, lay, wlay)
 
     q_smem = gl.allocate_shared_memory(
         gl.bfloat16,
@@ -1222,7 +1273,9 @@ def _pp_decode_kernel(
         l2 = _pp_pair_sum(l2)
     z = gl.zeros([BLOCK_H, 64], gl.float32, mma)
     accs = (z, z, z, z, z, z, z, z)
-    raw, idx = _pp_fetch(src, idx, start + 2 * BLOCK_T, end, HAS_EXTRA, BLOCK_T, lay)
+    raw, idx = _pp_fetch(
+        src, idx, start + 2 * BLOCK_T, end, HAS_EXTRA, BLOCK_T, lay, wlay
+    )
     if NUM_BUFS == 1:
         for i in range(n_tiles):
             t0 = start + i * BLOCK_T
@@ -1246,7 +1299,7 @@ def _pp_decode_kernel(
             _pp_store_tile(raw, set_a)
             gl.thread_barrier()
             raw, idx = _pp_fetch(
-                src, idx, t0 + 3 * BLOCK_T, end, HAS_EXTRA, BLOCK_T, lay
+                src, idx, t0 + 3 * BLOCK_T, end, HAS_EXTRA, BLOCK_T, lay, wlay
             )
     else:
         set_b = _pp_alloc_set(BLOCK_T)
@@ -1271,7 +1324,7 @@ def _pp_decode_kernel(
             _pp_store_tile(raw, set_b)
             gl.thread_barrier()
             raw, idx = _pp_fetch(
-                src, idx, t0 + 3 * BLOCK_T, end, HAS_EXTRA, BLOCK_T, lay
+                src, idx, t0 + 3 * BLOCK_T, end, HAS_EXTRA, BLOCK_T, lay, wlay
             )
             if i + 1 < n_tiles:
                 m_i, l2, accs = _pp_tile(
@@ -1293,7 +1346,7 @@ def _pp_decode_kernel(
             _pp_store_tile(raw, set_a)
             gl.thread_barrier()
             raw, idx = _pp_fetch(
-                src, idx, t0 + 4 * BLOCK_T, end, HAS_EXTRA, BLOCK_T, lay
+                src, idx, t0 + 4 * BLOCK_T, end, HAS_EXTRA, BLOCK_T, lay, wlay
             )
 
     # The program ids again rather than values kept alive across the loop,

@@ -1,0 +1,93 @@
+"""The short table of lab/words/device.sh: per cache, the best pipelined
+configuration of the new and the old sm_120 module against the sm_90
+module's selection (CUDA-graph µs), and correctness.
+
+    python3 lab/words/summary.py OUT
+"""
+
+import json
+import os
+import sys
+
+
+def load(d, name):
+    p = os.path.join(d, name)
+    return json.load(open(p)) if os.path.exists(p) else None
+
+
+def best(r, heads, prefix):
+    """(heads, topk, batch) -> (graph µs, config) of the fastest config of
+    the given block size that passed."""
+    out = {}
+    for t in r["timing"] if r else []:
+        if t.get("window") or "impl" in t or t.get("passed") is False:
+            continue
+        if not t["variant"].startswith(prefix):
+            continue
+        k = (t["heads"], t["topk"], t["batch"])
+        if k[0] != heads:
+            continue
+        g = t.get("graph_us") or t.get("us")
+        if g and (k not in out or g < out[k][0]):
+            out[k] = (g, t["variant"])
+    return out
+
+
+def main(d):
+    for name in ("new-check.json", "new-check-sel.json"):
+        r = load(d, name)
+        if r is None:
+            print(name, "missing")
+            continue
+        rows = r["correctness"]
+        ok = sum(bool(x.get("passed")) for x in rows)
+        rel = max((x.get("rel_err") or 0 for x in rows), default=0)
+        lse = max((x.get("lse_err") or 0 for x in rows), default=0)
+        q = r.get("dequant") or {}
+        print(
+            f"{name}: {ok}/{len(rows)} pass, worst rel {rel:.1e}, lse {lse:.1e}; "
+            f"dequant {q.get('wrong')} of {q.get('values')} differ"
+        )
+        for x in rows:
+            if not x.get("passed"):
+                print(
+                    "  FAIL",
+                    x.get("variant"),
+                    x.get("entry"),
+                    x.get("case"),
+                    x.get("error", ""),
+                )
+    new, old, s90 = load(d, "tnew.json"), load(d, "told.json"), load(d, "t90.json")
+    base = {}
+    for t in s90["timing"] if s90 else []:
+        if not t.get("window") and "impl" not in t:
+            base[(t["heads"], t["topk"], t["batch"])] = (
+                t.get("graph_us") or t.get("us"),
+                t["variant"],
+            )
+    print("\nper cache, CUDA-graph µs; best passing pp config at its heads:")
+    print(
+        f"{'H':>3} {'topk':>5} {'B':>4} | {'sm90':>7} | {'old pp':>7} {'/sm90':>6} | {'new pp':>7} {'/sm90':>6} {'new/old':>7} | new config"
+    )
+    for heads, prefix in ((64, "pp_h64"), (16, "pp_h16"), (64, "pp_h16")):
+        bn, bo = best(new, heads, prefix), best(old, heads, prefix)
+        for k in sorted(bn):
+            g90 = base.get(k, (None, ""))[0]
+            gn, cn = bn[k]
+            go = bo.get(k, (None, ""))[0]
+            r = lambda a, b: f"{a / b:.2f}" if a and b else "-"
+            print(
+                f"{k[0]:>3} {k[1]:>5} {k[2]:>4} | {g90 or 0:7.1f} | {go or 0:7.1f} {r(go, g90):>6} | {gn:7.1f} {r(gn, g90):>6} {r(gn, go):>7} | {cn}"
+            )
+    w = load(d, "tnew-whole.json")
+    if w:
+        print("\nwhole call, new sm_120 module's selection, graph µs:")
+        for t in w["timing"]:
+            if t.get("window") and t.get("entry") in ("whole call", "one kernel"):
+                print(
+                    f"  H{t['heads']} B{t['batch']} e{t['extra']} {t['entry']:10s} {t.get('graph_us') or 0:7.1f} {t.get('variant', '')} passed={t.get('passed')}"
+                )
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
