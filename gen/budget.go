@@ -259,6 +259,8 @@ var compilerQuirks = []struct {
 		return mmaTile(16, 32, 4, 0, 0)(v) && (v.SplitK > 1 || v.NumStages == 1)
 	}, "256-324 B", "measured with Triton 3.6.0 (ptxas 12.8) on the bytes path; SPLIT_K 1 with 2 stages, 16-token tiles and 8 warps compile clean, and sm_86 does not spill"},
 	// The pipelined family, its raw tile carried as 32-bit words.
+	{"sm_80", ppTile(PPTile{64, 32, 8, 2}), "28 B", "measured with Triton 3.6.0 (ptxas 12.8) on the bytes path, with Q's two column groups in registers; one buffer set compiles clean"},
+	{"sm_100", func(v Variant) bool { return ppTile(PPTile{64, 32, 8, 2})(v) && v.SplitK == 1 }, "24 B", "measured with Triton 3.6.0 (ptxas-blackwell for sm_100a), with Q's two column groups in registers; SPLIT_K > 1 and one buffer set compile clean"},
 	{"sm_80", ppTile(PPTile{64, 64, 8, 1}), "84 B", "measured with Triton 3.6.0 (ptxas 12.8) on the bytes path; the 32-token tile in two halves compiles clean"},
 	{"sm_100", ppTile(PPTile{64, 64, 8, 1}), "64 B", "measured with Triton 3.6.0 (ptxas-blackwell for sm_100a); the 32-token tile in two halves compiles clean"},
 }
@@ -405,6 +407,11 @@ func checkPipelined(t Target, b Budget) Budget {
 		{"raw_tile", 7*per/4 + per/2 + 3, "the next tile's raw bytes carried around the loop as 32-bit words: 7 fp8 groups, the bf16 rope, the scale word and the indices"},
 		{"s_p", prod(v.BlockH, v.BlockT, ppChainsPlusOne) / threads, "scores of a tile as two accumulators (or halves) and their probabilities"},
 		{"overhead", ppOverhead, "operands in flight, softmax state, addresses (fitted)"},
+	}
+	if halves == 2 {
+		// Each warp holds its 16 heads' rows of a 64-column group: 16 x 64
+		// bf16 over 32 lanes, 16 registers a group.
+		b.Regs = append(b.Regs, Item{"q_regs", PPQRegGroups * 16, fmt.Sprintf("Q's first %d column groups kept in registers as the score MMA's A operand", PPQRegGroups)})
 	}
 	b.RegsEst = total(b.Regs)
 	if t.Path == PathWGMMA {

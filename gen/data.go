@@ -50,6 +50,7 @@ type mmaFamily struct {
 type ppFamily struct {
 	FP8          bool
 	HalvesBlockT int // PPHalvesBlockT
+	QRegGroups   int // PPQRegGroups
 }
 
 // dequantData is the data of the dequantisation fragments in common.tmpl:

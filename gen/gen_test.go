@@ -500,8 +500,9 @@ func TestCheckPipelined(t *testing.T) {
 	}
 }
 
-// The pipelined template is written for 16-row warps down the heads and
-// whole 8-column MMA tiles across the tokens: other shapes are invalid.
+// The pipelined template is written for 16-row warps down the heads, whole
+// 8-column MMA tiles across the tokens and a gather of whole 32-bit words:
+// other shapes are invalid.
 func TestValidatePipelined(t *testing.T) {
 	for _, tc := range []struct {
 		v    Variant
@@ -511,6 +512,8 @@ func TestValidatePipelined(t *testing.T) {
 		{Variant{BlockH: 64, BlockT: 32, SplitK: 1, NumWarps: 2, NumStages: 1, Pipelined: true}, "multiple of BLOCK_H / 16"},
 		{Variant{BlockH: 16, BlockT: 32, SplitK: 1, NumWarps: 8, NumStages: 1, Pipelined: true}, "less than one 8-column MMA tile"},
 		{Variant{BlockH: 64, BlockT: 32, SplitK: 1, NumWarps: 8, NumStages: 3, Pipelined: true}, "one or two K buffer sets"},
+		// 2 bytes a thread of a group: the gather loads whole 32-bit words.
+		{Variant{BlockH: 16, BlockT: 16, SplitK: 1, NumWarps: 16, NumStages: 1, Pipelined: true}, "whole 32-bit words"},
 		{Variant{BlockH: 64, BlockT: 64, SplitK: 1, NumWarps: 8, NumStages: 2, Pipelined: true, WarpSpec: true}, "no warp specialisation"},
 	} {
 		if err := tc.v.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {

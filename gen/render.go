@@ -170,7 +170,7 @@ func newBundleData(command string, t Target, alone string, configs []Budget, sel
 		case FamilyWS:
 			d.WS = newWSFamily()
 		case FamilyPP:
-			d.PP = &ppFamily{FP8: t.FP8, HalvesBlockT: PPHalvesBlockT}
+			d.PP = &ppFamily{FP8: t.FP8, HalvesBlockT: PPHalvesBlockT, QRegGroups: PPQRegGroups}
 		default:
 			d.MMA = &mmaFamily{FP8: t.FP8}
 		}
@@ -185,7 +185,7 @@ func newVariantsData(command string, s Sweep, budgets []Budget, sel Selection) v
 		d.WS = newWSFamily()
 	}
 	if slices.ContainsFunc(budgets, func(b Budget) bool { return b.Variant.Pipelined }) {
-		d.PP = &ppFamily{FP8: s.Target.FP8, HalvesBlockT: PPHalvesBlockT}
+		d.PP = &ppFamily{FP8: s.Target.FP8, HalvesBlockT: PPHalvesBlockT, QRegGroups: PPQRegGroups}
 	}
 	d.FP8 = s.Target.FP8
 	d.PerCache, d.WholeCall = newPyTables("", "topk", sel), newPyTables("", "tokens", sel.ForWholeCall())

@@ -184,8 +184,8 @@ func validatePipelined(v Variant) []error {
 	if cols := v.BlockT / PPSubtiles(v); cols < 8*warpsN || warpsN > 8 {
 		errs = append(errs, fmt.Errorf("%s: %d warps across %d token columns leave less than one 8-column MMA tile a warp", v.Name(), warpsN, cols))
 	}
-	if per := v.BlockT * 64 / (32 * v.NumWarps); per < 2 || per > 16 {
-		errs = append(errs, fmt.Errorf("%s: the gather gives each thread %d bytes of a 64-value group; the layout takes 2 to 16", v.Name(), per))
+	if per := v.BlockT * 64 / (32 * v.NumWarps); per < 4 || per > 16 || per%4 != 0 {
+		errs = append(errs, fmt.Errorf("%s: the gather gives each thread %d bytes of a 64-value group; the layout takes whole 32-bit words, 4 to 16 bytes", v.Name(), per))
 	}
 	if v.NumStages > 2 {
 		errs = append(errs, fmt.Errorf("%s: the pipelined kernel has one or two K buffer sets, not %d", v.Name(), v.NumStages))
@@ -199,6 +199,15 @@ func validatePipelined(v Variant) []error {
 // scratch of their own, which is what lets BLOCK_H 64 take 32-token tiles
 // within 99 KB (lab/sm120/NOTES.md). Other tiles are one piece.
 const PPHalvesBlockT = 32
+
+// PPQRegGroups is how many of Q's 8 column groups the pipelined kernel keeps
+// in registers, as the score MMA's A operand, across its loop over
+// two-half tiles (one-piece tiles read all 8 from shared memory each tile):
+// each group kept saves every warp 2 KB of ldmatrix a tile, on the
+// shared-memory operand path that bounds the 64-head kernel. Two groups
+// took 4-6% off it on the H200 (lab/qreg/NOTES.md); the kernel supports at
+// most two.
+const PPQRegGroups = 2
 
 // PPSubtiles is how many pieces the pipelined kernel splits v's tile into.
 func PPSubtiles(v Variant) int {

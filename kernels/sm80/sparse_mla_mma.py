@@ -56,6 +56,11 @@ LOG2E = tl.constexpr(_LOG2E)
 # operand layout through a 2 KB scratch of their own (what lets 64 heads
 # take 32-token tiles within 99 KB); other tiles are one piece.
 _PP_HALVES_BLOCK_T = 32
+# Tiles in two halves keep Q's first this many column groups in registers
+# (at most 2) as the score MMA's A operand, instead of reading them from
+# shared memory every tile: the 64-head kernel is bound by feeding mma.sync
+# from shared memory.
+_PP_Q_REG_GROUPS = gl.constexpr(2)
 
 TARGET = "sm_80"
 # Triton has fp8 e4m3 on sm_80: it has not, so the kernels read the cache
@@ -109,11 +114,6 @@ CONFIGS = {
     "pp_h64_t32_k8_w8_s1": Config("pp", 64, 32, 8, 8, 1, False),
     "pp_h64_t32_k16_w8_s1": Config("pp", 64, 32, 16, 8, 1, False),
     "pp_h64_t32_k32_w8_s1": Config("pp", 64, 32, 32, 8, 1, False),
-    "pp_h64_t32_k1_w8_s2": Config("pp", 64, 32, 1, 8, 2, False),
-    "pp_h64_t32_k2_w8_s2": Config("pp", 64, 32, 2, 8, 2, False),
-    "pp_h64_t32_k8_w8_s2": Config("pp", 64, 32, 8, 8, 2, False),
-    "pp_h64_t32_k16_w8_s2": Config("pp", 64, 32, 16, 8, 2, False),
-    "pp_h64_t32_k32_w8_s2": Config("pp", 64, 32, 32, 8, 2, False),
 }
 
 # The selections: the first heads bound >= heads, then the first batch bound
@@ -995,7 +995,7 @@ def _pp_pair_sum(x):
 
 @gluon.jit
 def _pp_attend_halves(
-    q_smem,
+    qs,
     kset,
     src,
     t0,
@@ -1026,7 +1026,10 @@ def _pp_attend_halves(
     s_lo = z
     s_hi = z
     for g in gl.static_range(8):
-        a = q_smem.slice(g * 64, 64, dim=1).load(dot_a)
+        if g < _PP_Q_REG_GROUPS:
+            a = qs[1 + g]
+        else:
+            a = qs[0].slice(g * 64, 64, dim=1).load(dot_a)
         s_lo = mma_v2(a, lo[g].permute((1, 0)).load(dot_b), s_lo)
         s_hi = mma_v2(a, hi[g].permute((1, 0)).load(dot_b), s_hi)
     s_lo = gl.where(valid_lo[None, :], s_lo * qk_scale, float("-inf"))
@@ -1048,7 +1051,7 @@ def _pp_attend_halves(
 
 @gluon.jit
 def _pp_attend(
-    q_smem,
+    qs,
     kset,
     src,
     t0,
@@ -1074,7 +1077,7 @@ def _pp_attend(
     # The indices came in two tiles ago; this reload hits L1 or L2.
     valid = _pp_indices(src, t0, end, HAS_EXTRA, offs) >= 0
     z = gl.zeros([BLOCK_H, BLOCK_T], gl.float32, mma)
-    s = _pp_scores(q_smem, kset, z, dot_a, dot_b)
+    s = _pp_scores(qs[0], kset, z, dot_a, dot_b)
     s = gl.where(valid[None, :], s * qk_scale, float("-inf"))
     m_new = gl.maximum(m_i, gl.max(s, 1))
     # A tile with no valid token leaves m at -inf; subtracting it would give NaN.
@@ -1089,7 +1092,7 @@ def _pp_attend(
 
 @gluon.jit
 def _pp_tile(
-    q_smem,
+    qs,
     kset,
     src,
     t0,
@@ -1106,7 +1109,7 @@ def _pp_tile(
 ):
     if SUBTILES == 2:
         return _pp_attend_halves(
-            q_smem,
+            qs,
             kset,
             src,
             t0,
@@ -1122,7 +1125,7 @@ def _pp_tile(
         )
     else:
         return _pp_attend(
-            q_smem,
+            qs,
             kset,
             src,
             t0,
@@ -1135,6 +1138,25 @@ def _pp_tile(
             BLOCK_T,
             HAS_EXTRA,
             mma,
+        )
+
+
+@gluon.jit
+def _pp_q_operands(q_smem, SUBTILES: gl.constexpr, mma: gl.constexpr):
+    """Q as the tile loop reads it: (q_smem, then its first
+    _PP_Q_REG_GROUPS column groups as A operand fragments, loaded once) for
+    tiles in two halves; (q_smem,) otherwise."""
+    gl.static_assert(_PP_Q_REG_GROUPS <= 2, "the kernel keeps at most 2 groups")
+    dot_a: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=mma, k_width=2)
+    if SUBTILES == 1 or _PP_Q_REG_GROUPS == 0:
+        return (q_smem,)
+    elif _PP_Q_REG_GROUPS == 1:
+        return (q_smem, q_smem.slice(0, 64, dim=1).load(dot_a))
+    else:
+        return (
+            q_smem,
+            q_smem.slice(0, 64, dim=1).load(dot_a),
+            q_smem.slice(64, 64, dim=1).load(dot_a),
         )
 
 
@@ -1307,6 +1329,7 @@ def _pp_decode_kernel(
     set_a = _pp_alloc_set(BLOCK_T)
     _pp_store_tile(raw, set_a)
     gl.thread_barrier()
+    qs = _pp_q_operands(q_smem, SUBTILES, mma)
 
     m_i = gl.full([BLOCK_H], float("-inf"), gl.float32, gl.SliceLayout(1, mma))
     l2 = gl.zeros([BLOCK_H, BLOCK_T // SUBTILES], gl.float32, mma)
@@ -1321,7 +1344,7 @@ def _pp_decode_kernel(
         for i in range(n_tiles):
             t0 = start + i * BLOCK_T
             m_i, l2, accs = _pp_tile(
-                q_smem,
+                qs,
                 set_a,
                 src,
                 t0,
@@ -1347,7 +1370,7 @@ def _pp_decode_kernel(
         for i in range(0, n_tiles, 2):
             t0 = start + i * BLOCK_T
             m_i, l2, accs = _pp_tile(
-                q_smem,
+                qs,
                 set_a,
                 src,
                 t0,
@@ -1369,7 +1392,7 @@ def _pp_decode_kernel(
             )
             if i + 1 < n_tiles:
                 m_i, l2, accs = _pp_tile(
-                    q_smem,
+                    qs,
                     set_b,
                     src,
                     t0 + BLOCK_T,
