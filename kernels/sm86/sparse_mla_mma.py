@@ -800,11 +800,11 @@ def _pp_raw(kv, idx, page_stride, page_size, lay: gl.constexpr, wlay: gl.constex
     while these bytes arrive.
 
     Words, not bytes or bf16 values: loaded as 8-bit elements, each byte of
-    a load becomes a register of its own, which ptxas fills (PRMT) right
-    after the load, in the same iteration, so every tile waited for its
-    gather there (bf16 values are paired the same way). A word stays the
-    register the load writes, untouched until _pp_dequant and _pp_rope split
-    it after the MMAs, and takes a quarter of the registers.
+    a load became a register of its own, filled by an unpacking instruction
+    (PRMT) right after the load (bf16 values are paired the same way). As
+    words they take a quarter of the registers, and only _pp_dequant and
+    _pp_rope split them, after the MMAs in the source (ptxas may still
+    schedule part of that earlier).
     """
     valid = idx >= 0
     data, scales_at = _token_offsets(gl.where(valid, idx, 0), page_stride, page_size)
