@@ -177,53 +177,57 @@ def sm90():
     return out
 
 
-def add_run(out, name):
+def checks(rows):
+    """Correctness rows as the selection input keeps them."""
+    return [
+        {"variant": r["variant"], "case": r["case"], "passed": r["passed"]}
+        for r in rows
+    ]
+
+
+def add_run(out, name, keep=lambda row: True):
     """The rows of the 2026-12-02 run of a shipped module (its check file's
-    rows and its timing file's, timed shapes' checks included)."""
+    rows and its timing file's, timed shapes' checks included); of the
+    timing rows, those `keep` accepts."""
     for kind in ("check", "time"):
         run = load(f"{RUN}/{name}-{kind}.json")
-        out["correctness"] += [
-            {"variant": r["variant"], "case": r["case"], "passed": r["passed"]}
-            for r in run["correctness"]
-        ]
+        out["correctness"] += checks(run["correctness"])
         if kind == "time":
-            # The sm_120 whole call was timed only on the configurations the
-            # per-cache tables pick at its tokens, and at fewer batches: as
-            # a selection it would only drop the 8 and 32 buckets.
-            out["timing"] += [
-                r
-                for r in run["timing"]
-                if name != "sm120"
-                or (
-                    r.get("entry") != "whole call"
-                    and not r["variant"].startswith("pp_")
-                )
-            ]
-    if name == "sm120":
-        check = load(f"{WORDS}/run1/new-check.json")
-        out["correctness"] += [
-            {"variant": r["variant"], "case": r["case"], "passed": r["passed"]}
-            for r in check["correctness"]
-        ]
-        out["timing"] += load(f"{WORDS}/run2/tv2.json")["timing"]
-        whole = load(f"{WORDS}/run4/whole.json")
-        out["timing"] += whole["timing"]
-        out["correctness"] += [
-            {"variant": r["variant"], "case": r["case"], "passed": r["passed"]}
-            for r in whole["correctness"]
-        ]
-        out["note"] += (
-            f"; the pipelined family's rows from {WORDS}/run2/tv2.json (its kernels "
-            f"as shipped since, 2026-12-02), checked in {WORDS}/run1/new-check.json; "
-            f"the whole call from {WORDS}/run4/whole.json"
-        )
+            out["timing"] += [r for r in run["timing"] if keep(r)]
+    return out
+
+
+def before_words(row):
+    """The sm_120 rows of the 2026-12-02 run that still stand: not the
+    whole call (timed only on the configurations the per-cache tables pick
+    at its tokens, and at fewer batches), not the pipelined family (whose
+    kernels changed later that day: add_words)."""
+    return row.get("entry") != "whole call" and not row["variant"].startswith("pp_")
+
+
+def add_words(out):
+    """lab/words's rows of the sm_120 module: run 2's pipelined family per
+    cache, run 1's checks of the same kernels, run 4's whole call of every
+    configuration with its checks."""
+    out["correctness"] += checks(load(f"{WORDS}/run1/new-check.json")["correctness"])
+    out["timing"] += load(f"{WORDS}/run2/tv2.json")["timing"]
+    whole = load(f"{WORDS}/run4/whole.json")
+    out["timing"] += whole["timing"]
+    out["correctness"] += checks(whole["correctness"])
+    out["note"] += (
+        f"; the pipelined family's rows from {WORDS}/run2/tv2.json (its kernels "
+        f"as shipped since, 2026-12-02), checked in {WORDS}/run1/new-check.json; "
+        f"the whole call from {WORDS}/run4/whole.json"
+    )
     return out
 
 
 def main():
     os.makedirs(OUT, exist_ok=True)
-    for name, results in (("sm90", sm90()), ("sm120", sm120())):
-        results = add_run(results, name)
+    for name, results in (
+        ("sm90", add_run(sm90(), "sm90")),
+        ("sm120", add_words(add_run(sm120(), "sm120", before_words))),
+    ):
         path = os.path.join(OUT, f"selection-input-{name}.json")
         with open(path, "w") as f:
             json.dump(results, f, indent=1)

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mlagen/mlagen/changeset"
 )
@@ -101,38 +100,4 @@ func TestInterruptedWritesRecoverableWithReexport(t *testing.T) {
 	t.Run("revert", func(t *testing.T) {
 		prefixesRecover(t, rec, []byte(fakeKernel), patched, back.Changes, patched, original)
 	})
-}
-
-// Issue 30, bug 9: patching was quadratic in references times file size
-// (every reference's line counted from the start of the file: 8 MB took
-// 3.4 s, 50 MB 332 s). A file four times larger with four times the calls
-// (the issue's density, 8,679 calls in 50 MB) must take about four times
-// as long, not sixteen: the test allows eight. BenchmarkHugeFile times the
-// issue's 50 MB file itself.
-func TestPatchTimeLinearInFileSize(t *testing.T) {
-	if testing.Short() {
-		t.Skip("times patching an 8 MB file")
-	}
-	rec := mustRecipe(t)
-	timePatch := func(size int) time.Duration {
-		root := t.TempDir()
-		hugeTree(t, root, size, size/(hugeSize/hugeCalls))
-		best := time.Duration(1 << 62)
-		for range 2 {
-			start := time.Now()
-			out, err := Run(Job{Root: root, Options: Options{Recipe: rec, Kernel: []byte(fakeKernel)}})
-			d := time.Since(start)
-			if err != nil || !out.Report.OK() {
-				t.Fatalf("patch of %d bytes: %v", size, err)
-			}
-			best = min(best, d)
-			runOK(t, Job{Root: root, Options: Options{Recipe: rec}, Revert: true})
-		}
-		return best
-	}
-	small, large := timePatch(2<<20), timePatch(8<<20)
-	t.Logf("patch: 2 MB in %v, 8 MB in %v (ratio %.1f)", small, large, float64(large)/float64(small))
-	if large > 8*small {
-		t.Errorf("patching 4x the file and calls took %.1fx as long (2 MB %v, 8 MB %v): not linear", float64(large)/float64(small), small, large)
-	}
 }

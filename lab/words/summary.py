@@ -5,14 +5,11 @@ module's selection (CUDA-graph µs), and correctness.
     python3 lab/words/summary.py OUT
 """
 
-import json
 import os
 import sys
 
-
-def load(d, name):
-    p = os.path.join(d, name)
-    return json.load(open(p)) if os.path.exists(p) else None
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from summary2 import load, print_checks  # noqa: E402 - beside this file
 
 
 def best(r, heads, prefix):
@@ -34,29 +31,7 @@ def best(r, heads, prefix):
 
 
 def main(d):
-    for name in ("new-check.json", "new-check-sel.json"):
-        r = load(d, name)
-        if r is None:
-            print(name, "missing")
-            continue
-        rows = r["correctness"]
-        ok = sum(bool(x.get("passed")) for x in rows)
-        rel = max((x.get("rel_err") or 0 for x in rows), default=0)
-        lse = max((x.get("lse_err") or 0 for x in rows), default=0)
-        q = r.get("dequant") or {}
-        print(
-            f"{name}: {ok}/{len(rows)} pass, worst rel {rel:.1e}, lse {lse:.1e}; "
-            f"dequant {q.get('wrong')} of {q.get('values')} differ"
-        )
-        for x in rows:
-            if not x.get("passed"):
-                print(
-                    "  FAIL",
-                    x.get("variant"),
-                    x.get("entry"),
-                    x.get("case"),
-                    x.get("error", ""),
-                )
+    print_checks(d, ("new-check.json", "new-check-sel.json"))
     new, old, s90 = load(d, "tnew.json"), load(d, "told.json"), load(d, "t90.json")
     base = {}
     for t in s90["timing"] if s90 else []:

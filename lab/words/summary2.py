@@ -35,8 +35,10 @@ def ratio(a, b):
     return f"{a / b:.2f}" if a and b else "-"
 
 
-def main(d):
-    for name in ("v3-check.json", "v3-check-sel.json"):
+def print_checks(d, names):
+    """One line per harness results file: its correctness rows, the
+    dequantisation check and supports(); each failing row after it."""
+    for name in names:
         r = load(d, name)
         if r is None:
             print(name, "missing")
@@ -55,6 +57,10 @@ def main(d):
         for x in rows:
             if not x.get("passed"):
                 print("  FAIL", x.get("variant"), x.get("entry"), x.get("case"))
+
+
+def main(d):
+    print_checks(d, ("v3-check.json", "v3-check-sel.json"))
     v3, v2, s90 = load(d, "tv3.json"), load(d, "tv2.json"), load(d, "t90.json")
     base = best(s90, "")
     print("\nper cache, CUDA-graph µs; the fastest passing pp config of each:")
