@@ -265,15 +265,25 @@ func treeDiff(a, b *Checkout) string {
 // patch's or a revert's writes a crash leaves (an older mlagen's, a journal
 // deleted), the next patch and the next revert each reach a whole state.
 func TestInterruptedWritesRecoverable(t *testing.T) {
+	writesRecoverable(t, interruptFiles())
+}
+
+// writesRecoverable patches and reverts tree in memory, then checks that
+// every prefix of either run's writes is brought to a whole state by the
+// next patch or revert (prefixesRecover).
+func writesRecoverable(t *testing.T, tree map[string]string) {
 	rec := mustRecipe(t)
 	files := map[string][]byte{}
-	for p, d := range interruptFiles() {
+	for p, d := range tree {
 		files[p] = []byte(d)
 	}
 	original := NewCheckout(files)
 	once, err := Patch(original, Options{Recipe: rec, Kernel: []byte(fakeKernel)})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !once.Report.OK() {
+		t.Fatalf("patch:\n%s", once.Report)
 	}
 	patched := original.with(once.Changes)
 	back, err := Revert(patched, Options{Recipe: rec})

@@ -76,28 +76,5 @@ func TestKilledWithReexport(t *testing.T) {
 // every prefix of a patch's or a revert's writes is brought to a whole
 // state by the next patch or revert.
 func TestInterruptedWritesRecoverableWithReexport(t *testing.T) {
-	rec := mustRecipe(t)
-	files := map[string][]byte{}
-	for p, d := range reexportFiles() {
-		files[p] = []byte(d)
-	}
-	original := NewCheckout(files)
-	once, err := Patch(original, Options{Recipe: rec, Kernel: []byte(fakeKernel)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !once.Report.OK() {
-		t.Fatalf("patch:\n%s", once.Report)
-	}
-	patched := original.with(once.Changes)
-	back, err := Revert(patched, Options{Recipe: rec})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Run("patch", func(t *testing.T) {
-		prefixesRecover(t, rec, []byte(fakeKernel), original, once.Changes, patched, original)
-	})
-	t.Run("revert", func(t *testing.T) {
-		prefixesRecover(t, rec, []byte(fakeKernel), patched, back.Changes, patched, original)
-	})
+	writesRecoverable(t, reexportFiles())
 }
