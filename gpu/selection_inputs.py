@@ -43,7 +43,18 @@ the harness's results format:
   pipelined configuration and of the Triton ones the tables pick at batch
   1 (H 16 and 64, batches 1 to 128, window 128 + extra 512 and 2048,
   each row checked), from which the sm_120 whole call gets tables of its
-  own.
+  own;
+* lab/heads (2026-12-02, after the day's last kernel change): every
+  candidate configuration of both modules per cache at H 64, 32 and 16,
+  batches 1, 16, 64 and 128, with its checks; its rows replace the older
+  ones of the same configuration and shape.
+
+The targets no lent GPU has (sm_89, sm_86, sm_80) get selections from H200
+runs of a module whose kernel code is theirs, with DISABLE_MMA_V3=1 (so the
+MMAs are the mma.sync their GPUs run): a proxy for which configuration wins
+where, not a measurement of their time (their SMs, clocks and memory
+differ; each file's note says so). sm_100 keeps the static rule: its
+tl.dot kernels use tcgen05 there, which nothing on the H200 stands for.
 
     python3 gpu/selection_inputs.py       # writes gpu/results/selection-input-sm*.json
     mlagen select gpu/results/selection-input-sm120.json
@@ -59,6 +70,7 @@ ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
 OUT = os.path.join(ROOT, "gpu", "results")
 RUN = "gpu/results/2026-12-02-h200"
 WORDS = "lab/words/results"
+HEADS = "lab/heads/results"
 PP_LAB = re.compile(r"^pp_h(\d+)_t(\d+)_k(\d+)_w(\d+)_b(\d)_c2(_s2)?$")
 
 
@@ -222,11 +234,119 @@ def add_words(out):
     return out
 
 
+def per_cache_key(row):
+    return (row["variant"], row["heads"], row["batch"], row["topk"])
+
+
+def add_heads(out, target):
+    """lab/heads's rows (the shipped module's candidates per cache at H 64,
+    32 and 16, 2026-12-02, after every kernel change of the day) with their
+    checks; they replace the older per-cache rows of the same configuration
+    and shape."""
+    new = load(f"{HEADS}/time-{target}.json")["timing"]
+    keys = {per_cache_key(r) for r in new}
+    out["timing"] = [
+        r
+        for r in out["timing"]
+        if r.get("entry") == "whole call" or per_cache_key(r) not in keys
+    ]
+    out["timing"] += new
+    out["correctness"] += checks(load(f"{HEADS}/check-{target}.json")["correctness"])
+    out["note"] += (
+        f"; per cache at H 64, 32 and 16, {HEADS}/time-{target}.json replaces the "
+        "older rows of the configurations and shapes it timed"
+    )
+    return out
+
+
+def proxy(target, sources, note, keep=lambda name: True):
+    """A target no lent GPU has, from H200 runs (DISABLE_MMA_V3=1) of a
+    module whose kernel code is the same as the target's: the timing and
+    check rows of the configurations `keep` accepts, from each
+    (timing file, check file) of sources."""
+    first = load(sources[0][0])
+    out = {
+        "target": target,
+        # What every selection's source names: say it is a stand-in.
+        "gpu": f"{first['gpu']} standing in for {target}, DISABLE_MMA_V3=1",
+        "capability": first["capability"],
+        "torch": first["torch"],
+        "triton": first["triton"],
+        "date": first["date"],
+        "note": note,
+        "correctness": [],
+        "timing": [],
+    }
+    for timing, check in sources:
+        out["timing"] += [r for r in load(timing)["timing"] if keep(r["variant"])]
+        out["correctness"] += [
+            r for r in checks(load(check)["correctness"]) if keep(r["variant"])
+        ]
+    return out
+
+
+def proxies():
+    """sm_89's selection from the sm_120 module's lab/heads rows (the two
+    modules' kernel code is the same, Triton having e4m3 on both); sm_86's
+    and sm_80's from lab/heads's second call (one kernel code, reading the
+    cache as bytes): sm_86's module's rows, and for sm_80 those of the
+    configurations it shares with sm_86 beside its own batch-1 candidates."""
+    heads2 = f"{HEADS}2"
+    sm86_rows = [
+        (f"{heads2}/time-sm86-pp.json", f"{heads2}/check-sm86.json"),
+        (f"{heads2}/time-sm86-mma.json", f"{heads2}/check-sm86.json"),
+    ]
+    sm80_configs = set(module_configs("sm80"))
+    return (
+        (
+            "sm89",
+            proxy(
+                "sm_89",
+                [(f"{HEADS}/time-sm120.json", f"{HEADS}/check-sm120.json")],
+                f"{HEADS}: the sm_120 module on the H200 (DISABLE_MMA_V3=1), whose "
+                "kernel code the sm_89 module shares; not measured on an sm_89 GPU",
+            ),
+        ),
+        (
+            "sm86",
+            proxy(
+                "sm_86",
+                sm86_rows,
+                f"{heads2}: the sm_86 module on the H200 (DISABLE_MMA_V3=1); not "
+                "measured on an sm_86 GPU",
+            ),
+        ),
+        (
+            "sm80",
+            proxy(
+                "sm_80",
+                sm86_rows
+                + [(f"{heads2}/time-sm80-mma.json", f"{heads2}/check-sm80.json")],
+                f"{heads2}: the sm_80 module on the H200 (DISABLE_MMA_V3=1) for its "
+                "two-stage batch-1 candidates, and the sm_86 module's rows of the "
+                "configurations sm_80 shares (the same kernel code); not measured "
+                "on an sm_80 GPU",
+                keep=lambda name: name in sm80_configs,
+            ),
+        ),
+    )
+
+
+def module_configs(folder):
+    """The configuration names of kernels/<folder>'s module."""
+    with open(os.path.join(ROOT, "kernels", folder, "sparse_mla_mma.py")) as f:
+        return re.findall(r'^    "([a-z0-9_]+)": Config\(', f.read(), re.M)
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     for name, results in (
-        ("sm90", add_run(sm90(), "sm90")),
-        ("sm120", add_words(add_run(sm120(), "sm120", before_words))),
+        ("sm90", add_heads(add_run(sm90(), "sm90"), "sm90")),
+        (
+            "sm120",
+            add_heads(add_words(add_run(sm120(), "sm120", before_words)), "sm120"),
+        ),
+        *proxies(),
     ):
         path = os.path.join(OUT, f"selection-input-{name}.json")
         with open(path, "w") as f:

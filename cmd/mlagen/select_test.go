@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -14,10 +15,14 @@ func TestSelectReproducesEmbedded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, tc := range []struct{ dir, results string }{
-		{"sm90", "gpu/results/selection-input-sm90.json"},
-		{"sm120", "gpu/results/selection-input-sm120.json"},
-	} {
+	// Every embedded table, so that none is added by hand.
+	tables, err := filepath.Glob(filepath.Join(root, "gen", "selections", "*.json"))
+	if err != nil || len(tables) < 5 {
+		t.Fatalf("gen/selections: %d tables (%v); want those of sm_80, sm_86, sm_89, sm_90 and sm_120", len(tables), err)
+	}
+	for _, table := range tables {
+		dir := strings.TrimSuffix(filepath.Base(table), ".json")
+		tc := struct{ dir, results string }{dir, "gpu/results/selection-input-" + dir + ".json"}
 		out := t.TempDir()
 		var stdout, stderr bytes.Buffer
 		// select records the results path as given; run it as the README

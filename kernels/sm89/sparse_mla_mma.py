@@ -9,12 +9,12 @@ Two entry points, each with its static selection by heads, batch and tokens:
 
 * ``supports`` / ``sparse_decode``: the contract of SGLang's per-cache
   ``_run_triton_sparse_decode``; ``select(batch, topk, heads)`` names the
-  configuration (source: static rule (no measurements yet): fill about 128 programs, widest tiles first).
+  configuration (source: measured on NVIDIA H200 standing in for sm_89, DISABLE_MMA_V3=1 (torch 2.11.0+cu130, Triton 3.6.0, 2026-12-02), gpu/results/selection-input-sm89.json).
 * ``supports_full`` / ``sparse_decode_full``: the whole of SGLang's
   ``flash_mla_sparse_decode_triton`` (both caches as one token list, their
   log-sum-exp merge and the attention sink, in one pass);
   ``select_full(heads, batch, tokens)`` names the configuration (source:
-  the per-cache selection at the call's total tokens (static rule (no measurements yet): fill about 128 programs, widest tiles first)).
+  the per-cache selection at the call's total tokens (measured on NVIDIA H200 standing in for sm_89, DISABLE_MMA_V3=1 (torch 2.11.0+cu130, Triton 3.6.0, 2026-12-02), gpu/results/selection-input-sm89.json)).
 
 Where ``supports*`` is False the caller runs SGLang's own code.
 ``sparse_decode_with`` and ``sparse_decode_full_with`` run a named
@@ -118,50 +118,32 @@ CONFIGS = {
 # >= batch, then the first topk (whole call: tokens) bound >= topk (None: no
 # bound). SELECTION[heads][batch][topk] for the per-cache entry,
 # FULL_SELECTION[heads][batch][tokens of both caches] for the whole call.
-HEAD_BOUNDS = (16, 32, None)
+HEAD_BOUNDS = (16, None)
 BATCH_BOUNDS = (1, 16, 64, None)
 TOPK_BOUNDS = (512, None)
 SELECTION = (
     (  # heads <= 16
         (  # batch <= 1: topk <= 512, any
-            "mma_h16_t16_k32_w8_s1",
-            "pp_h64_t32_k32_w8_s1",
+            "mma_h16_t16_k32_w4_s1",
+            "mma_h16_t32_k32_w4_s1",
         ),
         (  # batch <= 16: topk <= 512, any
-            "pp_h64_t32_k8_w8_s1",
-            "pp_h64_t32_k8_w8_s1",
+            "pp_h16_t64_k8_w8_s1",
+            "pp_h16_t64_k8_w8_s1",
         ),
         (  # batch <= 64: topk <= 512, any
-            "pp_h64_t32_k2_w8_s1",
-            "pp_h64_t32_k2_w8_s1",
+            "pp_h16_t64_k2_w8_s1",
+            "pp_h16_t64_k8_w8_s1",
         ),
         (  # batch any: topk <= 512, any
-            "pp_h64_t32_k1_w8_s1",
-            "pp_h64_t32_k1_w8_s1",
-        ),
-    ),
-    (  # heads <= 32
-        (  # batch <= 1: topk <= 512, any
-            "mma_h16_t16_k32_w8_s1",
-            "pp_h16_t64_k32_w8_s1",
-        ),
-        (  # batch <= 16: topk <= 512, any
-            "pp_h64_t32_k8_w8_s1",
-            "pp_h64_t32_k8_w8_s1",
-        ),
-        (  # batch <= 64: topk <= 512, any
-            "pp_h64_t32_k2_w8_s1",
-            "pp_h64_t32_k2_w8_s1",
-        ),
-        (  # batch any: topk <= 512, any
-            "pp_h64_t32_k1_w8_s1",
-            "pp_h64_t32_k1_w8_s1",
+            "pp_h16_t64_k2_w8_s1",
+            "pp_h16_t64_k2_w8_s1",
         ),
     ),
     (  # heads any
         (  # batch <= 1: topk <= 512, any
-            "mma_h16_t16_k32_w8_s1",
-            "pp_h16_t64_k32_w8_s1",
+            "mma_h16_t16_k32_w4_s1",
+            "mma_h16_t32_k32_w4_s1",
         ),
         (  # batch <= 16: topk <= 512, any
             "pp_h64_t32_k8_w8_s1",
@@ -177,50 +159,32 @@ SELECTION = (
         ),
     ),
 )
-FULL_HEAD_BOUNDS = (16, 32, None)
+FULL_HEAD_BOUNDS = (16, None)
 FULL_BATCH_BOUNDS = (1, 16, 64, None)
 FULL_TOPK_BOUNDS = (512, None)
 FULL_SELECTION = (
     (  # heads <= 16
         (  # batch <= 1: tokens <= 512, any
-            "mma_h16_t16_k32_w8_s1",
-            "pp_h64_t32_k32_w8_s1",
+            "mma_h16_t16_k32_w4_s1",
+            "mma_h16_t32_k32_w4_s1",
         ),
         (  # batch <= 16: tokens <= 512, any
-            "pp_h64_t32_k8_w8_s1",
-            "pp_h64_t32_k8_w8_s1",
+            "pp_h16_t64_k8_w8_s1",
+            "pp_h16_t64_k8_w8_s1",
         ),
         (  # batch <= 64: tokens <= 512, any
-            "pp_h64_t32_k2_w8_s1",
-            "pp_h64_t32_k2_w8_s1",
+            "pp_h16_t64_k2_w8_s1",
+            "pp_h16_t64_k8_w8_s1",
         ),
         (  # batch any: tokens <= 512, any
-            "pp_h64_t32_k1_w8_s1",
-            "pp_h64_t32_k1_w8_s1",
-        ),
-    ),
-    (  # heads <= 32
-        (  # batch <= 1: tokens <= 512, any
-            "mma_h16_t16_k32_w8_s1",
-            "pp_h16_t64_k32_w8_s1",
-        ),
-        (  # batch <= 16: tokens <= 512, any
-            "pp_h64_t32_k8_w8_s1",
-            "pp_h64_t32_k8_w8_s1",
-        ),
-        (  # batch <= 64: tokens <= 512, any
-            "pp_h64_t32_k2_w8_s1",
-            "pp_h64_t32_k2_w8_s1",
-        ),
-        (  # batch any: tokens <= 512, any
-            "pp_h64_t32_k1_w8_s1",
-            "pp_h64_t32_k1_w8_s1",
+            "pp_h16_t64_k2_w8_s1",
+            "pp_h16_t64_k2_w8_s1",
         ),
     ),
     (  # heads any
         (  # batch <= 1: tokens <= 512, any
-            "mma_h16_t16_k32_w8_s1",
-            "pp_h16_t64_k32_w8_s1",
+            "mma_h16_t16_k32_w4_s1",
+            "mma_h16_t32_k32_w4_s1",
         ),
         (  # batch <= 16: tokens <= 512, any
             "pp_h64_t32_k8_w8_s1",
