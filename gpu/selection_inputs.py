@@ -235,7 +235,7 @@ def add_words(out):
 
 
 def per_cache_key(row):
-    return (row["variant"], row["heads"], row["batch"], row["topk"])
+    return (row["variant"], row.get("heads"), row["batch"], row["topk"])
 
 
 def add_heads(out, target):
@@ -277,8 +277,9 @@ def proxy(target, sources, note, keep=lambda name: True):
         "correctness": [],
         "timing": [],
     }
-    for timing, check in sources:
+    for timing, _ in sources:
         out["timing"] += [r for r in load(timing)["timing"] if keep(r["variant"])]
+    for check in dict.fromkeys(check for _, check in sources):
         out["correctness"] += [
             r for r in checks(load(check)["correctness"]) if keep(r["variant"])
         ]
