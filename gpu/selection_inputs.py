@@ -259,12 +259,12 @@ def add_heads(out, target):
     return out
 
 
-def proxy(target, sources, note, keep=lambda name: True):
-    """A target no lent GPU has, from H200 runs (DISABLE_MMA_V3=1) of a
-    module whose kernel code is the same as the target's: the timing and
-    check rows of the configurations `keep` accepts, from each
-    (timing file, check file) of sources."""
-    first = load(sources[0][0])
+def proxy(target, timings, check_files, note):
+    """A target no lent GPU has, from H200 runs (DISABLE_MMA_V3=1) of
+    modules whose kernel code is the target's: every timing and check row of
+    those files (mlagen select keeps the configurations the target has)."""
+    runs = [load(path) for path in timings]
+    first = runs[0]
     out = {
         "target": target,
         # What every selection's source names: say it is a stand-in.
@@ -277,12 +277,10 @@ def proxy(target, sources, note, keep=lambda name: True):
         "correctness": [],
         "timing": [],
     }
-    for timing, _ in sources:
-        out["timing"] += [r for r in load(timing)["timing"] if keep(r["variant"])]
-    for check in dict.fromkeys(check for _, check in sources):
-        out["correctness"] += [
-            r for r in checks(load(check)["correctness"]) if keep(r["variant"])
-        ]
+    for run in runs:
+        out["timing"] += run["timing"]
+    for path in check_files:
+        out["correctness"] += checks(load(path)["correctness"])
     return out
 
 
@@ -290,20 +288,18 @@ def proxies():
     """sm_89's selection from the sm_120 module's lab/heads rows (the two
     modules' kernel code is the same, Triton having e4m3 on both); sm_86's
     and sm_80's from lab/heads's second call (one kernel code, reading the
-    cache as bytes): sm_86's module's rows, and for sm_80 those of the
-    configurations it shares with sm_86 beside its own batch-1 candidates."""
+    cache as bytes): sm_86's module's rows, and for sm_80 the same beside
+    its own batch-1 candidates."""
     heads2 = f"{HEADS}2"
-    sm86_rows = [
-        (f"{heads2}/time-sm86-pp.json", f"{heads2}/check-sm86.json"),
-        (f"{heads2}/time-sm86-mma.json", f"{heads2}/check-sm86.json"),
-    ]
-    sm80_configs = set(module_configs("sm80"))
+    sm86 = [f"{heads2}/time-sm86-pp.json", f"{heads2}/time-sm86-mma.json"]
+    sm86_check = [f"{heads2}/check-sm86.json"]
     return (
         (
             "sm89",
             proxy(
                 "sm_89",
-                [(f"{HEADS}/time-sm120.json", f"{HEADS}/check-sm120.json")],
+                [f"{HEADS}/time-sm120.json"],
+                [f"{HEADS}/check-sm120.json"],
                 f"{HEADS}: the sm_120 module on the H200 (DISABLE_MMA_V3=1), whose "
                 "kernel code the sm_89 module shares; not measured on an sm_89 GPU",
             ),
@@ -312,7 +308,8 @@ def proxies():
             "sm86",
             proxy(
                 "sm_86",
-                sm86_rows,
+                sm86,
+                sm86_check,
                 f"{heads2}: the sm_86 module on the H200 (DISABLE_MMA_V3=1); not "
                 "measured on an sm_86 GPU",
             ),
@@ -321,22 +318,15 @@ def proxies():
             "sm80",
             proxy(
                 "sm_80",
-                sm86_rows
-                + [(f"{heads2}/time-sm80-mma.json", f"{heads2}/check-sm80.json")],
+                sm86 + [f"{heads2}/time-sm80-mma.json"],
+                sm86_check + [f"{heads2}/check-sm80.json"],
                 f"{heads2}: the sm_80 module on the H200 (DISABLE_MMA_V3=1) for its "
-                "two-stage batch-1 candidates, and the sm_86 module's rows of the "
-                "configurations sm_80 shares (the same kernel code); not measured "
-                "on an sm_80 GPU",
-                keep=lambda name: name in sm80_configs,
+                "two-stage batch-1 candidates, and the sm_86 module's rows (the same "
+                "kernel code; select keeps the configurations sm_80 has); not "
+                "measured on an sm_80 GPU",
             ),
         ),
     )
-
-
-def module_configs(folder):
-    """The configuration names of kernels/<folder>'s module."""
-    with open(os.path.join(ROOT, "kernels", folder, "sparse_mla_mma.py")) as f:
-        return re.findall(r'^    "([a-z0-9_]+)": Config\(', f.read(), re.M)
 
 
 def main():

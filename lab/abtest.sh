@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # A/B timing of copies of the sm_120 module on the lent GPU, the way
-# lab/pvw and lab/chains ran (lab/qreg/device.sh is the same procedure,
-# written out): the 64-head pipelined configurations, DISABLE_MMA_V3=1,
-# correctness of every copy but the first, Triton's cache filled by one
-# process a copy, then two timing passes, one process at a time, and the
-# faster of the two per shape against the first copy. From the repository
-# root:
+# lab/qreg, lab/pvw, lab/chains and lab/ablate ran: 64-head pipelined
+# configurations ($V), DISABLE_MMA_V3=1, correctness of every copy but the
+# first (unless CHECK=0: copies whose results are wrong by design),
+# Triton's cache filled by one process a copy, then two timing passes, one
+# process at a time, and the faster of the two per shape against the first
+# copy. From the repository root:
 #   bash lab/abtest.sh NAME DIR BASE OTHER...   # copies DIR/BASE, DIR/OTHER...
 # Results in $OUT/NAME.tar.gz, the short table last.
 set -u
@@ -16,17 +16,18 @@ OUT=${OUT:-/tmp/$NAME}
 W=/tmp/$NAME-work
 rm -rf "$W"; mkdir -p "$OUT" "$W"
 export PYTHONUNBUFFERED=1
-V=pp_h64_t32_k1_w8_s1,pp_h64_t32_k2_w8_s1,pp_h64_t32_k8_w8_s1
-T=(--heads 64 --batches 16,64,128 --topks 512,2048 --no-whole-call --peers none)
+V=${V:-pp_h64_t32_k1_w8_s1,pp_h64_t32_k2_w8_s1,pp_h64_t32_k8_w8_s1}
+CHECK=${CHECK:-1}
+T=(--heads 64 --batches "${BATCHES:-16,64,128}" --topks 512,2048 --no-whole-call --peers none)
 run() { env DISABLE_MMA_V3=1 TRITON_CACHE_DIR=/tmp/c-$1 python3 $2/$1/harness.py "${@:3}"; }
-for n in "${MODS[@]:1}"; do
+for n in $([ "$CHECK" = 1 ] && echo "${MODS[@]:1}"); do
   (run $n $DIR --variants "$V" --no-timing --out "$W/$n-check.json" >"$W/$n-check.log" 2>&1; echo "$n check exit $?" >>"$W/exits.txt") &
 done
 for n in "${MODS[@]}"; do
   (run $n $DIR --variants "$V" --warm-only --no-check "${T[@]}" >/dev/null 2>&1) &
 done
 wait
-cat "$W/exits.txt"
+cat "$W/exits.txt" 2>/dev/null
 for rep in 1 2; do
   for n in "${MODS[@]}"; do
     timeout 60 bash -c "$(declare -f run); run $n $DIR --variants $V --no-check ${T[*]} --out $W/$n-t$rep.json" >"$W/$n-t$rep.log" 2>&1
@@ -36,6 +37,8 @@ python3 - "$W" "${MODS[@]}" <<'PY' | tee "$W/summary.txt"
 import json, os, sys
 d, base, others = sys.argv[1], sys.argv[2], sys.argv[3:]
 for n in others:
+    if not os.path.exists(f"{d}/{n}-check.json"):
+        continue
     rows = json.load(open(f"{d}/{n}-check.json"))["correctness"]
     print(n, "check", sum(x["passed"] for x in rows), "/", len(rows), "worst rel", max(x.get("rel_err") or 0 for x in rows))
 best = {}

@@ -22,26 +22,26 @@ func TestSelectReproducesEmbedded(t *testing.T) {
 	}
 	for _, table := range tables {
 		dir := strings.TrimSuffix(filepath.Base(table), ".json")
-		tc := struct{ dir, results string }{dir, "gpu/results/selection-input-" + dir + ".json"}
+		results := "gpu/results/selection-input-" + dir + ".json"
 		out := t.TempDir()
 		var stdout, stderr bytes.Buffer
 		// select records the results path as given; run it as the README
 		// does, from the repository root.
 		t.Chdir(root)
-		code := mainEnv(&env{stdout: &stdout, stderr: &stderr, getenv: os.Getenv}, []string{"select", "--out", out, tc.results})
+		code := mainEnv(&env{stdout: &stdout, stderr: &stderr, getenv: os.Getenv}, []string{"select", "--out", out, results})
 		if code != 0 {
-			t.Fatalf("%s: exit %d: %s", tc.dir, code, stderr.String())
+			t.Fatalf("%s: exit %d: %s", dir, code, stderr.String())
 		}
-		got, err := os.ReadFile(filepath.Join(out, tc.dir+".json"))
+		got, err := os.ReadFile(filepath.Join(out, dir+".json"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, err := os.ReadFile(filepath.Join(root, "gen", "selections", tc.dir+".json"))
+		want, err := os.ReadFile(table)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(got, want) {
-			t.Errorf("gen/selections/%s.json differs from what 'mlagen select %s' writes", tc.dir, tc.results)
+			t.Errorf("gen/selections/%s.json differs from what 'mlagen select %s' writes", dir, results)
 		}
 	}
 }

@@ -17,11 +17,11 @@ From the repository root:  python3 lab/ablate/prepare.py
 """
 
 import os
-import shutil
-import subprocess
+import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-FILES = ("sparse_mla_mma.py", "harness.py", "simt_baseline.py")
+sys.path.insert(0, os.path.dirname(HERE))
+import copies  # noqa: E402
 
 EDITS = {
     "nodq": [
@@ -79,30 +79,9 @@ EDITS = {
 
 
 def main():
-    base = os.path.join(HERE, "base")
-    shutil.rmtree(base, ignore_errors=True)
-    os.makedirs(base)
-    for f in FILES:
-        text = subprocess.run(
-            ["git", "show", f"5af65b3:kernels/sm120/{f}"],
-            check=True,
-            capture_output=True,
-            text=True,
-            cwd=HERE,
-        ).stdout
-        with open(os.path.join(base, f), "w") as out:
-            out.write(text)
+    copies.base(HERE)
     for name, edits in EDITS.items():
-        d = os.path.join(HERE, name)
-        shutil.rmtree(d, ignore_errors=True)
-        shutil.copytree(base, d)
-        path = os.path.join(d, "sparse_mla_mma.py")
-        text = open(path).read()
-        for old, new in edits:
-            assert text.count(old) == 1, (name, old[:60], text.count(old))
-            text = text.replace(old, new)
-        with open(path, "w") as out:
-            out.write(text)
+        copies.edited(HERE, name, edits)
     print("prepared", ", ".join(["base", *EDITS]))
 
 

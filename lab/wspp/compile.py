@@ -7,9 +7,7 @@ SYNCS counts, per cache and as the whole call.
 
 import os
 import re
-import subprocess
 import sys
-import tempfile
 
 os.environ.setdefault("DISABLE_MMA_V3", "1")
 ROOT = os.path.normpath(
@@ -17,13 +15,17 @@ ROOT = os.path.normpath(
 )
 sys.path.insert(0, os.path.join(ROOT, "calib"))
 import triton  # noqa: E402
-from triton.backends.compiler import GPUTarget  # noqa: E402
 from triton.experimental.gluon._runtime import GluonASTSource  # noqa: E402
 
 import sass as S  # noqa: E402
-from calibrate import load_kernel, specialised  # noqa: E402
+from calibrate import (
+    compile_logged,
+    load_kernel,
+    ptxas_usage,
+    specialised,
+)  # noqa: E402
 
-BIN = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin")
+S.BIN = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin")
 
 
 def main():
@@ -41,39 +43,19 @@ def main():
             )
             tag = f"{name}{' whole' if whole else ''} sm_{cap}"
             try:
-                ck = triton.compile(
-                    src, target=GPUTarget("cuda", cap, 32), options=opts
-                )
+                ck, log = compile_logged(src, cap, opts)
             except Exception as e:
                 print(tag, "Triton refuses:", " ".join(str(e).split())[-400:])
                 continue
             ptx = ck.asm["ptx"]
-            arch = re.search(r"^\.target\s+(\S+)", ptx, re.M).group(1)
-            ptxas = os.path.join(BIN, "ptxas-blackwell" if cap >= 100 else "ptxas")
-            with tempfile.TemporaryDirectory() as d:
-                p = os.path.join(d, "k.ptx")
-                open(p, "w").write(ptx)
-                r = subprocess.run(
-                    [ptxas, "-v", f"--gpu-name={arch}", p, "-o", p + ".cubin"],
-                    capture_output=True,
-                    text=True,
-                )
-                if r.returncode:
-                    print(tag, "ptxas refuses:", r.stderr[-300:])
-                    continue
-                sass = subprocess.run(
-                    [os.path.join(BIN, "cuobjdump"), "-sass", p + ".cubin"],
-                    capture_output=True,
-                    text=True,
-                ).stdout
-            regs = re.search(r"Used (\d+) registers", r.stderr)
-            spill = re.search(r"(\d+) bytes spill stores", r.stderr)
+            use = ptxas_usage(ptx, cap, log)
+            sass = "\n".join(S.disassemble(ck.asm["cubin"])[0])
             setmax = re.findall(
                 r"setmaxnreg\.(inc|dec)\.sync\.aligned\.u32\s+(\d+)", ptx
             )
             print(
-                f"{tag}: smem {ck.metadata.shared} B, {regs.group(1) if regs else '?'} registers at launch, "
-                f"spill {spill.group(1) if spill else 0} B, setmaxnreg {sorted(set(setmax))}, "
+                f"{tag}: smem {ck.metadata.shared} B, {use['regs']} registers at launch, "
+                f"spill {use['spill']} B, setmaxnreg {sorted(set(setmax))}, "
                 f"HMMA {sass.count('HMMA')}, HGMMA {sass.count('HGMMA')}, USETMAXREG {sass.count('SETMAXREG')}, "
                 f"SYNCS {sass.count('SYNCS')}, BAR {sass.count('BAR.SYNC')}"
             )

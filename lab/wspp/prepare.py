@@ -12,17 +12,19 @@ From the repository root:  python3 lab/wspp/prepare.py
 """
 
 import os
-import shutil
-import subprocess
+import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-FILES = ("sparse_mla_mma.py", "harness.py", "simt_baseline.py")
-# Producer registers; the launch's 168 a thread at 12 warps leaves the MMA
-# warps (65,536 - 4 x 32 x 80) / (8 x 32) = 216.
+sys.path.insert(0, os.path.dirname(HERE))
+import copies  # noqa: E402
+
+# Producer registers, of the launch's 168 a thread at 12 warps; Triton
+# gives the MMA warps the rest it can, 208 (compile.txt).
 PRODUCER_REGS = 80
 MAXNREG = 168
 
-KERNEL = '''
+# The producer and the MMA warps' partitions.
+PARTITIONS = '''
 
 @gluon.jit
 def _wspp_producer(
@@ -115,87 +117,28 @@ def _wspp_consumer(
     return (m_i, l2) + accs
 
 
-@gluon.jit
-def _wspp_decode_kernel(
-    Q,
-    KV,
-    Indices,
-    TopkLength,
-    Out,
-    Lse,
-    stride_q_batch,
-    stride_q_head,
-    stride_idx_batch,
-    stride_out_batch,
-    stride_out_split,
-    stride_out_head,
-    stride_lse_batch,
-    stride_lse_split,
-    page_stride,
-    page_size,
-    topk,
-    num_heads,
-    qk_scale,
-    KV1,
-    Indices1,
-    TopkLength1,
-    stride_idx1_batch,
-    page_stride1,
-    page_size1,
-    topk1,
-    Sink,
-    HAS_TOPK_LENGTH: gl.constexpr,
-    BLOCK_H: gl.constexpr,
-    BLOCK_T: gl.constexpr,
-    SPLIT_K: gl.constexpr,
-    WARPS_N: gl.constexpr,
-    NUM_BUFS: gl.constexpr,
-    SUBTILES: gl.constexpr,
-    HAS_EXTRA: gl.constexpr,
-    HAS_TOPK_LENGTH1: gl.constexpr,
-    HAS_SINK: gl.constexpr,
-):
-    """_pp_decode_kernel's arguments and results, warp-specialised: 16-token
+'''
+
+# _wspp_decode_kernel is _pp_decode_kernel with these three parts replaced:
+# its docstring, the gather's layouts (the producer has its own), and
+# everything from the first gather to the epilogue (the fork).
+DOC = (
+    '    """Scores and P.V for BLOCK_H heads',
+    '    """\n',
+    '''    """_pp_decode_kernel's arguments and results, warp-specialised: 16-token
     tiles in one piece, two buffer sets, a producer partition of 4 warps."""
     gl.static_assert(NUM_BUFS == 2 and SUBTILES == 1, "two sets of one-piece tiles")
-    WARPS_M: gl.constexpr = BLOCK_H // 16
-    NUM_WARPS: gl.constexpr = WARPS_M * WARPS_N
-    mma: gl.constexpr = gl.NVMMADistributedLayout(
-        version=[2, 0], warps_per_cta=[WARPS_M, WARPS_N], instr_shape=[16, 8]
-    )
-    pid_h = gl.program_id(0)
-    pid_s = gl.program_id(1)
-    pid_b = gl.program_id(2).to(gl.int64)
-    h0 = pid_h * BLOCK_H
-    idx_row = Indices + pid_b * stride_idx_batch
-    start, end, base1, n0, n_virt = _split_range(
-        TopkLength,
-        TopkLength1,
-        pid_b,
-        pid_s,
-        topk,
-        topk1,
-        HAS_TOPK_LENGTH,
-        HAS_EXTRA,
-        HAS_TOPK_LENGTH1,
-        BLOCK_T,
-        SPLIT_K,
-    )
-    n_tiles = gl.cdiv(gl.maximum(end - start, 0), BLOCK_T)
-    src = (
-        KV,
-        KV1,
-        idx_row,
-        Indices1 + pid_b * stride_idx1_batch,
-        base1,
-        n0,
-        n_virt,
-        page_stride,
-        page_stride1,
-        page_size,
-        page_size1,
-    )
-    q_smem = gl.allocate_shared_memory(
+''',
+)
+GATHER = (
+    "    # The gather: one token row per thread row",
+    "    pid_h = gl.program_id(0)",
+    "",
+)
+FORK = (
+    "    # The first tile's indices and raw bytes go out before Q is staged.",
+    "    # The program ids again rather than values kept alive across the loop,",
+    """    q_smem = gl.allocate_shared_memory(
         gl.bfloat16,
         [BLOCK_H, HEAD_DIM],
         gl.NVMMASharedLayout.get_default_for([BLOCK_H, HEAD_DIM], gl.bfloat16),
@@ -232,30 +175,29 @@ def _wspp_decode_kernel(
     m_i = res[0]
     l2 = res[1]
     accs = (res[2], res[3], res[4], res[5], res[6], res[7], res[8], res[9])
-    _pp_epilogue(
-        accs,
-        m_i,
-        _pp_row_sum(l2, NUM_WARPS, mma),
-        Out,
-        Lse,
-        Sink,
-        gl.program_id(2).to(gl.int64),
-        gl.program_id(1),
-        gl.program_id(0) * BLOCK_H,
-        num_heads,
-        stride_out_batch,
-        stride_out_split,
-        stride_out_head,
-        stride_lse_batch,
-        stride_lse_split,
-        BLOCK_H,
-        SPLIT_K,
-        NUM_WARPS,
-        HAS_SINK,
-        mma,
-    )
 
-'''
+""",
+)
+
+
+def replace_between(text, first, until, new):
+    """text with [first, until) replaced by new (until itself kept)."""
+    i = text.index(first)
+    j = text.index(until, i)
+    return text[:i] + new + text[j:]
+
+
+def ws_kernel(module):
+    """_wspp_decode_kernel's source, from the module's _pp_decode_kernel."""
+    start = module.index("@gluon.jit\ndef _pp_decode_kernel(")
+    end = module.index("\n\n\n@gluon.jit\ndef _pp_row_sum(")
+    k = module[start:end].replace("def _pp_decode_kernel(", "def _wspp_decode_kernel(")
+    first, until, new = DOC
+    i = k.index(first)
+    k = k[:i] + new + k[k.index(until, i) + len(until) :]
+    k = replace_between(k, GATHER[0], GATHER[1], GATHER[2])
+    return replace_between(k, FORK[0], FORK[1], FORK[2])
+
 
 EDITS = [
     (
@@ -269,10 +211,6 @@ EDITS = [
         '    "pp_h64_t16_k1_w8_s2": Config("pp", 64, 16, 1, 8, 2, False),\n'
         '    "pp_h64_t16_k2_w8_s2": Config("pp", 64, 16, 2, 8, 2, False),\n'
         '    "pp_h64_t16_k8_w8_s2": Config("pp", 64, 16, 8, 8, 2, False),\n',
-    ),
-    (
-        "\n\n@gluon.jit\ndef _pp_row_sum(",
-        KERNEL + "\n@gluon.jit\ndef _pp_row_sum(",
     ),
     (
         """    options = dict(num_warps=c.num_warps)
@@ -293,29 +231,13 @@ EDITS = [
 
 
 def main():
-    base = os.path.join(HERE, "base")
-    shutil.rmtree(base, ignore_errors=True)
-    os.makedirs(base)
-    for f in FILES:
-        text = subprocess.run(
-            ["git", "show", f"5af65b3:kernels/sm120/{f}"],
-            check=True,
-            capture_output=True,
-            text=True,
-            cwd=HERE,
-        ).stdout
-        with open(os.path.join(base, f), "w") as out:
-            out.write(text)
-    ws = os.path.join(HERE, "ws")
-    shutil.rmtree(ws, ignore_errors=True)
-    shutil.copytree(base, ws)
-    path = os.path.join(ws, "sparse_mla_mma.py")
-    text = open(path).read()
-    for old, new in EDITS:
-        assert text.count(old) == 1, (old[:60], text.count(old))
-        text = text.replace(old, new)
-    with open(path, "w") as out:
-        out.write(text)
+    base = copies.base(HERE)
+    with open(os.path.join(base, copies.MODULE)) as f:
+        module = f.read()
+    # The partitions and the kernel go in before _pp_row_sum.
+    kernel = PARTITIONS + ws_kernel(module) + "\n\n"
+    at = "\n\n@gluon.jit\ndef _pp_row_sum("
+    copies.edited(HERE, "ws", EDITS + [(at, kernel + at[1:])])
     print("prepared base, ws")
 
 

@@ -3,21 +3,30 @@ consumers: a producer partition (4 warps, 40 registers by setmaxnreg)
 storing bf16 tiles into shared memory and an mbarrier pair handing them to
 a default partition (4 warps) that runs mma_v2 on them. For each compute
 capability given, in a process of its own (LLVM aborts the process when it
-cannot select an instruction): Triton 3.6's compile, then ptxas (or
-ptxas-blackwell from sm_100) on its PTX, and the SASS's USETMAXREG, HMMA
-and SYNCS (mbarrier) counts. No GPU needed.
+cannot select an instruction): Triton 3.6's compile (which runs the
+target's ptxas, ptxas-blackwell from sm_100), and the SASS's USETMAXREG,
+HMMA and SYNCS (mbarrier) counts, through calib's helpers. No GPU needed.
 
     python3 lab/wsprobe/probe.py 80,86,89,90,120
 """
 
-import os, re, subprocess, sys, tempfile
-import triton
-from triton.backends.compiler import GPUTarget
+import os
+import subprocess
+import sys
+
+ROOT = os.path.normpath(
+    os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+)
+sys.path.insert(0, os.path.join(ROOT, "calib"))
+import triton  # noqa: E402
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.ampere import mma_v2
 from triton.experimental.gluon.language.nvidia.hopper import mbarrier
 from triton.experimental.gluon._runtime import GluonASTSource
+
+import sass as S  # noqa: E402
+from calibrate import compile_logged, ptxas_usage  # noqa: E402
 
 
 @gluon.jit
@@ -72,7 +81,7 @@ def k(X, Out, n):
     )
 
 
-BIN = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin")
+S.BIN = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin")
 
 
 def probe(cap):
@@ -80,42 +89,18 @@ def probe(cap):
         fn=k, signature={"X": "*bf16", "Out": "*fp32", "n": "i32"}, constexprs={}
     )
     try:
-        ck = triton.compile(
-            src, target=GPUTarget("cuda", cap, 32), options=dict(num_warps=4)
-        )
+        # Triton runs the target's ptxas itself: a refusal of either lands here.
+        ck, log = compile_logged(src, cap, dict(num_warps=4))
     except Exception as e:
-        print(f"sm_{cap}: Triton refuses: {' '.join(str(e).split())[-200:]}")
+        print(f"sm_{cap}: refused: {' '.join(str(e).split())[-200:]}")
         return
     ptx = ck.asm["ptx"]
-    arch = re.search(r"^\.target\s+(\S+)", ptx, re.M).group(1)
-    ptxas = os.path.join(BIN, "ptxas-blackwell" if cap >= 100 else "ptxas")
-    with tempfile.TemporaryDirectory() as d:
-        p = os.path.join(d, "k.ptx")
-        open(p, "w").write(ptx)
-        r = subprocess.run(
-            [ptxas, "-v", f"--gpu-name={arch}", p, "-o", p + ".cubin"],
-            capture_output=True,
-            text=True,
-        )
-        sass = (
-            subprocess.run(
-                [os.path.join(BIN, "cuobjdump"), "-sass", p + ".cubin"],
-                capture_output=True,
-                text=True,
-            ).stdout
-            if r.returncode == 0
-            else ""
-        )
-    if r.returncode:
-        print(
-            f"sm_{cap}: {os.path.basename(ptxas)} refuses {arch}: {r.stderr.strip().splitlines()[-1][:200]}"
-        )
-        return
-    regs = re.findall(r"Used \d+ registers", r.stderr)
+    use = ptxas_usage(ptx, cap, log)
+    sass = "\n".join(S.disassemble(ck.asm["cubin"])[0])
     print(
-        f"sm_{cap}: {arch} compiles; setmaxnreg in PTX {ptx.count('setmaxnreg')}, "
+        f"sm_{cap}: {use['arch']} compiles; setmaxnreg in PTX {ptx.count('setmaxnreg')}, "
         f"SASS USETMAXREG {sass.count('SETMAXREG')}, HMMA {sass.count('HMMA')}, "
-        f"SYNCS {sass.count('SYNCS')}, {' '.join(regs)}"
+        f"SYNCS {sass.count('SYNCS')}, {use['regs']} registers"
     )
 
 
