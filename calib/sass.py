@@ -148,6 +148,8 @@ def decode_job(module, tile, whole_call=False):
         halves = tile["block_t"] == module._PP_HALVES_BLOCK_T
         constexprs["SUBTILES"] = 2 if halves else 1
         options = {"num_warps": tile["num_warps"]}
+        if hasattr(module, "_PP_MAXNREG"):
+            options["maxnreg"] = module._PP_MAXNREG
     if family == "ws":
         # The Gluon kernel: stages are its K buffers, and it is launched at a
         # fixed register count that setmaxnreg divides between partitions.

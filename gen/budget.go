@@ -254,14 +254,9 @@ var compilerQuirks = []struct {
 	{"sm_90", mmaTile(64, 64, 8, 1, 1), "8 B", "measured with Triton 3.6.0; the same tile with SPLIT_K 4, 16 or 32, or with 2 stages, compiles clean (calib/REPORT.md)"},
 	{"sm_120", mmaTile(16, 16, 4, 1, 1), "4 B", "measured with Triton 3.6.0 (ptxas-blackwell); SPLIT_K > 1 and 2 stages compile clean"},
 	{"sm_100", mmaTile(64, 16, 8, 1, 1), "8 B", "measured with Triton 3.6.0 (ptxas-blackwell), in the whole call; SPLIT_K > 1 compiles clean"},
-	// The cache read as bytes: the e4m3 decoding's integer temporaries.
-	{"sm_80", func(v Variant) bool {
-		return mmaTile(16, 32, 4, 0, 0)(v) && (v.SplitK > 1 || v.NumStages == 1)
-	}, "256-324 B", "measured with Triton 3.6.0 (ptxas 12.8) on the bytes path; SPLIT_K 1 with 2 stages, 16-token tiles and 8 warps compile clean, and sm_86 does not spill"},
 	// The pipelined family, its raw tile carried as 32-bit words.
-	{"sm_80", ppTile(PPTile{64, 32, 8, 2}), "28 B", "measured with Triton 3.6.0 (ptxas 12.8) on the bytes path, with Q's two column groups in registers; one buffer set compiles clean"},
 	{"sm_100", func(v Variant) bool { return ppTile(PPTile{64, 32, 8, 2})(v) && v.SplitK == 1 }, "24 B", "measured with Triton 3.6.0 (ptxas-blackwell for sm_100a), with Q's two column groups in registers; SPLIT_K > 1 and one buffer set compile clean"},
-	{"sm_80", ppTile(PPTile{64, 64, 8, 1}), "84 B", "measured with Triton 3.6.0 (ptxas 12.8) on the bytes path; the 32-token tile in two halves compiles clean"},
+	{"sm_80", ppTile(PPTile{64, 64, 8, 1}), "88 B", "measured with Triton 3.6.0 (ptxas 12.8) on the bytes path; the 32-token tile in two halves compiles clean"},
 	{"sm_100", ppTile(PPTile{64, 64, 8, 1}), "64 B", "measured with Triton 3.6.0 (ptxas-blackwell for sm_100a); the 32-token tile in two halves compiles clean"},
 }
 

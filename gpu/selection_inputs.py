@@ -47,7 +47,10 @@ the harness's results format:
 * lab/heads (2026-12-02, after the day's last kernel change): every
   candidate configuration of both modules per cache at H 64, 32 and 16,
   batches 1, 16, 64 and 128, with its checks; its rows replace the older
-  ones of the same configuration and shape.
+  ones of the same configuration and shape;
+* lab/e4m3 (2026-12-02, fourth session): lab/heads's second call (the
+  sm_86 and sm_80 modules) run again after their e4m3 conversion became
+  cheaper; the byte-reading targets' tables come from it.
 
 The targets no lent GPU has (sm_89, sm_86, sm_80) get selections from H200
 runs of a module whose kernel code is theirs, with DISABLE_MMA_V3=1 (so the
@@ -71,6 +74,9 @@ OUT = os.path.join(ROOT, "gpu", "results")
 RUN = "gpu/results/2026-12-02-h200"
 WORDS = "lab/words/results"
 HEADS = "lab/heads/results"
+# The byte-reading modules (sm_86, sm_80) re-timed after their e4m3
+# conversion changed (lab/heads's second call, run again by lab/e4m3).
+BYTES = "lab/e4m3/results"
 PP_LAB = re.compile(r"^pp_h(\d+)_t(\d+)_k(\d+)_w(\d+)_b(\d)_c2(_s2)?$")
 
 
@@ -287,10 +293,12 @@ def proxy(target, timings, check_files, note):
 def proxies():
     """sm_89's selection from the sm_120 module's lab/heads rows (the two
     modules' kernel code is the same, Triton having e4m3 on both); sm_86's
-    and sm_80's from lab/heads's second call (one kernel code, reading the
-    cache as bytes): sm_86's module's rows, and for sm_80 the same beside
-    its own batch-1 candidates."""
-    heads2 = f"{HEADS}2"
+    and sm_80's from lab/heads's second call as lab/e4m3 re-ran it (one
+    kernel code, reading the cache as bytes): sm_86's module's rows, and for
+    sm_80 the same beside its own candidates (two-stage batch-1 ones, and
+    the 64-head pipelined tile with two buffer sets, which only its shared
+    memory holds)."""
+    heads2 = BYTES
     sm86 = [f"{heads2}/time-sm86-pp.json", f"{heads2}/time-sm86-mma.json"]
     sm86_check = [f"{heads2}/check-sm86.json"]
     return (
@@ -318,10 +326,11 @@ def proxies():
             "sm80",
             proxy(
                 "sm_80",
-                sm86 + [f"{heads2}/time-sm80-mma.json"],
+                sm86 + [f"{heads2}/time-sm80-mma.json", f"{heads2}/time-sm80-pp.json"],
                 sm86_check + [f"{heads2}/check-sm80.json"],
                 f"{heads2}: the sm_80 module on the H200 (DISABLE_MMA_V3=1) for its "
-                "two-stage batch-1 candidates, and the sm_86 module's rows (the same "
+                "two-stage batch-1 candidates and its two-buffer-set 64-head pipelined "
+                "ones, and the sm_86 module's rows (the same "
                 "kernel code; select keeps the configurations sm_80 has); not "
                 "measured on an sm_80 GPU",
             ),

@@ -1,5 +1,5 @@
 """Module copies for the lab's experiments (not checked in): a commit's
-sm_120 module as a folder of its own, and copies of a folder with a patch
+module (sm_120's unless told) as a folder of its own, and copies of a folder with a patch
 or with text edits made in its module. Each lab folder's prepare.py calls
 these; its device script carries the folders to the GPU.
 """
@@ -12,12 +12,12 @@ FILES = ("sparse_mla_mma.py", "harness.py", "simt_baseline.py")
 MODULE = "sparse_mla_mma.py"
 
 
-def base(here, commit="5af65b3", name="base"):
-    """here/name: commit's kernels/sm120 module, harness and baseline."""
+def base(here, commit="5af65b3", name="base", target="sm120"):
+    """here/name: commit's kernels/<target> module, harness and baseline."""
     d = _fresh(here, name)
     for f in FILES:
         text = subprocess.run(
-            ["git", "show", f"{commit}:kernels/sm120/{f}"],
+            ["git", "show", f"{commit}:kernels/{target}/{f}"],
             check=True,
             capture_output=True,
             text=True,

@@ -37,20 +37,30 @@ LOG2E = tl.constexpr(_LOG2E)
 
 
 @triton.jit
+def _e4m3_word_to_f32(w, j: tl.constexpr):
+    """The fp32 value of byte j of each word of w (int32), an e4m3fn value,
+    exactly."""
+    # The byte's sign goes to fp32's bit 31 and its other 7 bits to bit 20,
+    # where they fill fp32's exponent and mantissa fields 127 - 7 = 120 short
+    # of its bias: read as fp32 the word is the value times 2^-120, an e4m3
+    # subnormal landing as an fp32 one, so one multiply by 2^120 makes it
+    # exact without a branch for exponent 0 (the multiply keeps subnormal
+    # inputs: Triton does not flush them).
+    if j == 3:
+        sign = w & -0x80000000
+        mag = (w >> 4) & 0x07F00000
+    else:
+        sign = (w << (24 - 8 * j)) & -0x80000000
+        mag = (w << (20 - 8 * j)) & 0x07F00000
+    # 1.329227995784916e36 is 2^120 exactly, in fp64 and in fp32.
+    v = (sign | mag).to(tl.float32, bitcast=True) * 1.329227995784916e36
+    return tl.where(mag == 0x07F00000, float("nan"), v)
+
+
+@triton.jit
 def _e4m3_to_f32(x):
     """The fp32 value of each e4m3fn byte of x (uint8), exactly."""
-    b = x.to(tl.int32)
-    mag = b & 0x7F
-    # Exponent field > 0: the 7 bits placed at fp32's bit 20 put the mantissa
-    # in place and the exponent 127 - 7 = 120 short of fp32's bias.
-    bits = ((b & 0x80) << 24) | ((mag << 20) + (120 << 23))
-    v = bits.to(tl.float32, bitcast=True)
-    # Exponent field 0: the mantissa times 2^-9 (2^-6 for the exponent, 2^-3
-    # for the mantissa's 3 bits), exact in fp32; the signed factor keeps
-    # 0x80 at -0.0, which a negation (0 - x) would not.
-    sub = mag.to(tl.float32) * tl.where(b >= 128, -0.001953125, 0.001953125)
-    v = tl.where(mag < 8, sub, v)
-    return tl.where(mag == 0x7F, float("nan"), v)
+    return _e4m3_word_to_f32(x.to(tl.int32), 0)
 
 
 @triton.jit

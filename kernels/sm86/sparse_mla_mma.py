@@ -61,10 +61,15 @@ _PP_HALVES_BLOCK_T = 32
 # shared memory every tile: the 64-head kernel is bound by feeding mma.sync
 # from shared memory.
 _PP_Q_REG_GROUPS = gl.constexpr(2)
+# The register bound given to ptxas. Left to itself it may cap a kernel
+# whose need is a little over 128 registers at 128, spilling, for two
+# programs an SM that this family's shared memory never lets in (the
+# 16-head tiles on the bytes path); an explicit bound turns that off.
+_PP_MAXNREG = 255
 
 TARGET = "sm_86"
 # Triton has fp8 e4m3 on sm_86: it has not, so the kernels read the cache
-# as bytes and build each value from its bits (_e4m3_to_f32).
+# as bytes and build each value from its bits (_e4m3_word_to_f32).
 _FP8 = False
 
 # A configuration: the kernel family that runs it ("mma": the Triton tl.dot
@@ -125,8 +130,8 @@ TOPK_BOUNDS = (512, None)
 SELECTION = (
     (  # heads <= 16
         (  # batch <= 1: topk <= 512, any
-            "mma_h16_t16_k32_w8_s1",
-            "pp_h16_t64_k32_w8_s1",
+            "mma_h16_t16_k32_w4_s1",
+            "mma_h16_t32_k32_w4_s1",
         ),
         (  # batch <= 16: topk <= 512, any
             "pp_h16_t64_k8_w8_s1",
@@ -144,7 +149,7 @@ SELECTION = (
     (  # heads any
         (  # batch <= 1: topk <= 512, any
             "mma_h16_t16_k32_w4_s1",
-            "pp_h16_t64_k32_w8_s1",
+            "mma_h16_t32_k32_w4_s1",
         ),
         (  # batch <= 16: topk <= 512, any
             "pp_h64_t32_k8_w8_s1",
@@ -166,8 +171,8 @@ FULL_TOPK_BOUNDS = (512, None)
 FULL_SELECTION = (
     (  # heads <= 16
         (  # batch <= 1: tokens <= 512, any
-            "mma_h16_t16_k32_w8_s1",
-            "pp_h16_t64_k32_w8_s1",
+            "mma_h16_t16_k32_w4_s1",
+            "mma_h16_t32_k32_w4_s1",
         ),
         (  # batch <= 16: tokens <= 512, any
             "pp_h16_t64_k8_w8_s1",
@@ -185,7 +190,7 @@ FULL_SELECTION = (
     (  # heads any
         (  # batch <= 1: tokens <= 512, any
             "mma_h16_t16_k32_w4_s1",
-            "pp_h16_t64_k32_w8_s1",
+            "mma_h16_t32_k32_w4_s1",
         ),
         (  # batch <= 16: tokens <= 512, any
             "pp_h64_t32_k8_w8_s1",
@@ -226,20 +231,30 @@ def select_full(heads, batch, tokens):
 
 
 @triton.jit
+def _e4m3_word_to_f32(w, j: tl.constexpr):
+    """The fp32 value of byte j of each word of w (int32), an e4m3fn value,
+    exactly."""
+    # The byte's sign goes to fp32's bit 31 and its other 7 bits to bit 20,
+    # where they fill fp32's exponent and mantissa fields 127 - 7 = 120 short
+    # of its bias: read as fp32 the word is the value times 2^-120, an e4m3
+    # subnormal landing as an fp32 one, so one multiply by 2^120 makes it
+    # exact without a branch for exponent 0 (the multiply keeps subnormal
+    # inputs: Triton does not flush them).
+    if j == 3:
+        sign = w & -0x80000000
+        mag = (w >> 4) & 0x07F00000
+    else:
+        sign = (w << (24 - 8 * j)) & -0x80000000
+        mag = (w << (20 - 8 * j)) & 0x07F00000
+    # 1.329227995784916e36 is 2^120 exactly, in fp64 and in fp32.
+    v = (sign | mag).to(tl.float32, bitcast=True) * 1.329227995784916e36
+    return tl.where(mag == 0x07F00000, float("nan"), v)
+
+
+@triton.jit
 def _e4m3_to_f32(x):
     """The fp32 value of each e4m3fn byte of x (uint8), exactly."""
-    b = x.to(tl.int32)
-    mag = b & 0x7F
-    # Exponent field > 0: the 7 bits placed at fp32's bit 20 put the mantissa
-    # in place and the exponent 127 - 7 = 120 short of fp32's bias.
-    bits = ((b & 0x80) << 24) | ((mag << 20) + (120 << 23))
-    v = bits.to(tl.float32, bitcast=True)
-    # Exponent field 0: the mantissa times 2^-9 (2^-6 for the exponent, 2^-3
-    # for the mantissa's 3 bits), exact in fp32; the signed factor keeps
-    # 0x80 at -0.0, which a negation (0 - x) would not.
-    sub = mag.to(tl.float32) * tl.where(b >= 128, -0.001953125, 0.001953125)
-    v = tl.where(mag < 8, sub, v)
-    return tl.where(mag == 0x7F, float("nan"), v)
+    return _e4m3_word_to_f32(x.to(tl.int32), 0)
 
 
 @triton.jit
@@ -707,20 +722,24 @@ def _gl_sink_weight(lse2, Sink, heads, head_ok):
 
 
 @gluon.jit
-def _gl_e4m3_to_f32(x):
-    """The fp32 value of each e4m3fn byte of x (uint8), exactly."""
-    b = x.to(gl.int32)
-    mag = b & 0x7F
-    # Exponent field > 0: the 7 bits placed at fp32's bit 20 put the mantissa
-    # in place and the exponent 127 - 7 = 120 short of fp32's bias.
-    bits = ((b & 0x80) << 24) | ((mag << 20) + (120 << 23))
-    v = bits.to(gl.float32, bitcast=True)
-    # Exponent field 0: the mantissa times 2^-9 (2^-6 for the exponent, 2^-3
-    # for the mantissa's 3 bits), exact in fp32; the signed factor keeps
-    # 0x80 at -0.0, which a negation (0 - x) would not.
-    sub = mag.to(gl.float32) * gl.where(b >= 128, -0.001953125, 0.001953125)
-    v = gl.where(mag < 8, sub, v)
-    return gl.where(mag == 0x7F, float("nan"), v)
+def _gl_e4m3_word_to_f32(w, j: gl.constexpr):
+    """The fp32 value of byte j of each word of w (int32), an e4m3fn value,
+    exactly."""
+    # The byte's sign goes to fp32's bit 31 and its other 7 bits to bit 20,
+    # where they fill fp32's exponent and mantissa fields 127 - 7 = 120 short
+    # of its bias: read as fp32 the word is the value times 2^-120, an e4m3
+    # subnormal landing as an fp32 one, so one multiply by 2^120 makes it
+    # exact without a branch for exponent 0 (the multiply keeps subnormal
+    # inputs: Triton does not flush them).
+    if j == 3:
+        sign = w & -0x80000000
+        mag = (w >> 4) & 0x07F00000
+    else:
+        sign = (w << (24 - 8 * j)) & -0x80000000
+        mag = (w << (20 - 8 * j)) & 0x07F00000
+    # 1.329227995784916e36 is 2^120 exactly, in fp64 and in fp32.
+    v = (sign | mag).to(gl.float32, bitcast=True) * 1.329227995784916e36
+    return gl.where(mag == 0x07F00000, float("nan"), v)
 
 
 @gluon.jit
@@ -823,8 +842,7 @@ def _pp_fetch(
 @gluon.jit
 def _pp_byte(w, j: gl.constexpr, scale):
     """Byte j of each word of w, an e4m3 value, times its token's scale, as bf16."""
-    b = ((w >> (8 * j)) & 0xFF).to(gl.uint8)
-    v = _gl_e4m3_to_f32(b)
+    v = _gl_e4m3_word_to_f32(w, j)
     return (v * scale).to(gl.bfloat16)
 
 
@@ -2465,7 +2483,7 @@ def _pp_launches(plan, c, fixed, bind, constexprs):
         NUM_BUFS=c.num_stages,
         SUBTILES=2 if c.block_t == _PP_HALVES_BLOCK_T else 1,
     )
-    options = dict(num_warps=c.num_warps)
+    options = dict(num_warps=c.num_warps, maxnreg=_PP_MAXNREG)
     decode = _Kernel(_pp_decode_kernel, grid, fixed, bind, constexprs, options)
     if c.split_k == 1:
         return [decode]

@@ -542,12 +542,14 @@ def check_full(run, case, gen, device):
     return {"case": case[0], **compare_full(out, lse, ref)}
 
 
-# The dequantisation probe: the module's own e4m3 conversion of every byte
-# (a jit function of the bundle's where Triton has no fp8 e4m3 on the
-# target; Triton's conversion where it has) times every UE8M0 scale, in
-# fp32, as the kernels compute it before they round to bf16 (with the same
-# conversion either way).
+# The dequantisation probe: the module's own e4m3 conversions of every byte
+# (jit functions of the bundle's where Triton has no fp8 e4m3 on the target:
+# byte by byte, as the tl.dot kernels read the cache, and byte j of a 32-bit
+# word, as the pipelined kernels do, in Triton and in Gluon; Triton's own
+# conversion where it has) times every UE8M0 scale, in fp32, as the kernels
+# compute it before they round to bf16.
 E4M3_TO_F32 = None
+E4M3_WORD_TO_F32 = None
 
 
 @triton.jit
@@ -556,40 +558,98 @@ def _fp8_to_f32(x):
 
 
 @triton.jit
-def _dequant_probe(X, E, Out, n, BLOCK: tl.constexpr):
+def _dequant_probe(X, E, Out, n, J: tl.constexpr, BLOCK: tl.constexpr):
     i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     ok = i < n
     e = tl.load(E + i, mask=ok, other=0).to(tl.int32)
     scale = (e << 23).to(tl.float32, bitcast=True)
-    tl.store(Out + i, E4M3_TO_F32(tl.load(X + i, mask=ok)) * scale, mask=ok)
+    x = tl.load(X + i, mask=ok)
+    if J < 0:
+        v = E4M3_TO_F32(x)
+    else:
+        v = E4M3_WORD_TO_F32(x, J)
+    tl.store(Out + i, v * scale, mask=ok)
+
+
+def _gl_dequant_probe():
+    """The Gluon probe kernel, defined on first use: Gluon is imported only
+    where the module has a Gluon conversion to probe."""
+    from triton.experimental import gluon
+    from triton.experimental.gluon import language as gl
+
+    @gluon.jit
+    def probe(X, E, Out, n, J: gl.constexpr, BLOCK: gl.constexpr):
+        lay: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
+        i = gl.program_id(0) * BLOCK + gl.arange(0, BLOCK, layout=lay)
+        ok = i < n
+        e = gl.load(E + i, mask=ok, other=0).to(gl.int32)
+        scale = (e << 23).to(gl.float32, bitcast=True)
+        v = GL_E4M3_WORD_TO_F32(gl.load(X + i, mask=ok, other=0), J)
+        gl.store(Out + i, v * scale, mask=ok)
+
+    return probe
+
+
+GL_E4M3_WORD_TO_F32 = None
 
 
 def check_dequant(bundle, device):
-    """Every e4m3 byte at every scale exponent (0-255) through the module's
-    dequantisation against torch's float8_e4m3fn conversion times the same
-    scale: the number of fp32 values whose bits differ (NaN counts as equal
-    to NaN)."""
-    global E4M3_TO_F32
+    """Every e4m3 byte at every scale exponent (0-255) through each of the
+    module's dequantisations against torch's float8_e4m3fn conversion times
+    the same scale: the number of fp32 values whose bits differ (NaN counts
+    as equal to NaN). The word conversions see each byte at each of the 4
+    positions of a word whose other bytes are random, so a byte that leaks
+    into its neighbour's value shows."""
+    global E4M3_TO_F32, E4M3_WORD_TO_F32, GL_E4M3_WORD_TO_F32
     fp8 = getattr(bundle, "_FP8", True)
-    E4M3_TO_F32 = _fp8_to_f32 if fp8 else bundle._e4m3_to_f32
-    byte = torch.arange(256, dtype=torch.int32).repeat(256).to(torch.uint8)
+    byte = torch.arange(256, dtype=torch.int32).repeat(256)
     exp = torch.arange(256, dtype=torch.int32).repeat_interleave(256)
-    want = byte.view(torch.float8_e4m3fn).float() * (exp << 23).view(torch.float32)
-    x = byte.to(device)
-    x = x.view(torch.float8_e4m3fn) if fp8 else x
-    got = torch.empty(byte.shape, dtype=torch.float32, device=device)
+    want = byte.to(torch.uint8).view(torch.float8_e4m3fn).float()
+    want = want * (exp << 23).view(torch.float32)
+    e = exp.to(torch.uint8).to(device)
+    gen = torch.Generator().manual_seed(5)
+    junk = torch.randint(-(1 << 31), 1 << 31, byte.shape, generator=gen)
+    # (name, kernel, input, J): J < 0 is the byte conversion.
+    probes = []
+    if fp8:
+        E4M3_TO_F32 = _fp8_to_f32
+        x = byte.to(torch.uint8).to(device).view(torch.float8_e4m3fn)
+        probes.append(("Triton fp8e4nv", _dequant_probe, x, -1))
+    else:
+        E4M3_TO_F32 = bundle._e4m3_to_f32
+        E4M3_WORD_TO_F32 = bundle._e4m3_word_to_f32
+        x = byte.to(torch.uint8).to(device)
+        probes.append(("_e4m3_to_f32", _dequant_probe, x, -1))
+        words = []
+        for j in range(4):
+            keep = ~(0xFF << (8 * j))
+            w = ((junk & keep) | (byte << (8 * j))).to(torch.int32)
+            words.append(w.to(device))
+            probes.append((f"_e4m3_word_to_f32 byte {j}", _dequant_probe, words[j], j))
+        if device.type == "cuda":
+            GL_E4M3_WORD_TO_F32 = bundle._gl_e4m3_word_to_f32
+            gl_probe = _gl_dequant_probe()
+            for j in range(4):
+                probes.append((f"_gl_e4m3_word_to_f32 byte {j}", gl_probe, words[j], j))
+    rows = []
     block = 1024
-    _dequant_probe[(triton.cdiv(byte.numel(), block),)](
-        x, exp.to(torch.uint8).to(device), got, byte.numel(), BLOCK=block
-    )
-    got = got.cpu()
-    both_nan = torch.isnan(got) & torch.isnan(want)
-    wrong = (got.view(torch.int32) != want.view(torch.int32)) & ~both_nan
+    for name, kernel, x, j in probes:
+        got = torch.empty(byte.shape, dtype=torch.float32, device=device)
+        grid = (triton.cdiv(byte.numel(), block),)
+        if kernel is _dequant_probe:
+            kernel[grid](x, e, got, byte.numel(), J=j, BLOCK=block)
+        else:
+            kernel[grid](x, e, got, byte.numel(), J=j, BLOCK=block, num_warps=4)
+        got = got.cpu()
+        both_nan = torch.isnan(got) & torch.isnan(want)
+        wrong = (got.view(torch.int32) != want.view(torch.int32)) & ~both_nan
+        rows.append({"path": name, "values": byte.numel(), "wrong": int(wrong.sum())})
     return {
-        "values": byte.numel(),
-        "path": "Triton fp8e4nv" if fp8 else "bytes (_e4m3_to_f32)",
-        "wrong": int(wrong.sum()),
-        "passed": not bool(wrong.any()),
+        "values": sum(r["values"] for r in rows),
+        "path": ", ".join(r["path"] for r in rows),
+        "paths": rows,
+        "wrong": sum(r["wrong"] for r in rows),
+        "passed": all(r["wrong"] == 0 for r in rows),
     }
 
 
