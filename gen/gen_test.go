@@ -221,7 +221,7 @@ func TestBundleFamilies(t *testing.T) {
 	ppCode := []string{"from triton.experimental.gluon.language.nvidia.ampere import mma_v2", "def _pp_decode_kernel(",
 		"def _pp_launches(", `"pp": _Family(_pp_launches, None, "bfloat16")`}
 	gluonCode := []string{"from triton.experimental import gluon", "def _combine_bf16_kernel(", "def _gl_tile_source("}
-	bytesCode := []string{"_FP8 = False", "def _e4m3_to_f32(x):"}
+	bytesCode := []string{"_FP8 = False", "def _e4m3_to_f32(x):", "def _e4m3_word_to_f32(w, j: tl.constexpr):", "def _gl_e4m3_word_to_f32(w, j: gl.constexpr):"}
 	for _, tc := range []struct {
 		name                string
 		s                   Sweep
