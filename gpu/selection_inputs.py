@@ -298,9 +298,8 @@ def proxies():
     sm_80 the same beside its own candidates (two-stage batch-1 ones, and
     the 64-head pipelined tile with two buffer sets, which only its shared
     memory holds)."""
-    heads2 = BYTES
-    sm86 = [f"{heads2}/time-sm86-pp.json", f"{heads2}/time-sm86-mma.json"]
-    sm86_check = [f"{heads2}/check-sm86.json"]
+    sm86 = [f"{BYTES}/time-sm86-pp.json", f"{BYTES}/time-sm86-mma.json"]
+    sm86_check = [f"{BYTES}/check-sm86.json"]
     return (
         (
             "sm89",
@@ -318,7 +317,7 @@ def proxies():
                 "sm_86",
                 sm86,
                 sm86_check,
-                f"{heads2}: the sm_86 module on the H200 (DISABLE_MMA_V3=1); not "
+                f"{BYTES}: the sm_86 module on the H200 (DISABLE_MMA_V3=1); not "
                 "measured on an sm_86 GPU",
             ),
         ),
@@ -326,9 +325,9 @@ def proxies():
             "sm80",
             proxy(
                 "sm_80",
-                sm86 + [f"{heads2}/time-sm80-mma.json", f"{heads2}/time-sm80-pp.json"],
-                sm86_check + [f"{heads2}/check-sm80.json"],
-                f"{heads2}: the sm_80 module on the H200 (DISABLE_MMA_V3=1) for its "
+                sm86 + [f"{BYTES}/time-sm80-mma.json", f"{BYTES}/time-sm80-pp.json"],
+                sm86_check + [f"{BYTES}/check-sm80.json"],
+                f"{BYTES}: the sm_80 module on the H200 (DISABLE_MMA_V3=1) for its "
                 "two-stage batch-1 candidates and its two-buffer-set 64-head pipelined "
                 "ones, and the sm_86 module's rows (the same "
                 "kernel code; select keeps the configurations sm_80 has); not "

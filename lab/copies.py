@@ -1,7 +1,8 @@
 """Module copies for the lab's experiments (not checked in): a commit's
-module (sm_120's unless told) as a folder of its own, and copies of a folder with a patch
-or with text edits made in its module. Each lab folder's prepare.py calls
-these; its device script carries the folders to the GPU.
+module (sm_120's unless told) as a folder of its own, and copies of a
+folder with a patch or with text edits made in its module. Each lab
+folder's prepare.py calls these; its device script carries the folders to
+the GPU.
 """
 
 import os
