@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # A/B timing of copies of the sm_120 module on the lent GPU, the way
-# lab/qreg, lab/pvw, lab/chains and lab/ablate ran: 64-head pipelined
-# configurations ($V), DISABLE_MMA_V3=1, correctness of every copy but the
-# first (unless CHECK=0: copies whose results are wrong by design),
+# lab/qreg, lab/pvw, lab/chains, lab/ablate and lab/regs ran: pipelined
+# configurations ($V, 64-head ones unless told) at $HEADS heads (64 unless
+# told), DISABLE_MMA_V3=1, correctness of every copy but the first
+# (unless CHECK=0: copies whose results are wrong by design),
 # Triton's cache filled by one process a copy, then two timing passes, one
 # process at a time, and the faster of the two per shape against the first
 # copy. From the repository root:
@@ -18,7 +19,7 @@ rm -rf "$W"; mkdir -p "$OUT" "$W"
 export PYTHONUNBUFFERED=1
 V=${V:-pp_h64_t32_k1_w8_s1,pp_h64_t32_k2_w8_s1,pp_h64_t32_k8_w8_s1}
 CHECK=${CHECK:-1}
-T=(--heads 64 --batches "${BATCHES:-16,64,128}" --topks 512,2048 --no-whole-call --peers none)
+T=(--heads "${HEADS:-64}" --batches "${BATCHES:-16,64,128}" --topks 512,2048 --no-whole-call --peers none)
 run() { env DISABLE_MMA_V3=1 TRITON_CACHE_DIR=/tmp/c-$1 python3 $2/$1/harness.py "${@:3}"; }
 for n in $([ "$CHECK" = 1 ] && echo "${MODS[@]:1}"); do
   (run $n $DIR --variants "$V" --no-timing --out "$W/$n-check.json" >"$W/$n-check.log" 2>&1; echo "$n check exit $?" >>"$W/exits.txt") &
