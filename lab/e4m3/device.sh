@@ -5,9 +5,11 @@
 # 1. every check (the dequantisation probe's Triton and Gluon paths
 #    included) of the sm_86 module's candidates and the sm_80 module's own,
 #    while Triton's caches fill;
-# 2. the shipped route (--variants selected: the same selection table in
-#    both) of old/ (before) and kernels/sm86 (after) at H 64, 32, 16, topk
-#    512 and 2048, B 1, 16, 64, 128, two passes each, alternating;
+# 2. the shipped route (--variants selected) of old/ (before) and
+#    kernels/sm86 (after) at H 64, 32, 16, topk 512 and 2048, B 1, 16, 64,
+#    128, two passes each, alternating. When it ran both carried db17572's
+#    selection table; kernels/sm86 has carried the table made from step 3
+#    since, so a rerun compares the routes, not the conversions alone;
 # 3. lab/heads's second call's timing of every candidate (the sm_86
 #    module's pipelined family at B 1-128, its tl.dot ones at B 1 and 16,
 #    sm_80's own two-stage ones at B 1 and 16 and its two-buffer-set
