@@ -51,6 +51,10 @@ type ppFamily struct {
 	FP8          bool
 	HalvesBlockT int // PPHalvesBlockT
 	QRegGroups   int // PPQRegGroups
+	// OnePerSM says no two of the family's programs fit one multiprocessor's
+	// shared memory on the target (onePerSM), so the kernel is launched with
+	// every register ptxas may give a thread.
+	OnePerSM bool
 }
 
 // dequantData is the data of the dequantisation fragments in common.tmpl:

@@ -563,3 +563,42 @@ func TestSelectionHeads(t *testing.T) {
 		}
 	}
 }
+
+// The pipelined family takes every register (maxnreg 255) exactly where no
+// two of its programs fit one multiprocessor's shared memory: every
+// mma.sync target, but not sm_100, whose 228 KB hold two 16-head tiles.
+func TestPipelinedRegisterBound(t *testing.T) {
+	const bound = "options = dict(num_warps=c.num_warps, maxnreg=_PP_MAXNREG)"
+	for _, tc := range []struct {
+		target string
+		want   bool
+	}{{"sm_80", true}, {"sm_86", true}, {"sm_89", true}, {"sm_100", false}, {"sm_120", true}} {
+		tg, _ := LookupTarget(tc.target)
+		bundle, err := Bundle(tg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(bundle), "def _pp_launches(") {
+			t.Fatalf("%s: the bundle has no pipelined family", tc.target)
+		}
+		got := strings.Contains(string(bundle), bound) && strings.Contains(string(bundle), "\n_PP_MAXNREG = 255\n")
+		if got != tc.want {
+			t.Errorf("%s: pipelined family launched at maxnreg 255 = %v, want %v", tc.target, got, tc.want)
+		}
+	}
+	sm120, _ := LookupTarget("sm_120") // 101,376 B a program, 102,400 an SM
+	for _, tc := range []struct {
+		smem []int
+		want bool
+	}{
+		{nil, false},
+		{[]int{50176}, false},        // 2 x (50,176 + 1,024) = 102,400: two fit
+		{[]int{50177}, true},         // one byte more: one
+		{[]int{83968, 100352}, true}, // the shipped 16- and 64-head tiles
+		{[]int{83968, 40000}, false}, // a small one could pair up
+	} {
+		if got := onePerSM(sm120, tc.smem); got != tc.want {
+			t.Errorf("onePerSM(sm_120, %v) = %v, want %v", tc.smem, got, tc.want)
+		}
+	}
+}

@@ -170,12 +170,24 @@ func newBundleData(command string, t Target, alone string, configs []Budget, sel
 		case FamilyWS:
 			d.WS = newWSFamily()
 		case FamilyPP:
-			d.PP = &ppFamily{FP8: t.FP8, HalvesBlockT: PPHalvesBlockT, QRegGroups: PPQRegGroups}
+			d.PP = newPPFamily(t, configs)
 		default:
 			d.MMA = &mmaFamily{FP8: t.FP8}
 		}
 	}
 	return d
+}
+
+// newPPFamily is the pipelined family's template data for t, whose pipelined
+// configurations are among budgets.
+func newPPFamily(t Target, budgets []Budget) *ppFamily {
+	var smem []int
+	for _, b := range budgets {
+		if b.Variant.Pipelined && b.Fits {
+			smem = append(smem, b.SmemBytes)
+		}
+	}
+	return &ppFamily{FP8: t.FP8, HalvesBlockT: PPHalvesBlockT, QRegGroups: PPQRegGroups, OnePerSM: onePerSM(t, smem)}
 }
 
 func newVariantsData(command string, s Sweep, budgets []Budget, sel Selection) variantsData {
@@ -185,7 +197,7 @@ func newVariantsData(command string, s Sweep, budgets []Budget, sel Selection) v
 		d.WS = newWSFamily()
 	}
 	if slices.ContainsFunc(budgets, func(b Budget) bool { return b.Variant.Pipelined }) {
-		d.PP = &ppFamily{FP8: s.Target.FP8, HalvesBlockT: PPHalvesBlockT, QRegGroups: PPQRegGroups}
+		d.PP = newPPFamily(s.Target, budgets)
 	}
 	d.FP8 = s.Target.FP8
 	d.PerCache, d.WholeCall = newPyTables("", "topk", sel), newPyTables("", "tokens", sel.ForWholeCall())

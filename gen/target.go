@@ -71,3 +71,23 @@ func LookupTarget(name string) (Target, error) {
 	sort.Strings(names)
 	return Target{}, fmt.Errorf("unknown target %q (known: %s)", name, strings.Join(names, ", "))
 }
+
+// smemReservedPerBlock is the shared memory the driver keeps beside each
+// resident program's own (1 KB on every target here). SmemLimit already
+// leaves out one program's reserve, so a multiprocessor holds SmemLimit +
+// smemReservedPerBlock bytes in all.
+const smemReservedPerBlock = 1024
+
+// onePerSM reports whether none of the programs of the given shared-memory
+// sizes can share a multiprocessor of t with a second one like it (false for
+// none at all). Such a kernel gains nothing from ptxas holding registers
+// back for a second program, and loses where holding back makes it spill.
+func onePerSM(t Target, smem []int) bool {
+	perSM := t.SmemLimit + smemReservedPerBlock
+	for _, s := range smem {
+		if 2*(s+smemReservedPerBlock) <= perSM {
+			return false
+		}
+	}
+	return len(smem) > 0
+}

@@ -50,7 +50,13 @@ the harness's results format:
   ones of the same configuration and shape;
 * lab/e4m3 (2026-12-02, fourth session): lab/heads's second call (the
   sm_86 and sm_80 modules) run again after their e4m3 conversion became
-  cheaper; the byte-reading targets' tables come from it.
+  cheaper; the byte-reading targets' tables come from it;
+* lab/onesm (2026-12-02, fifth session): the sm_120 module after its
+  pipelined family took every register (maxnreg 255, so one program an SM
+  on the H200 as on the card), every candidate per cache at H 64, 32 and
+  16 and as the whole call at H 64 and 16, with their checks; its rows
+  replace the older ones of the same configuration, entry and shape, and
+  sm_89's tables come from them.
 
 The targets no lent GPU has (sm_89, sm_86, sm_80) get selections from H200
 runs of a module whose kernel code is theirs, with DISABLE_MMA_V3=1 (so the
@@ -77,6 +83,10 @@ HEADS = "lab/heads/results"
 # The byte-reading modules (sm_86, sm_80) re-timed after their e4m3
 # conversion changed (lab/heads's second call, run again by lab/e4m3).
 BYTES = "lab/e4m3/results"
+# The sm_120 module with its pipelined family launched at maxnreg 255 (one
+# program an SM, as on an sm_120 or sm_89 card): every candidate per cache
+# and as the whole call (fifth session).
+ONESM = "lab/onesm/results"
 PP_LAB = re.compile(r"^pp_h(\d+)_t(\d+)_k(\d+)_w(\d+)_b(\d)_c2(_s2)?$")
 
 
@@ -265,6 +275,45 @@ def add_heads(out, target):
     return out
 
 
+def timing_key(row):
+    entry = row.get("entry", "per cache")
+    return (entry, row["variant"], row.get("heads"), row["batch"], row["topk"])
+
+
+def add_onesm(out):
+    """lab/onesm's rows of the sm_120 module (per cache and whole call,
+    every candidate, its pipelined family at maxnreg 255) with their
+    checks; they replace the older rows of the same configuration, entry
+    and shape, and every older row of the pipelined family or at a batch it
+    did not time."""
+    new = []
+    for name in ("time", "whole"):
+        run = load(f"{ONESM}/{name}-sm120.json")
+        new += [r for r in run["timing"] if r.get("entry") != "one kernel"]
+        out["correctness"] += checks(run["correctness"])
+    keys = {timing_key(r) for r in new}
+    batches = {r["batch"] for r in new}
+    # The pipelined family's kernels were built differently before (ptxas's
+    # own register bound): none of their older rows stands. Nor do the
+    # other configurations' rows at batches lab/onesm did not time (8 and
+    # 32), where they would be the only candidates.
+    out["timing"] = [
+        r
+        for r in out["timing"]
+        if timing_key(r) not in keys
+        and not r["variant"].startswith("pp_")
+        and r["batch"] in batches
+    ]
+    out["timing"] += new
+    out["correctness"] += checks(load(f"{ONESM}/check-sm120.json")["correctness"])
+    out["note"] += (
+        f"; {ONESM} (the pipelined family at maxnreg 255, one program an SM) "
+        "replaces the older rows of the configurations, entries and shapes it "
+        "timed, and every older row of the pipelined family or at another batch"
+    )
+    return out
+
+
 def proxy(target, timings, check_files, note):
     """A target no lent GPU has, from H200 runs (DISABLE_MMA_V3=1) of
     modules whose kernel code is the target's: every timing and check row of
@@ -291,8 +340,9 @@ def proxy(target, timings, check_files, note):
 
 
 def proxies():
-    """sm_89's selection from the sm_120 module's lab/heads rows (the two
-    modules' kernel code is the same, Triton having e4m3 on both); sm_86's
+    """sm_89's selection from the sm_120 module's lab/onesm rows (the two
+    modules' kernel code is the same, Triton having e4m3 on both, and so is
+    the one program an SM their shared memory allows); sm_86's
     and sm_80's from lab/heads's second call as lab/e4m3 re-ran it (one
     kernel code, reading the cache as bytes): sm_86's module's rows, and for
     sm_80 the same beside its own candidates (two-stage batch-1 ones, and
@@ -305,9 +355,9 @@ def proxies():
             "sm89",
             proxy(
                 "sm_89",
-                [f"{HEADS}/time-sm120.json"],
-                [f"{HEADS}/check-sm120.json"],
-                f"{HEADS}: the sm_120 module on the H200 (DISABLE_MMA_V3=1), whose "
+                [f"{ONESM}/time-sm120.json", f"{ONESM}/whole-sm120.json"],
+                [f"{ONESM}/check-sm120.json"],
+                f"{ONESM}: the sm_120 module on the H200 (DISABLE_MMA_V3=1), whose "
                 "kernel code the sm_89 module shares; not measured on an sm_89 GPU",
             ),
         ),
@@ -343,7 +393,9 @@ def main():
         ("sm90", add_heads(add_run(sm90(), "sm90"), "sm90")),
         (
             "sm120",
-            add_heads(add_words(add_run(sm120(), "sm120", before_words)), "sm120"),
+            add_onesm(
+                add_heads(add_words(add_run(sm120(), "sm120", before_words)), "sm120")
+            ),
         ),
         *proxies(),
     ):

@@ -61,6 +61,13 @@ _PP_HALVES_BLOCK_T = 32
 # shared memory every tile: the 64-head kernel is bound by feeding mma.sync
 # from shared memory.
 _PP_Q_REG_GROUPS = gl.constexpr(2)
+# The register bound given to ptxas. No two of this family's programs fit
+# in one multiprocessor's shared memory on this target, yet left to itself
+# ptxas may hold a kernel to 128 registers for a second one: where the
+# kernel needs a little more it spills (the 16-head tiles on the bytes
+# path), and where it does not it is still a few % slower than with all
+# of them (the 16-head tiles on sm_120).
+_PP_MAXNREG = 255
 
 TARGET = "sm_120"
 # Triton has fp8 e4m3 on sm_120.
@@ -117,8 +124,8 @@ CONFIGS = {
 # >= batch, then the first topk (whole call: tokens) bound >= topk (None: no
 # bound). SELECTION[heads][batch][topk] for the per-cache entry,
 # FULL_SELECTION[heads][batch][tokens of both caches] for the whole call.
-HEAD_BOUNDS = (16, None)
-BATCH_BOUNDS = (1, 8, 16, 32, 64, None)
+HEAD_BOUNDS = (16, 32, None)
+BATCH_BOUNDS = (1, 16, 64, None)
 TOPK_BOUNDS = (512, None)
 SELECTION = (
     (  # heads <= 16
@@ -126,41 +133,43 @@ SELECTION = (
             "mma_h16_t16_k32_w4_s1",
             "mma_h16_t32_k32_w4_s1",
         ),
-        (  # batch <= 8: topk <= 512, any
-            "pp_h16_t64_k8_w8_s1",
-            "pp_h16_t64_k16_w8_s1",
-        ),
         (  # batch <= 16: topk <= 512, any
-            "pp_h16_t64_k8_w8_s1",
-            "pp_h16_t64_k8_w8_s1",
-        ),
-        (  # batch <= 32: topk <= 512, any
             "pp_h16_t64_k8_w8_s1",
             "pp_h16_t64_k8_w8_s1",
         ),
         (  # batch <= 64: topk <= 512, any
             "pp_h16_t64_k2_w8_s1",
-            "pp_h16_t64_k8_w8_s1",
+            "pp_h16_t64_k2_w8_s1",
         ),
         (  # batch any: topk <= 512, any
-            "pp_h16_t64_k2_w8_s1",
-            "pp_h16_t64_k2_w8_s1",
+            "pp_h16_t64_k1_w8_s1",
+            "pp_h16_t64_k1_w8_s1",
         ),
     ),
-    (  # heads any
+    (  # heads <= 32
         (  # batch <= 1: topk <= 512, any
             "mma_h16_t16_k32_w4_s1",
             "mma_h16_t32_k32_w4_s1",
-        ),
-        (  # batch <= 8: topk <= 512, any
-            "pp_h64_t32_k16_w8_s1",
-            "pp_h64_t32_k16_w8_s1",
         ),
         (  # batch <= 16: topk <= 512, any
             "pp_h64_t32_k8_w8_s1",
             "pp_h64_t32_k8_w8_s1",
         ),
-        (  # batch <= 32: topk <= 512, any
+        (  # batch <= 64: topk <= 512, any
+            "pp_h64_t32_k2_w8_s1",
+            "pp_h64_t32_k2_w8_s1",
+        ),
+        (  # batch any: topk <= 512, any
+            "pp_h64_t32_k1_w8_s1",
+            "pp_h64_t32_k1_w8_s1",
+        ),
+    ),
+    (  # heads any
+        (  # batch <= 1: topk <= 512, any
+            "mma_h16_t32_k16_w4_s1",
+            "mma_h16_t32_k32_w4_s1",
+        ),
+        (  # batch <= 16: topk <= 512, any
             "pp_h64_t32_k8_w8_s1",
             "pp_h64_t32_k8_w8_s1",
         ),
@@ -175,7 +184,7 @@ SELECTION = (
     ),
 )
 FULL_HEAD_BOUNDS = (16, None)
-FULL_BATCH_BOUNDS = (1, 8, 16, 32, 64, None)
+FULL_BATCH_BOUNDS = (1, 16, 64, None)
 FULL_TOPK_BOUNDS = (640, None)
 FULL_SELECTION = (
     (  # heads <= 16
@@ -183,16 +192,8 @@ FULL_SELECTION = (
             "mma_h16_t32_k32_w4_s1",
             "pp_h16_t64_k32_w8_s1",
         ),
-        (  # batch <= 8: tokens <= 640, any
-            "pp_h16_t64_k16_w8_s1",
-            "pp_h16_t64_k16_w8_s1",
-        ),
         (  # batch <= 16: tokens <= 640, any
             "pp_h16_t64_k8_w8_s1",
-            "pp_h16_t64_k8_w8_s1",
-        ),
-        (  # batch <= 32: tokens <= 640, any
-            "pp_h16_t64_k2_w8_s1",
             "pp_h16_t64_k8_w8_s1",
         ),
         (  # batch <= 64: tokens <= 640, any
@@ -209,15 +210,7 @@ FULL_SELECTION = (
             "mma_h16_t32_k32_w4_s1",
             "pp_h16_t64_k32_w8_s1",
         ),
-        (  # batch <= 8: tokens <= 640, any
-            "pp_h64_t32_k16_w8_s1",
-            "pp_h64_t32_k16_w8_s1",
-        ),
         (  # batch <= 16: tokens <= 640, any
-            "pp_h64_t32_k8_w8_s1",
-            "pp_h64_t32_k8_w8_s1",
-        ),
-        (  # batch <= 32: tokens <= 640, any
             "pp_h64_t32_k8_w8_s1",
             "pp_h64_t32_k8_w8_s1",
         ),
@@ -2461,7 +2454,7 @@ def _pp_launches(plan, c, fixed, bind, constexprs):
         NUM_BUFS=c.num_stages,
         SUBTILES=2 if c.block_t == _PP_HALVES_BLOCK_T else 1,
     )
-    options = dict(num_warps=c.num_warps)
+    options = dict(num_warps=c.num_warps, maxnreg=_PP_MAXNREG)
     decode = _Kernel(_pp_decode_kernel, grid, fixed, bind, constexprs, options)
     if c.split_k == 1:
         return [decode]

@@ -61,10 +61,12 @@ _PP_HALVES_BLOCK_T = 32
 # shared memory every tile: the 64-head kernel is bound by feeding mma.sync
 # from shared memory.
 _PP_Q_REG_GROUPS = gl.constexpr(2)
-# The register bound given to ptxas. Left to itself it may cap a kernel
-# whose need is a little over 128 registers at 128, spilling, for two
-# programs an SM that this family's shared memory never lets in (the
-# 16-head tiles on the bytes path); an explicit bound turns that off.
+# The register bound given to ptxas. No two of this family's programs fit
+# in one multiprocessor's shared memory on this target, yet left to itself
+# ptxas may hold a kernel to 128 registers for a second one: where the
+# kernel needs a little more it spills (the 16-head tiles on the bytes
+# path), and where it does not it is still a few % slower than with all
+# of them (the 16-head tiles on sm_120).
 _PP_MAXNREG = 255
 
 TARGET = "sm_80"

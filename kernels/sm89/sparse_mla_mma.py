@@ -14,7 +14,7 @@ Two entry points, each with its static selection by heads, batch and tokens:
   ``flash_mla_sparse_decode_triton`` (both caches as one token list, their
   log-sum-exp merge and the attention sink, in one pass);
   ``select_full(heads, batch, tokens)`` names the configuration (source:
-  the per-cache selection at the call's total tokens (measured on NVIDIA H200 standing in for sm_89, DISABLE_MMA_V3=1 (torch 2.11.0+cu130, Triton 3.6.0, 2026-12-02), gpu/results/selection-input-sm89.json)).
+  measured on NVIDIA H200 standing in for sm_89, DISABLE_MMA_V3=1 (torch 2.11.0+cu130, Triton 3.6.0, 2026-12-02), gpu/results/selection-input-sm89.json (whole call)).
 
 Where ``supports*`` is False the caller runs SGLang's own code.
 ``sparse_decode_with`` and ``sparse_decode_full_with`` run a named
@@ -61,6 +61,13 @@ _PP_HALVES_BLOCK_T = 32
 # shared memory every tile: the 64-head kernel is bound by feeding mma.sync
 # from shared memory.
 _PP_Q_REG_GROUPS = gl.constexpr(2)
+# The register bound given to ptxas. No two of this family's programs fit
+# in one multiprocessor's shared memory on this target, yet left to itself
+# ptxas may hold a kernel to 128 registers for a second one: where the
+# kernel needs a little more it spills (the 16-head tiles on the bytes
+# path), and where it does not it is still a few % slower than with all
+# of them (the 16-head tiles on sm_120).
+_PP_MAXNREG = 255
 
 TARGET = "sm_89"
 # Triton has fp8 e4m3 on sm_89.
@@ -133,11 +140,11 @@ SELECTION = (
         ),
         (  # batch <= 64: topk <= 512, any
             "pp_h16_t64_k2_w8_s1",
-            "pp_h16_t64_k8_w8_s1",
+            "pp_h16_t64_k2_w8_s1",
         ),
         (  # batch any: topk <= 512, any
-            "pp_h16_t64_k2_w8_s1",
-            "pp_h16_t64_k2_w8_s1",
+            "pp_h16_t64_k1_w8_s1",
+            "pp_h16_t64_k1_w8_s1",
         ),
     ),
     (  # heads any
@@ -161,40 +168,40 @@ SELECTION = (
 )
 FULL_HEAD_BOUNDS = (16, None)
 FULL_BATCH_BOUNDS = (1, 16, 64, None)
-FULL_TOPK_BOUNDS = (512, None)
+FULL_TOPK_BOUNDS = (640, None)
 FULL_SELECTION = (
     (  # heads <= 16
-        (  # batch <= 1: tokens <= 512, any
-            "mma_h16_t16_k32_w4_s1",
+        (  # batch <= 1: tokens <= 640, any
             "mma_h16_t32_k32_w4_s1",
+            "pp_h16_t64_k32_w8_s1",
         ),
-        (  # batch <= 16: tokens <= 512, any
+        (  # batch <= 16: tokens <= 640, any
             "pp_h16_t64_k8_w8_s1",
             "pp_h16_t64_k8_w8_s1",
         ),
-        (  # batch <= 64: tokens <= 512, any
+        (  # batch <= 64: tokens <= 640, any
             "pp_h16_t64_k2_w8_s1",
-            "pp_h16_t64_k8_w8_s1",
+            "pp_h16_t64_k2_w8_s1",
         ),
-        (  # batch any: tokens <= 512, any
-            "pp_h16_t64_k2_w8_s1",
-            "pp_h16_t64_k2_w8_s1",
+        (  # batch any: tokens <= 640, any
+            "pp_h16_t64_k1_w8_s1",
+            "pp_h16_t64_k1_w8_s1",
         ),
     ),
     (  # heads any
-        (  # batch <= 1: tokens <= 512, any
-            "mma_h16_t16_k32_w4_s1",
+        (  # batch <= 1: tokens <= 640, any
             "mma_h16_t32_k32_w4_s1",
+            "pp_h16_t64_k32_w8_s1",
         ),
-        (  # batch <= 16: tokens <= 512, any
+        (  # batch <= 16: tokens <= 640, any
             "pp_h64_t32_k8_w8_s1",
             "pp_h64_t32_k8_w8_s1",
         ),
-        (  # batch <= 64: tokens <= 512, any
+        (  # batch <= 64: tokens <= 640, any
             "pp_h64_t32_k2_w8_s1",
             "pp_h64_t32_k2_w8_s1",
         ),
-        (  # batch any: tokens <= 512, any
+        (  # batch any: tokens <= 640, any
             "pp_h64_t32_k1_w8_s1",
             "pp_h64_t32_k1_w8_s1",
         ),
@@ -2430,7 +2437,7 @@ def _pp_launches(plan, c, fixed, bind, constexprs):
         NUM_BUFS=c.num_stages,
         SUBTILES=2 if c.block_t == _PP_HALVES_BLOCK_T else 1,
     )
-    options = dict(num_warps=c.num_warps)
+    options = dict(num_warps=c.num_warps, maxnreg=_PP_MAXNREG)
     decode = _Kernel(_pp_decode_kernel, grid, fixed, bind, constexprs, options)
     if c.split_k == 1:
         return [decode]
