@@ -14,6 +14,9 @@ each case, and the SIMT baseline. The cases are the harness's tiny one
 (topk_length given, 20 heads: a partial head block) and one that takes the
 other branches: no topk_length, and more than 128 (batch x heads) rows, the
 combine kernel's one-slice launch. --all runs every configuration.
+Before the harness, it checks the whole call's plan hand-off on the host
+(check_handoff: supports_full's plan goes to the sparse_decode_full made
+right after it with the same objects, and to no other call).
 
     TRITON_INTERPRET=1 python3 calib/interp.py kernels/sm90/harness.py [OUT.json] [--all]
 """
@@ -46,6 +49,63 @@ interpreter.InterpreterBuilder.create_dot = _bf16_safe_dot
 EXTRA_CASE = ("p64_h48_topk40", 64, 3, 48, 40, False)
 
 
+def check_handoff(harness, bundle):
+    """supports_full() hands the plan it worked out to the sparse_decode_full()
+    made right after it with the very same argument objects (SGLang's
+    dispatcher), and to no other call: the number of failures. Host logic
+    only: the launches are replaced by a recorder."""
+    import torch
+
+    gen = torch.Generator().manual_seed(1)
+    cpu = torch.device("cpu")
+    case = harness.whole_call_cases(True)[0]
+    a, _ = harness.whole_call_inputs(case, gen, cpu)
+    other = (case[0], case[1], case[2] + 1, *case[3:])
+    b, _ = harness.whole_call_inputs(other, gen, cpu)
+    built, ran = [], []
+    full_plan, run_full = bundle._full_plan, bundle._run_full
+
+    def counting_plan(*args):
+        built.append(args[1])
+        return full_plan(*args)
+
+    bundle._full_plan = counting_plan
+    bundle._run_full = lambda plan, q, *rest: ran.append((plan, q))
+    failed = 0
+    try:
+        for name, asked, called, plans_built in (
+            ("same objects", a, a, 1),
+            ("another call", a, b, 2),
+            ("equal copy of q", a, dict(a, q=a["q"].clone()), 2),
+        ):
+            built.clear(), ran.clear()
+            assert bundle.supports_full(**asked), name
+            bundle.sparse_decode_full(**called)
+            plan, q = ran[-1]
+            right = (
+                q is called["q"]
+                and plan.batch == called["q"].shape[0]
+                and len(built) == plans_built
+                and not bundle._ASKED
+            )
+            failed += not right
+            print(
+                f"plan hand-off, {name}: {len(built)} plan lookups, batch {plan.batch} "
+                f"{'ok' if right else 'FAIL'}"
+            )
+        built.clear()
+        bundle.sparse_decode_full(**a)  # nothing asked: its own lookup
+        right = len(built) == 1
+        failed += not right
+        print(
+            f"plan hand-off, not asked: {len(built)} plan lookups "
+            f"{'ok' if right else 'FAIL'}"
+        )
+    finally:
+        bundle._full_plan, bundle._run_full = full_plan, run_full
+    return failed
+
+
 def representatives(harness, bundle, cases):
     """The configurations that take distinct code paths under the
     interpreter, and those the selection picks for the cases, in CONFIGS
@@ -75,11 +135,12 @@ if __name__ == "__main__":
     harness.correctness_cases = lambda tiny: tiny_cases if tiny else full_cases(tiny)
     # The peers have their own check (calib/peers_check.py).
     argv = ["--device", "cpu", "--tiny", "--peers", "none", "--out", out]
+    bundle = harness.load_module(os.path.join(harness.HERE, harness.BUNDLE))
     if "--all" not in sys.argv:
-        bundle = harness.load_module(os.path.join(harness.HERE, harness.BUNDLE))
         names = representatives(harness, bundle, tiny_cases)
         print(
             f"{len(names)} of {len(bundle.CONFIGS)} configurations: {', '.join(names)}"
         )
         argv += ["--variants", ",".join(names + [harness.SIMT])]
-    sys.exit(harness.main(argv))
+    failed = check_handoff(harness, bundle)
+    sys.exit(harness.main(argv) or failed)

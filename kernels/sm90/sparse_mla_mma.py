@@ -1953,6 +1953,11 @@ _PLANS = {}
 # Past this many keys the plans are dropped and rebuilt as calls come (a
 # server sees one key per batch size and cache layout).
 _MAX_PLANS = 4096
+# The last whole call supports_full() accepted: its argument objects and its
+# plan, taken (once) by the sparse_decode_full() that SGLang's dispatcher
+# makes right after with the same objects, so that call does not work out
+# the key again. Empty when there is none.
+_ASKED = []
 
 # A kernel family: launches(plan, config, fixed, bind, constexprs) lists the
 # _Kernel launches of a configuration; why_not(name, q, caches) says why it
@@ -2100,8 +2105,9 @@ def supports_full(
     """True when sparse_decode_full serves this call of SGLang's
     flash_mla_sparse_decode_triton (same arguments); False, logged once per
     reason, when SGLang's own code must run it."""
+    _ASKED.clear()
     try:
-        refusal = _full_plan(
+        plan = _full_plan(
             None,
             q,
             k_cache,
@@ -2112,7 +2118,8 @@ def supports_full(
             extra_k_cache,
             extra_indices,
             extra_topk_length,
-        ).refusal
+        )
+        refusal = plan.refusal
     except (AttributeError, TypeError) as err:
         refusal = f"an argument is not what SGLang passes ({err})"
     if refusal:
@@ -2120,7 +2127,10 @@ def supports_full(
             logging.WARNING,
             _not_served(_WHOLE_CALL, f"supports_full() refused: {refusal}"),
         )
-    return refusal is None
+        return False
+    args = (q, k_cache, indices, topk_length, attn_sink, head_dim_v)
+    _ASKED.append((args + (extra_k_cache, extra_indices, extra_topk_length), plan))
+    return True
 
 
 def sparse_decode_full(
@@ -2140,6 +2150,34 @@ def sparse_decode_full(
     (and a combine where the selected configuration splits the tokens).
     Returns (out [B, 1, H, 512] bf16, lse [B, H, 1] fp32) as that function
     does; softmax_scale None means q.shape[-1] ** -0.5."""
+    if _ASKED:
+        a, plan = _ASKED.pop()
+        # The very objects supports_full() was just asked about: SGLang's
+        # dispatcher calls the two back to back, with nothing in between
+        # that could reshape a tensor in place.
+        if (
+            a[0] is q
+            and a[1] is k_cache
+            and a[2] is indices
+            and a[3] is topk_length
+            and a[4] is attn_sink
+            and a[5] == head_dim_v
+            and a[6] is extra_k_cache
+            and a[7] is extra_indices
+            and a[8] is extra_topk_length
+        ):
+            return _run_full(
+                plan,
+                q,
+                k_cache,
+                indices,
+                topk_length,
+                attn_sink,
+                softmax_scale,
+                extra_k_cache,
+                extra_indices,
+                extra_topk_length,
+            )
     return sparse_decode_full_with(
         None,
         q,
@@ -2188,6 +2226,33 @@ def sparse_decode_full_with(
         raise ValueError(
             f"sparse_decode_full: {plan.refusal} (ask supports_full() first)"
         )
+    return _run_full(
+        plan,
+        q,
+        k_cache,
+        indices,
+        topk_length,
+        attn_sink,
+        softmax_scale,
+        extra_k_cache,
+        extra_indices,
+        extra_topk_length,
+    )
+
+
+def _run_full(
+    plan,
+    q,
+    k_cache,
+    indices,
+    topk_length,
+    attn_sink,
+    softmax_scale,
+    extra_k_cache,
+    extra_indices,
+    extra_topk_length,
+):
+    """Launch the whole call's plan (one that serves these inputs)."""
     if softmax_scale is None:
         softmax_scale = q.shape[-1] ** -0.5
     if extra_k_cache is None or extra_indices is None:
@@ -2225,8 +2290,7 @@ def _call_key(entry, q, k_cache, indices, topk_length):
 
 
 def _full_key(config, q, k0, i0, l0, sink, head_dim_v, k1, i1, l1):
-    """_call_key of a whole call, written out: it runs twice a call
-    (supports_full, then sparse_decode_full), and each function call or
+    """_call_key of a whole call, written out: each function call or
     generator here costs host time every eager decode step pays."""
     return (
         config,
