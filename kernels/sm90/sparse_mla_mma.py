@@ -2150,34 +2150,37 @@ def sparse_decode_full(
     (and a combine where the selected configuration splits the tokens).
     Returns (out [B, 1, H, 512] bf16, lse [B, H, 1] fp32) as that function
     does; softmax_scale None means q.shape[-1] ** -0.5."""
-    if _ASKED:
+    try:
         a, plan = _ASKED.pop()
-        # The very objects supports_full() was just asked about: SGLang's
-        # dispatcher calls the two back to back, with nothing in between
-        # that could reshape a tensor in place.
-        if (
-            a[0] is q
-            and a[1] is k_cache
-            and a[2] is indices
-            and a[3] is topk_length
-            and a[4] is attn_sink
-            and a[5] == head_dim_v
-            and a[6] is extra_k_cache
-            and a[7] is extra_indices
-            and a[8] is extra_topk_length
-        ):
-            return _run_full(
-                plan,
-                q,
-                k_cache,
-                indices,
-                topk_length,
-                attn_sink,
-                softmax_scale,
-                extra_k_cache,
-                extra_indices,
-                extra_topk_length,
-            )
+    except IndexError:  # nothing asked just before (or another thread took it)
+        a = None
+    # The very objects supports_full() was just asked about: SGLang's
+    # dispatcher calls the two back to back, with nothing in between that
+    # could reshape a tensor in place.
+    if (
+        a is not None
+        and a[0] is q
+        and a[1] is k_cache
+        and a[2] is indices
+        and a[3] is topk_length
+        and a[4] is attn_sink
+        and a[5] == head_dim_v
+        and a[6] is extra_k_cache
+        and a[7] is extra_indices
+        and a[8] is extra_topk_length
+    ):
+        return _run_full(
+            plan,
+            q,
+            k_cache,
+            indices,
+            topk_length,
+            attn_sink,
+            softmax_scale,
+            extra_k_cache,
+            extra_indices,
+            extra_topk_length,
+        )
     return sparse_decode_full_with(
         None,
         q,
