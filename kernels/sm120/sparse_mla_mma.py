@@ -58,8 +58,8 @@ LOG2E = tl.constexpr(_LOG2E)
 _PP_HALVES_BLOCK_T = 32
 # Tiles in two halves keep Q's first this many column groups in registers
 # (at most 2) as the score MMA's A operand, instead of reading them from
-# shared memory every tile: the 64-head kernel is bound by feeding mma.sync
-# from shared memory.
+# shared memory every tile: fewer ldmatrix a tile, with registers the
+# 64-head tile has to spare.
 _PP_Q_REG_GROUPS = gl.constexpr(2)
 # The register bound given to ptxas. No two of this family's programs fit
 # in one multiprocessor's shared memory on this target, yet left to itself
