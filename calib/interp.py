@@ -78,8 +78,12 @@ def check_handoff(harness, bundle):
             ("another call", a, b, 2),
             ("equal copy of q", a, dict(a, q=a["q"].clone()), 2),
         ):
-            built.clear(), ran.clear()
-            assert bundle.supports_full(**asked), name
+            built.clear()
+            ran.clear()
+            if not bundle.supports_full(**asked):
+                failed += 1
+                print(f"plan hand-off, {name}: supports_full refused FAIL")
+                continue
             bundle.sparse_decode_full(**called)
             plan, q = ran[-1]
             right = (

@@ -250,8 +250,11 @@ def add_words(out):
     return out
 
 
-def per_cache_key(row):
-    return (row["variant"], row.get("heads"), row["batch"], row["topk"])
+def timing_key(row):
+    """A timing row's cell: entry (per cache unless named), configuration,
+    heads, batch, topk."""
+    entry = row.get("entry", "per cache")
+    return (entry, row["variant"], row.get("heads"), row["batch"], row["topk"])
 
 
 def add_heads(out, target):
@@ -260,12 +263,8 @@ def add_heads(out, target):
     checks; they replace the older per-cache rows of the same configuration
     and shape."""
     new = load(f"{HEADS}/time-{target}.json")["timing"]
-    keys = {per_cache_key(r) for r in new}
-    out["timing"] = [
-        r
-        for r in out["timing"]
-        if r.get("entry") == "whole call" or per_cache_key(r) not in keys
-    ]
+    keys = {timing_key(r) for r in new}
+    out["timing"] = [r for r in out["timing"] if timing_key(r) not in keys]
     out["timing"] += new
     out["correctness"] += checks(load(f"{HEADS}/check-{target}.json")["correctness"])
     out["note"] += (
@@ -273,11 +272,6 @@ def add_heads(out, target):
         "older rows of the configurations and shapes it timed"
     )
     return out
-
-
-def timing_key(row):
-    entry = row.get("entry", "per cache")
-    return (entry, row["variant"], row.get("heads"), row["batch"], row["topk"])
 
 
 def add_onesm(out):

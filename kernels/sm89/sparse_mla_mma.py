@@ -1721,8 +1721,18 @@ def supports_full(
             _not_served(_WHOLE_CALL, f"supports_full() refused: {refusal}"),
         )
         return False
-    args = (q, k_cache, indices, topk_length, attn_sink, head_dim_v)
-    _ASKED.append((args + (extra_k_cache, extra_indices, extra_topk_length), plan))
+    args = (
+        q,
+        k_cache,
+        indices,
+        topk_length,
+        attn_sink,
+        head_dim_v,
+        extra_k_cache,
+        extra_indices,
+        extra_topk_length,
+    )
+    _ASKED.append((args, plan))
     return True
 
 

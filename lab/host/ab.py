@@ -13,15 +13,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from prof import host_us  # noqa: E402
-
-
-def load(d):
-    sys.path.insert(0, d)
-    harness = __import__("harness")
-    sys.path.pop(0)
-    del sys.modules["harness"]
-    return harness, harness.load_module(os.path.join(d, "sparse_mla_mma.py"))
+from prof import host_us, load  # noqa: E402
 
 
 def main():

@@ -29,12 +29,17 @@ def host_us(fn, count=1000):
     return sorted(runs)[1]
 
 
-def stages(d, heads, batch, extra):
+def load(d):
+    """(harness, module) of the module copy in folder d."""
     sys.path.insert(0, d)
     harness = __import__("harness")
     sys.path.pop(0)
     del sys.modules["harness"]
-    m = harness.load_module(os.path.join(d, "sparse_mla_mma.py"))
+    return harness, harness.load_module(os.path.join(d, "sparse_mla_mma.py"))
+
+
+def stages(d, heads, batch, extra):
+    harness, m = load(d)
     gen = torch.Generator(device="cuda").manual_seed(0)
     one = harness.whole_call_set(heads, batch, 128, extra, gen, torch.device("cuda"))
     kw = one["kw"]
