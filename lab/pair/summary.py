@@ -12,10 +12,13 @@ import sys
 
 def main(d):
     path = os.path.join(d, "check.json")
+    if not os.path.exists(path):
+        print("checks: none recorded (no check.json: see check.log)")
     check = json.load(open(path)) if os.path.exists(path) else {}
     rows = check.get("correctness", [])
-    ok = sum(1 for r in rows if r.get("passed"))
-    print(f"checks: {ok}/{len(rows)} passed")
+    if rows:
+        ok = sum(1 for r in rows if r.get("passed"))
+        print(f"checks: {ok}/{len(rows)} passed")
     for r in rows:
         if not r.get("passed"):
             print(
@@ -46,8 +49,9 @@ def main(d):
         best = cells.setdefault(key, {})
         if kind not in best or r["graph_us"] < best[kind][1]:
             best[kind] = (v, r["graph_us"])
+    # "others": the best of the module's other configurations timed there.
     print(
-        f"{'entry':10s} {'H':>3s} {'tok':>5s} {'B':>4s} {'wsp':>26s} {'us':>7s} {'ws':>22s} {'us':>7s} {'wsp/ws':>6s} {'FlashMLA':>8s} {'wsp/F':>6s}"
+        f"{'entry':10s} {'H':>3s} {'tok':>5s} {'B':>4s} {'wsp':>26s} {'us':>7s} {'others':>22s} {'us':>7s} {'wsp/o':>6s} {'FlashMLA':>8s} {'wsp/F':>6s}"
     )
     for key in sorted(cells):
         b = cells[key]
