@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # lab/pair: head pairs (wsp_*: two 64-head programs of a cluster share each
 # tile, each gathering and dequantising half of it into both K rings)
-# against the shipped sm_90 module's configurations and FlashMLA, at H 128
-# (and 96, 64 for the checks), per cache and as the whole call, CUDA-graph
-# replay. From the repository root, carrying lab/pair/pair and
-# .peers-flashmla:
+# against the shipped sm_90 module's configurations and FlashMLA, at H 128,
+# per cache and as the whole call, CUDA-graph replay; the harness's
+# correctness cases first (they stop at the first 64-head case, which a
+# pair refuses: NOTES.md). After `python3 lab/pair/prepare.py` and
+# `cp -r ../shared/peers/flashmla .peers-flashmla`, from the repository
+# root, carrying lab/pair/pair and .peers-flashmla:
 #   bash lab/pair/device.sh     # $OUT/pair.tar.gz, short table last
 set -u
 OUT=${OUT:-/tmp/pair}
