@@ -1,7 +1,7 @@
 """lab/pair/pair: the sm_90 module with head pairs (wsp_*), for device.sh.
 
 Applies head-pair.patch (the template, gen and calib/sass.py change) to a
-scratch worktree of this commit, emits the sm_90 module there, copies it
+scratch worktree of BASE, the commit it was made against, emits the sm_90 module there, copies it
 with its harness into lab/pair/pair and adds the four wsp_ configurations
 to its CONFIGS (no selection names them; device.sh asks for them by name).
 Needs Go and the repository's .venv (make kernels).
@@ -17,6 +17,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 FILES = ("sparse_mla_mma.py", "harness.py", "simt_baseline.py")
+BASE = "7476faf"
 
 
 def main():
@@ -26,7 +27,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         tree = os.path.join(tmp, "tree")
         subprocess.run(
-            ["git", "worktree", "add", "--detach", tree], cwd=ROOT, check=True
+            ["git", "worktree", "add", "--detach", tree, BASE], cwd=ROOT, check=True
         )
         try:
             subprocess.run(
