@@ -12,13 +12,13 @@ import sys
 
 def main(d):
     path = os.path.join(d, "check.json")
-    if not os.path.exists(path):
-        print("checks: none recorded (no check.json: see check.log)")
-    check = json.load(open(path)) if os.path.exists(path) else {}
-    rows = check.get("correctness", [])
-    if rows:
+    rows = []
+    if os.path.exists(path):
+        rows = json.load(open(path)).get("correctness", [])
         ok = sum(1 for r in rows if r.get("passed"))
         print(f"checks: {ok}/{len(rows)} passed")
+    else:
+        print("checks: none recorded (no check.json: see check.log)")
     for r in rows:
         if not r.get("passed"):
             print(
