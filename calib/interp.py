@@ -16,7 +16,9 @@ other branches: no topk_length, and more than 128 (batch x heads) rows, the
 combine kernel's one-slice launch. --all runs every configuration.
 Before the harness, it checks the whole call's plan hand-off on the host
 (check_handoff: supports_full's plan goes to the sparse_decode_full made
-right after it with the same objects, and to no other call).
+right after it with the same objects, and to no other call), and that the
+harness records a case a forced configuration refuses as declined, not as a
+crash or a failure (check_declines).
 
     TRITON_INTERPRET=1 python3 calib/interp.py kernels/sm90/harness.py [OUT.json] [--all]
 """
@@ -110,6 +112,78 @@ def check_handoff(harness, bundle):
     return failed
 
 
+def check_declines(harness, bundle):
+    """The harness's pass over forced configurations (run_runnables), given
+    one that refuses every case (a selection name that is a peer's: the
+    bundle's own refusal, raised as bundle.Refused, no kernel run), records
+    each case in report["declined"] and counts no failure; any other
+    exception still stops the pass; and the timing pass records the shape
+    as declined, without a time. The number of failures."""
+    import argparse
+
+    import torch
+
+    gen = torch.Generator().manual_seed(1)
+    cpu = torch.device("cpu")
+    cases = harness.correctness_cases(True)
+    full = harness.whole_call_cases(True)
+    report = {"correctness": [], "declined": []}
+    refusing = {"peer:lab": harness.Configured(bundle, "peer:lab")}
+    failed = harness.run_runnables(refusing, bundle, cases, full, gen, cpu, report)
+    declined = report["declined"]
+    right = (
+        failed == 0
+        and not report["correctness"]
+        and len(declined) == len(cases) + len(full)
+        and sorted({d["entry"] for d in declined}) == ["per cache", "whole call"]
+        and all("gives this shape to lab" in d["declined"] for d in declined)
+    )
+    print(
+        f"declined cases: {len(declined)} of {len(cases) + len(full)} recorded, "
+        f"{failed} failures {'ok' if right else 'FAIL'}"
+    )
+
+    class Broken:
+        def sparse_decode(self, *args):
+            raise RuntimeError("a kernel that fails")
+
+    try:
+        harness.run_runnables(
+            {"broken": Broken()}, bundle, cases[:1], [], gen, cpu, report
+        )
+        stopped = False
+    except RuntimeError:
+        stopped = True
+    print(f"declined cases: another error stops the pass {'ok' if stopped else 'FAIL'}")
+
+    # The timing pass: a declined row with no time, which `mlagen select`
+    # skips (a time of 0 would win every bucket).
+    timing = {"timing": [], "peaks": None}
+    args = argparse.Namespace(
+        heads="20", topks="40", batches="2", graph_max_batch=0, reps_ms=10
+    )
+    # No GPU: no graphs to settle, and one call in place of do_bench's.
+    settle, bench = harness.settle_graph_replay, harness.bench_us
+    harness.settle_graph_replay = lambda device: None
+    harness.bench_us = lambda fn, reps_ms: fn() or 1.0
+    try:
+        harness.run_timing(refusing, bundle, args, gen, cpu, timing, lambda: None)
+    finally:
+        harness.settle_graph_replay, harness.bench_us = settle, bench
+    rows = timing["timing"]
+    timed = (
+        len(rows) == 1
+        and "gives this shape to lab" in rows[0].get("declined", "")
+        and "us" not in rows[0]
+        and (rows[0]["heads"], rows[0]["batch"], rows[0]["topk"]) == (20, 2, 40)
+    )
+    print(
+        f"declined cases: {len(rows)} timing row(s), "
+        f"{'declined, no time' if timed else rows} {'ok' if timed else 'FAIL'}"
+    )
+    return (not right) + (not stopped) + (not timed)
+
+
 def representatives(harness, bundle, cases):
     """The configurations that take distinct code paths under the
     interpreter, and those the selection picks for the cases, in CONFIGS
@@ -146,5 +220,5 @@ if __name__ == "__main__":
             f"{len(names)} of {len(bundle.CONFIGS)} configurations: {', '.join(names)}"
         )
         argv += ["--variants", ",".join(names + [harness.SIMT])]
-    failed = check_handoff(harness, bundle)
+    failed = check_handoff(harness, bundle) + check_declines(harness, bundle)
     sys.exit(harness.main(argv) or failed)

@@ -19,10 +19,21 @@ def served(t):
     return t["graph_us"] or t["us"]
 
 
+def per_cache_times(r):
+    """The per-cache timing rows that have a time: not the whole call's or
+    other entries' rows, nor a declined or failed one."""
+    return [
+        t
+        for t in r["timing"]
+        if "entry" not in t and "declined" not in t and "error" not in t
+    ]
+
+
 def timed_shapes(r):
-    """The (batch, topk) shapes with timing rows, by topk then batch."""
+    """The (batch, topk) shapes with per-cache times, by topk then batch."""
     return sorted(
-        {(t["batch"], t["topk"]) for t in r["timing"]}, key=lambda s: (s[1], s[0])
+        {(t["batch"], t["topk"]) for t in per_cache_times(r)},
+        key=lambda s: (s[1], s[0]),
     )
 
 
@@ -31,7 +42,7 @@ def best_per_shape(r):
     by CUDA-graph time where measured, as `mlagen select` chooses."""
     failed = {x["variant"] for x in r["correctness"] if not x["passed"]}
     for b, k in timed_shapes(r):
-        rows = [t for t in r["timing"] if (t["batch"], t["topk"]) == (b, k)]
+        rows = [t for t in per_cache_times(r) if (t["batch"], t["topk"]) == (b, k)]
         simt = next((t for t in rows if t["variant"] == "simt_baseline"), None)
         mma = [
             t
@@ -126,14 +137,14 @@ def main(results_path, calib_path, calib_where="same run"):
     out.append("")
     out.append("| variant | " + " | ".join(f"B{b} k{k}" for b, k in shapes) + " |")
     out.append("|---|" + "---|" * len(shapes))
-    names = sorted({t["variant"] for t in r["timing"]})
+    names = sorted({t["variant"] for t in per_cache_times(r)})
     for n in names:
         cells = []
         for b, k in shapes:
             t = next(
                 (
                     t
-                    for t in r["timing"]
+                    for t in per_cache_times(r)
                     if (t["variant"], t["batch"], t["topk"]) == (n, b, k)
                 ),
                 None,

@@ -37,7 +37,10 @@ to SGLang's own path).
     python3 harness.py --out /tmp/r.json --batches 1,64 --topks 512 --no-whole-call
 
 Exit status 1 when the module fails a correctness case (a failing peer is
-reported, not counted).
+reported, not counted). A configuration named with --variants that cannot
+serve a case or a shape (a Hopper-only one on another GPU, a bucket its
+table gives to a peer) declines it: the JSON lists it under "declined" (a
+timing row with "declined" and no time), and it is not a failure.
 """
 
 import argparse
@@ -1395,7 +1398,7 @@ def time_whole_call_shape(bundle, configs, peers, shape, sets, peaks, reps_ms):
         row = {"variant": other, "impl": "mlagen", "config": True, **shape}
         calls = [functools.partial(config.sparse_decode_full, **kw) for kw in kws]
         rows.append(time_impl(row, calls, check, reps_ms, eager=False))
-        if row.get("error", "").startswith("ValueError"):
+        if row.get("error", "").startswith("Refused"):
             row["declined"] = row.pop("error")  # the configuration cannot serve it
     # One kernel call over the same number of tokens: what the whole call
     # costs beyond one pass over its tokens.
@@ -1672,31 +1675,67 @@ def runnables(bundle, simt, wanted, device):
     return out
 
 
+def run_runnables(modules, bundle, cases, full_cases, gen, device, report):
+    """Every case through every runnable (the whole-call cases through the
+    bundle's configurations); the number of failures.
+
+    A configuration forced with --variants may refuse a case it cannot
+    serve (a `ws_*` one off Hopper, a bucket its table gives to a peer):
+    that case goes to report["declined"] with the reason and is not a
+    failure. Any other exception stops the run."""
+    failed = 0
+    for n, module in modules.items():
+        jobs = [
+            ("per cache", case[0], functools.partial(check, module, case, gen, device))
+            for case in cases
+        ]
+        if n != SIMT:
+            jobs += [
+                (
+                    "whole call",
+                    case[0],
+                    functools.partial(
+                        check_full, module.sparse_decode_full, case, gen, device
+                    ),
+                )
+                for case in full_cases
+            ]
+        for entry, case_name, job in jobs:
+            try:
+                row = job()
+            except bundle.Refused as err:
+                report["declined"].append(
+                    {
+                        "variant": n,
+                        "entry": entry,
+                        "case": case_name,
+                        "declined": str(err),
+                    }
+                )
+                print(
+                    f"{n:28s} {entry:10s} {case_name:28s} declined: {err}", flush=True
+                )
+                continue
+            if entry == "per cache":
+                row = {"variant": n, **row}
+            else:
+                row = {"variant": n, "entry": entry, **row}
+            failed += not row["passed"]
+            report["correctness"].append(row)
+            print(
+                f"{n:28s} {entry:10s} {row['case']:28s} rel {row['rel_err']:.2e} lse {row['lse_err']:.1e} {'ok' if row['passed'] else 'FAIL'}",
+                flush=True,
+            )
+    return failed
+
+
 def run_correctness(modules, bundle, args, gen, device, report):
     """Every case through every runnable, per cache and (the bundle's
     configurations) whole call, then through the bundle's own entry points
     (their static selections); the number of failures."""
-    failed = 0
     cases = correctness_cases(args.tiny)
     full_cases = whole_call_cases(args.tiny)
-    for n, module in modules.items():
-        rows = [check(module, case, gen, device) for case in cases]
-        if n != SIMT:
-            for case in full_cases:
-                rows.append(
-                    {
-                        "entry": "whole call",
-                        **check_full(module.sparse_decode_full, case, gen, device),
-                    }
-                )
-        for row in rows:
-            row = {"variant": n, **row}
-            failed += not row["passed"]
-            report["correctness"].append(row)
-            print(
-                f"{n:28s} {row.get('entry', 'per cache'):10s} {row['case']:28s} rel {row['rel_err']:.2e} lse {row['lse_err']:.1e} {'ok' if row['passed'] else 'FAIL'}",
-                flush=True,
-            )
+    failed = run_runnables(modules, bundle, cases, full_cases, gen, device, report)
     for case in cases:
         _, _, batch, heads, topk, *_ = case
         chosen = bundle.select(batch, topk, heads)
@@ -1830,7 +1869,7 @@ def check_supports(bundle, device, report):
     return failed
 
 
-def run_timing(modules, args, gen, device, report, save):
+def run_timing(modules, bundle, args, gen, device, report, save):
     settle_graph_replay(device)
     for heads in ints(args.heads):
         for topk in ints(args.topks):
@@ -1847,10 +1886,30 @@ def run_timing(modules, args, gen, device, report, save):
                         if isinstance(module, EntryPoints)
                         else n
                     )
-                    us = time_shape(module, batch, topk, sets, False, args.reps_ms)
-                    g_us = None
-                    if batch <= args.graph_max_batch:
-                        g_us = time_shape(module, batch, topk, sets, True, args.reps_ms)
+                    try:
+                        us = time_shape(module, batch, topk, sets, False, args.reps_ms)
+                        g_us = None
+                        if batch <= args.graph_max_batch:
+                            g_us = time_shape(
+                                module, batch, topk, sets, True, args.reps_ms
+                            )
+                    except bundle.Refused as err:
+                        # A forced configuration that cannot serve the shape,
+                        # or a bucket the selection gives to a peer.
+                        print(
+                            f"{name:28s} H={heads:<4d} B={batch:<4d} topk={topk:<5d} declined: {err}"
+                        )
+                        if not WARM_ONLY:
+                            report["timing"].append(
+                                {
+                                    "variant": name,
+                                    "batch": batch,
+                                    "topk": topk,
+                                    "heads": heads,
+                                    "declined": str(err),
+                                }
+                            )
+                        continue
                     if WARM_ONLY:
                         continue
                     best = g_us or us
@@ -1908,6 +1967,7 @@ def main(argv=None):
         "peaks": gpu_peaks(args, device),
         "peers": [],
         "correctness": [],
+        "declined": [],
         "dispatch": [],
         "dequant": None,
         "supports": [],
@@ -1939,7 +1999,7 @@ def main(argv=None):
             if args.variants == "selected"
             else modules
         )
-        run_timing(timed, args, gen, device, report, save)
+        run_timing(timed, bundle, args, gen, device, report, save)
         if not args.no_whole_call:
             settle_graph_replay(device)
             configs = [(n, m) for n, m in modules.items() if n != SIMT]
@@ -1953,7 +2013,8 @@ def main(argv=None):
         if r.get("impl") == "mlagen" and r.get("passed") is False
     )
     print(
-        f"wrote {args.out}: {len(report['correctness'])} correctness rows, "
+        f"wrote {args.out}: {len(report['correctness'])} correctness rows "
+        f"({len(report['declined'])} more declined), "
         f"{len(report['dispatch'])} through the selection, {len(report['supports'])} supports() checks "
         f"({failed} failed), {len(report['timing'])} timing rows"
     )

@@ -1608,6 +1608,12 @@ _ASKED = []
 _Family = collections.namedtuple("_Family", "launches why_not partials")
 
 
+class Refused(ValueError):
+    """Raised by sparse_decode*() for inputs its configuration cannot serve,
+    the ones supports() and supports_full() say no to: a caller that asked
+    first never sees it. The message says why."""
+
+
 def _say(level, message):
     """Log `message` at `level`, the first time this process meets it."""
     if message not in _LOGGED:
@@ -1725,7 +1731,7 @@ def sparse_decode_with(config, q, k_cache, indices, topk_length, softmax_scale):
 
 def _run_per_cache(plan, q, k_cache, indices, topk_length, softmax_scale):
     if plan.refusal:
-        raise ValueError(f"sparse_decode: {plan.refusal} (ask supports() first)")
+        raise Refused(f"sparse_decode: {plan.refusal} (ask supports() first)")
     return plan.run(
         q, k_cache, indices, topk_length, None, None, None, None, softmax_scale
     )
@@ -1877,9 +1883,7 @@ def sparse_decode_full_with(
         extra_topk_length,
     )
     if plan.refusal:
-        raise ValueError(
-            f"sparse_decode_full: {plan.refusal} (ask supports_full() first)"
-        )
+        raise Refused(f"sparse_decode_full: {plan.refusal} (ask supports_full() first)")
     return _run_full(
         plan,
         q,
