@@ -2,7 +2,10 @@
 head-pair configuration (wsp_*), the best of the shipped module's others,
 FlashMLA where timed, graph µs, and the ratios; the checks' count first.
 
-    python3 lab/pair/summary.py DIR
+    python3 lab/pair/summary.py DIR [PREFIX]
+
+PREFIX (default wsp_) names the configurations compared with the module's
+others (lab/wsa passes wsa_).
 """
 
 import json
@@ -10,7 +13,8 @@ import os
 import sys
 
 
-def main(d):
+def main(d, prefix="wsp_"):
+    label = prefix.rstrip("_")
     path = os.path.join(d, "check.json")
     rows = []
     if os.path.exists(path):
@@ -38,7 +42,7 @@ def main(d):
         kind = (
             "flashmla"
             if v == "peer:flashmla"
-            else "wsp" if v.startswith("wsp_") else "ws"
+            else "wsp" if v.startswith(prefix) else "ws"
         )
         if (
             r.get("entry") == "one kernel"
@@ -51,7 +55,7 @@ def main(d):
             best[kind] = (v, r["graph_us"])
     # "others": the best of the module's other configurations timed there.
     print(
-        f"{'entry':10s} {'H':>3s} {'tok':>5s} {'B':>4s} {'wsp':>26s} {'us':>7s} {'others':>22s} {'us':>7s} {'wsp/o':>6s} {'FlashMLA':>8s} {'wsp/F':>6s}"
+        f"{'entry':10s} {'H':>3s} {'tok':>5s} {'B':>4s} {label:>26s} {'us':>7s} {'others':>22s} {'us':>7s} {label + '/o':>6s} {'FlashMLA':>8s} {label + '/F':>6s}"
     )
     for key in sorted(cells):
         b = cells[key]
@@ -65,4 +69,4 @@ def main(d):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(*sys.argv[1:3])
