@@ -156,7 +156,7 @@ def compile_one(job):
 
 # The host functions of the module whose answers compile_one records for the
 # ws family (ws_checks): a change to them must invalidate memo rows too.
-WS_HOST = ("_merges_in_shared_memory", "_dsmem_bytes", "_k_ring_error")
+WS_HOST = ("_merges_in_shared_memory", "_dsmem_bytes", "_k_ring_error", "_ws_program")
 
 
 @functools.lru_cache(maxsize=None)

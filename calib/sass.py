@@ -153,10 +153,16 @@ def decode_job(module, tile, whole_call=False):
     if family == "ws":
         # The Gluon kernel: stages are its K buffers, and it is launched at a
         # fixed register count that setmaxnreg divides between partitions.
+        # The module says which kernel a configuration runs and with how many
+        # warps in its default partition (_ws_program).
+        warps = tile["num_warps"]
+        program = getattr(module, "_ws_program", None)
+        if program is not None:
+            fn, warps = program(module.Config(**tile))
         constexprs["NUM_BUFS"] = tile["num_stages"]
         if "CLUSTER_MERGE" in fn.arg_names:
             constexprs["CLUSTER_MERGE"] = tile["cluster_merge"]
-        options = {"num_warps": tile["num_warps"], "maxnreg": module._WS_MAXNREG}
+        options = {"num_warps": warps, "maxnreg": module._WS_MAXNREG}
     sig = {}
     for name in fn.arg_names:
         if name in constexprs:

@@ -306,6 +306,9 @@ func judge(t Target, b Budget) Budget {
 // so the question is whether each partition's need fits its share.
 func checkWarpSpec(t Target, b Budget) Budget {
 	v := b.Variant
+	if !v.ClusterMerge {
+		return checkWarpSpecSplit(t, b)
+	}
 	b.Operands = "wgmma, warp-specialised: a producer warp group gathers and dequantises K into shared memory and prefetches the next tile's rows into L2; two consumer warp groups run the MMAs"
 	b.Smem = []Item{
 		{"q", prod(v.BlockH, headDim, bf16), "Q tile [BLOCK_H, 512] bf16, the score MMA's A operand"},
@@ -316,47 +319,100 @@ func checkWarpSpec(t Target, b Budget) Budget {
 		// the producer's captured arguments, padded.
 		{"sync", 16*v.NumStages + 64, "ready/empty mbarrier per buffer, Q's TMA mbarrier and the producer's captured arguments (a bound: alignment varies by a few bytes)"},
 	}
-	if v.ClusterMerge {
-		// A cluster of two merges in shared memory it no longer uses (the K
-		// buffers, dead after the tile loop: half the rows' bf16 partial,
-		// 32 KB at BLOCK_H 64, their lse and an mbarrier); larger clusters read
-		// the partials from global memory after a cluster barrier. Neither
-		// adds shared memory, and the epilogue's registers are free by then.
-		merge := "merge their partials from global memory after a cluster barrier"
-		if v.MergesInSharedMemory() {
-			merge = "merge in each other's shared memory (distributed shared memory), which the tile loop no longer uses"
-		}
-		b.Operands += "; the splits run as one thread-block cluster and " + merge
+	// A cluster of two merges in shared memory it no longer uses (the K
+	// buffers, dead after the tile loop: half the rows' bf16 partial, 32 KB
+	// at BLOCK_H 64, their lse and an mbarrier); larger clusters read the
+	// partials from global memory after a cluster barrier. Neither adds
+	// shared memory, and the epilogue's registers are free by then.
+	merge := "merge their partials from global memory after a cluster barrier"
+	if v.MergesInSharedMemory() {
+		merge = "merge in each other's shared memory (distributed shared memory), which the tile loop no longer uses"
 	}
+	b.Operands += "; the splits run as one thread-block cluster and " + merge
 	b.SmemBytes = total(b.Smem)
 	consumers := 32 * v.NumWarps
 	consumerRegs := (prod(WSMaxRegs, v.Threads()) - WSProducerRegs*32*WSProducerWarps) / consumers / 8 * 8
 	acc := prod(v.BlockH, headDim) / consumers
 	pk := prod(2, v.BlockH, v.BlockT) / consumers
-	// Addresses, masks and loop state on either side (fitted).
-	const overhead = 30
-	consumerNeed := acc + pk + overhead
-	// The producer holds one gathered tile in flight: tokenBytes per token
-	// over its threads, 4 bytes a register.
-	raw := (prod(v.BlockT, tokenBytes) + 32*WSProducerWarps*4 - 1) / (32 * WSProducerWarps * 4)
-	producerNeed := raw + overhead
+	consumerNeed := acc + pk + wsOverhead
 	b.Regs = []Item{
 		{"acc", acc, "consumers: fp32 accumulator [BLOCK_H, 512] over the consumer threads"},
 		{"p_k", pk, "consumers: scores/probabilities [BLOCK_H, BLOCK_T] fp32 and their bf16 copy"},
-		{"overhead", overhead, "consumers: softmax state, indices, addresses (fitted)"},
+		{"overhead", wsOverhead, "consumers: softmax state, indices, addresses (fitted)"},
 		{"consumer_max", consumerRegs, fmt.Sprintf("what setmaxnreg leaves the %d consumer warps", v.NumWarps)},
-		{"raw_tile", raw, "producer: one gathered tile (fp8 nope, rope, scale words) in flight"},
-		{"producer_max", WSProducerRegs, fmt.Sprintf("setmaxnreg for the %d producer warps", WSProducerWarps)},
 	}
+	b = wsProducer(t, b)
+	if consumerNeed > consumerRegs {
+		b.Reasons = append(b.Reasons, fmt.Sprintf("consumers need about %d registers per thread > the %d setmaxnreg leaves them", consumerNeed, consumerRegs))
+	}
+	return judge(t, b)
+}
+
+// wsOverhead: addresses, masks and loop state of a warp-specialised
+// partition (fitted).
+const wsOverhead = 30
+
+// wsProducer adds the producer's registers and the checks every
+// warp-specialised variant shares to b.
+func wsProducer(t Target, b Budget) Budget {
+	v := b.Variant
+	// The producer holds one gathered tile in flight: tokenBytes per token
+	// over its threads, 4 bytes a register.
+	raw := (prod(v.BlockT, tokenBytes) + 32*WSProducerWarps*4 - 1) / (32 * WSProducerWarps * 4)
+	b.Regs = append(b.Regs,
+		Item{"raw_tile", raw, "producer: one gathered tile (fp8 nope, rope, scale words) in flight"},
+		Item{"producer_max", WSProducerRegs, fmt.Sprintf("setmaxnreg for the %d producer warps", WSProducerWarps)},
+	)
 	b.RegsEst = WSMaxRegs
 	if t.Path != PathWGMMA {
 		b.Reasons = append(b.Reasons, fmt.Sprintf("the warp-specialised kernel needs wgmma (sm_90); %s has %s", t.Name, t.Path))
 	}
-	if consumerNeed > consumerRegs {
-		b.Reasons = append(b.Reasons, fmt.Sprintf("consumers need about %d registers per thread > the %d setmaxnreg leaves them", consumerNeed, consumerRegs))
+	if raw+wsOverhead > WSProducerRegs {
+		b.Reasons = append(b.Reasons, fmt.Sprintf("producer needs about %d registers per thread > its %d", raw+wsOverhead, WSProducerRegs))
 	}
-	if producerNeed > WSProducerRegs {
-		b.Reasons = append(b.Reasons, fmt.Sprintf("producer needs about %d registers per thread > its %d", producerNeed, WSProducerRegs))
+	return b
+}
+
+// checkWarpSpecSplit budgets the warp-specialised variants without a
+// cluster merge, whose consumers are split by role (WSValueRegs): a score
+// group of NumWarps/2 warps holds the left half of the accumulator, each
+// tile's whole score tile and its bf16 probabilities; a value group of as
+// many holds the right half.
+func checkWarpSpecSplit(t Target, b Budget) Budget {
+	v := b.Variant
+	b.Operands = "wgmma, warp-specialised: a producer warp group gathers and dequantises K into shared memory and prefetches the next tile's rows into L2; a score warp group runs each tile's scores, softmax and the left half of P.V, a value warp group the right half from P in shared memory"
+	b.Smem = []Item{
+		{"q", prod(v.BlockH, headDim, bf16), "Q tile [BLOCK_H, 512] bf16, the score MMA's A operand"},
+		{"k_ring", prod(v.NumStages, v.BlockT, headDim, bf16), fmt.Sprintf("%d K buffers [BLOCK_T, 512] bf16: the producer fills one while the consumers read another (the last one also stages the epilogue's rows)", v.NumStages)},
+		{"p", prod(v.BlockH, v.BlockT, bf16), "the probabilities [BLOCK_H, BLOCK_T] bf16, the value group's A operand"},
+		{"softmax", prod(3, v.BlockH, 4), "the rescale factor a tile, and the final row max and sum, fp32 per head, for the value group"},
+		// Measured: 304 B per cache and 336-352 B for the whole call with
+		// 2 buffers (the mbarriers, the partitions' captured arguments,
+		// alignment).
+		{"sync", 512, "mbarriers (ready/empty per buffer, Q, P full/free, the final row state), the partitions' captured arguments and alignment (a bound)"},
+	}
+	b.SmemBytes = total(b.Smem)
+	group := 32 * v.NumWarps / 2
+	scoreRegs := (prod(WSMaxRegs, v.Threads()) - WSProducerRegs*32*WSProducerWarps - WSValueRegs*group) / group / 8 * 8
+	half := prod(v.BlockH, headDim/2) / group
+	s := prod(v.BlockH, v.BlockT) / group
+	p := s / 2
+	scoreNeed := half + s + p + wsOverhead
+	valueNeed := half + wsOverhead
+	b.Regs = []Item{
+		{"acc_half", half, "each consumer group: its fp32 accumulator half [BLOCK_H, 256]"},
+		{"s", s, "score group: the tile's scores [BLOCK_H, BLOCK_T] fp32"},
+		{"p", p, "score group: the probabilities in bf16, its P.V's A operand"},
+		{"overhead", wsOverhead, "each consumer group: softmax state, indices, addresses (fitted)"},
+		{"score_max", scoreRegs, fmt.Sprintf("what setmaxnreg leaves the score group's %d warps", v.NumWarps/2)},
+		{"value_max", WSValueRegs, fmt.Sprintf("setmaxnreg for the value group's %d warps", v.NumWarps/2)},
+	}
+	b = wsProducer(t, b)
+	if scoreNeed > scoreRegs {
+		b.Reasons = append(b.Reasons, fmt.Sprintf("the score group needs about %d registers per thread > the %d setmaxnreg leaves it", scoreNeed, scoreRegs))
+	}
+	if valueNeed > WSValueRegs {
+		b.Reasons = append(b.Reasons, fmt.Sprintf("the value group needs about %d registers per thread > its %d", valueNeed, WSValueRegs))
 	}
 	return judge(t, b)
 }

@@ -70,6 +70,7 @@ type wsFamily struct {
 	ProducerWarps int // warps of the producer partition
 	ProducerRegs  int // registers per producer thread (setmaxnreg)
 	MaxRegs       int // launch bound per thread, divided between the partitions
+	ValueRegs     int // registers per value-group thread of the split consumers (setmaxnreg)
 	DSMEMSplitK   int // the cluster size that merges in distributed shared memory
 	BlockT        int // tokens per tile (WSTile.BlockT), which the stores are built for
 }
@@ -77,7 +78,7 @@ type wsFamily struct {
 func newWSFamily() *wsFamily {
 	return &wsFamily{
 		ProducerWarps: WSProducerWarps, ProducerRegs: WSProducerRegs, MaxRegs: WSMaxRegs,
-		DSMEMSplitK: DSMEMSplitK, BlockT: WSTile.BlockT,
+		ValueRegs: WSValueRegs, DSMEMSplitK: DSMEMSplitK, BlockT: WSTile.BlockT,
 	}
 }
 

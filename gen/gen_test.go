@@ -49,14 +49,27 @@ func TestCheckWarpSpec(t *testing.T) {
 	if !b.Fits || b.RegsEst != WSMaxRegs || v.Threads() != 384 {
 		t.Fatalf("sm_90: fits=%v regs=%d threads=%d reasons=%v", b.Fits, b.RegsEst, v.Threads(), b.Reasons)
 	}
-	shares := map[string]int{}
-	for _, it := range b.Regs {
-		shares[it.Name] = it.Value
+	shares := func(b Budget) map[string]int {
+		m := map[string]int{}
+		for _, it := range b.Regs {
+			m[it.Name] = it.Value
+		}
+		return m
 	}
-	// 168 x 384 registers, WSProducerRegs x 128 to the producer, the rest to
-	// the 256 consumer threads rounded down to a multiple of 8.
-	if shares["consumer_max"] != 192 || shares["producer_max"] != WSProducerRegs {
-		t.Errorf("register shares %v", shares)
+	// Without a cluster merge the consumers split by role: 168 x 384
+	// registers, WSProducerRegs x 128 to the producer, WSValueRegs x 128 to
+	// the value group, the rest to the score group's 128 threads; its need
+	// (half the accumulator, the score tile, P) within it.
+	if s := shares(b); s["score_max"] != 224 || s["value_max"] != WSValueRegs || s["producer_max"] != WSProducerRegs ||
+		s["acc_half"]+s["s"]+s["p"]+s["overhead"] > s["score_max"] || s["acc_half"]+s["overhead"] > s["value_max"] {
+		t.Errorf("role split: register shares %v", s)
+	}
+	// With one, the 256 consumer threads share the rest, rounded down to a
+	// multiple of 8.
+	merged := v
+	merged.ClusterMerge = true
+	if s := shares(Check(sm90, merged)); s["consumer_max"] != 192 || s["producer_max"] != WSProducerRegs {
+		t.Errorf("column split: register shares %v", s)
 	}
 	if used := WSMaxRegs * v.Threads(); used > RegsPerSM {
 		t.Errorf("launch bound %d registers > %d", used, RegsPerSM)

@@ -61,6 +61,17 @@ const (
 	WSMaxRegs       = 168
 )
 
+// The split consumers (every warp-specialised variant without a cluster
+// merge; lab/wsa/NOTES.md): the consumer warps are two partitions of
+// NumWarps/2, a score group (each tile's whole score tile, its softmax and
+// the left half of P.V) and a value group (the right half, from P in shared
+// memory). The value group runs at WSValueRegs; the score group, the
+// kernel's default partition, gets what the launch's WSMaxRegs a thread
+// leaves: 3 * 168 - 160 - 120 = 224 with 4 warps in each partition. At 152
+// ptxas ignored every setmaxnreg (the value group needs more), which left
+// the score group at 168 with spills and serialised wgmma.
+const WSValueRegs = 160
+
 // Name is the variant's module name, stable so that file names and golden
 // files do not churn: mma_h64_t32_k4_w8_s2, ws_h64_t64_k2_w8_s2 for the
 // warp-specialised family (wsc_... when it merges in a cluster), or

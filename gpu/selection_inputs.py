@@ -56,7 +56,13 @@ the harness's results format:
   on the H200 as on the card), every candidate per cache at H 64, 32 and
   16 and as the whole call at H 64 and 16, with their checks; its rows
   replace the older ones of the same configuration, entry and shape, and
-  sm_89's tables come from them.
+  sm_89's tables come from them;
+* lab/wsa's sweep (2026-12-02, seventh session): the sm_90 module once its
+  ws_* configurations run the role-split consumers, those configurations,
+  the wsc_* ones and the batch-1 tl.dot picks per cache at H 64, 32 and 16
+  and as the whole call at H 16, 64 and 128 beside FlashMLA, batches 1 to
+  128, with the ws_* checks; its rows replace the older ones of the same
+  configuration, entry and shape, and every older ws_* row.
 
 The targets no lent GPU has (sm_89, sm_86, sm_80) get selections from H200
 runs of a module whose kernel code is theirs, with DISABLE_MMA_V3=1 (so the
@@ -87,6 +93,10 @@ BYTES = "lab/e4m3/results"
 # program an SM, as on an sm_120 or sm_89 card): every candidate per cache
 # and as the whole call (fifth session).
 ONESM = "lab/onesm/results"
+# The sm_90 module once its ws_* configurations run the role-split
+# consumers (seventh session): those configurations, the wsc_* ones and the
+# batch-1 tl.dot picks, per cache and as the whole call beside FlashMLA.
+WSA = "lab/wsa/results/sweep"
 PP_LAB = re.compile(r"^pp_h(\d+)_t(\d+)_k(\d+)_w(\d+)_b(\d)_c2(_s2)?$")
 
 
@@ -308,6 +318,35 @@ def add_onesm(out):
     return out
 
 
+def add_wsa(out):
+    """lab/wsa's sweep of the sm_90 module (per cache at H 64, 32 and 16,
+    the whole call at H 16, 64 and 128 beside FlashMLA, batches 1 to 128)
+    with the checks of its ws_* configurations; its rows replace the older
+    ones of the same configuration, entry and shape, and every older ws_*
+    row (the kernel those configurations run changed)."""
+    new = []
+    for name in ("time", "whole"):
+        run = load(f"{WSA}/{name}-sm90.json")
+        new += [r for r in run["timing"] if r.get("entry") != "one kernel"]
+    keys = {timing_key(r) for r in new}
+    out["timing"] = [
+        r
+        for r in out["timing"]
+        if timing_key(r) not in keys and not r["variant"].startswith("ws_")
+    ]
+    out["timing"] += new
+    out["correctness"] = [
+        r for r in out["correctness"] if not r["variant"].startswith("ws_")
+    ]
+    out["correctness"] += checks(load(f"{WSA}/check-sm90.json")["correctness"])
+    out["note"] += (
+        f"; {WSA} (the ws_* configurations with role-split consumers) replaces "
+        "the older rows of the configurations, entries and shapes it timed, and "
+        "every older row of a ws_* configuration"
+    )
+    return out
+
+
 def proxy(target, timings, check_files, note):
     """A target no lent GPU has, from H200 runs (DISABLE_MMA_V3=1) of
     modules whose kernel code is the target's: every timing and check row of
@@ -384,7 +423,7 @@ def proxies():
 def main():
     os.makedirs(OUT, exist_ok=True)
     for name, results in (
-        ("sm90", add_heads(add_run(sm90(), "sm90"), "sm90")),
+        ("sm90", add_wsa(add_heads(add_run(sm90(), "sm90"), "sm90"))),
         (
             "sm120",
             add_onesm(

@@ -65,6 +65,10 @@ LOG2E = tl.constexpr(_LOG2E)
 WS_PRODUCER_WARPS = gl.constexpr(4)
 WS_PRODUCER_REGS = gl.constexpr(120)
 _WS_MAXNREG = 168
+# Without a cluster merge the consumers are two partitions (_ws_split_kernel):
+# the value group runs at WS_VALUE_REGS registers per thread (setmaxnreg), and
+# the score group, the default partition, gets the rest.
+WS_VALUE_REGS = gl.constexpr(160)
 # Q reaches shared memory by TMA in [BLOCK_H, 64] bf16 boxes: 128-byte rows
 # with the 128-byte swizzle of q_smem's 64-column slices. Built once here:
 # constructing it per call costs several µs of host time.
@@ -137,10 +141,36 @@ CONFIGS = {
 # >= batch, then the first topk (whole call: tokens) bound >= topk (None: no
 # bound). SELECTION[heads][batch][topk] for the per-cache entry,
 # FULL_SELECTION[heads][batch][tokens of both caches] for the whole call.
-HEAD_BOUNDS = (None,)
+HEAD_BOUNDS = (32, None)
 BATCH_BOUNDS = (1, 8, 16, 32, 64, None)
 TOPK_BOUNDS = (512, None)
 SELECTION = (
+    (  # heads <= 32
+        (  # batch <= 1: topk <= 512, any
+            "mma_h16_t16_k32_w8_s1",
+            "mma_h16_t64_k32_w8_s1",
+        ),
+        (  # batch <= 8: topk <= 512, any
+            "wsc_h64_t64_k8_w8_s2",
+            "ws_h64_t64_k16_w8_s2",
+        ),
+        (  # batch <= 16: topk <= 512, any
+            "ws_h64_t64_k8_w8_s2",
+            "ws_h64_t64_k8_w8_s2",
+        ),
+        (  # batch <= 32: topk <= 512, any
+            "ws_h64_t64_k4_w8_s2",
+            "ws_h64_t64_k4_w8_s2",
+        ),
+        (  # batch <= 64: topk <= 512, any
+            "ws_h64_t64_k2_w8_s2",
+            "ws_h64_t64_k2_w8_s2",
+        ),
+        (  # batch any: topk <= 512, any
+            "ws_h64_t64_k1_w8_s2",
+            "ws_h64_t64_k1_w8_s2",
+        ),
+    ),
     (  # heads any
         (  # batch <= 1: topk <= 512, any
             "mma_h16_t16_k32_w8_s1",
@@ -160,7 +190,7 @@ SELECTION = (
         ),
         (  # batch <= 64: topk <= 512, any
             "wsc_h64_t64_k2_w8_s2",
-            "wsc_h64_t64_k2_w8_s2",
+            "ws_h64_t64_k2_w8_s2",
         ),
         (  # batch any: topk <= 512, any
             "ws_h64_t64_k1_w8_s2",
@@ -178,7 +208,7 @@ FULL_SELECTION = (
             "ws_h64_t64_k32_w8_s2",
         ),
         (  # batch <= 8: tokens <= 640, any
-            "wsc_h64_t64_k8_w8_s2",
+            "ws_h64_t64_k16_w8_s2",
             "ws_h64_t64_k16_w8_s2",
         ),
         (  # batch <= 16: tokens <= 640, any
@@ -190,8 +220,8 @@ FULL_SELECTION = (
             "ws_h64_t64_k4_w8_s2",
         ),
         (  # batch <= 64: tokens <= 640, any
-            "wsc_h64_t64_k2_w8_s2",
-            "wsc_h64_t64_k2_w8_s2",
+            "ws_h64_t64_k2_w8_s2",
+            "ws_h64_t64_k2_w8_s2",
         ),
         (  # batch any: tokens <= 640, any
             "ws_h64_t64_k1_w8_s2",
@@ -201,10 +231,10 @@ FULL_SELECTION = (
     (  # heads <= 64
         (  # batch <= 1: tokens <= 640, any
             "mma_h16_t64_k32_w8_s1",
-            "mma_h16_t64_k32_w8_s1",
+            "ws_h64_t64_k32_w8_s2",
         ),
         (  # batch <= 8: tokens <= 640, any
-            "wsc_h64_t64_k8_w8_s2",
+            "ws_h64_t64_k16_w8_s2",
             "ws_h64_t64_k16_w8_s2",
         ),
         (  # batch <= 16: tokens <= 640, any
@@ -1488,6 +1518,52 @@ def _ws_producer(
 
 
 @gluon.jit
+def _ws_load_q(QDesc, q_row, q_ready, q_smem, BLOCK_H: gl.constexpr):
+    """Q into shared memory by TMA, one [BLOCK_H, 64] box at a time, while
+    the producer starts gathering: no registers and no load slots of the
+    consumers, whose 64 KB of Q loads were most of their memory-queue
+    stalls (0.1 to 3.1 µs less at every timed shape). Issued by the
+    consumers rather than before the fork, which the producer would wait
+    for (with a barrier between copies there, as Triton cannot tell the
+    slices apart)."""
+    mbarrier.expect(q_ready, BLOCK_H * HEAD_DIM * 2)
+    for j in gl.static_range(HEAD_DIM // 64):
+        tma.async_copy_global_to_shared(
+            QDesc, [q_row, j * 64], q_ready, q_smem.slice(j * 64, 64, dim=1)
+        )
+
+
+@gluon.jit
+def _ws_tile_valid(
+    start, i, end, base1, n0, n_virt, idx_row, idx1_row, offs_t, BLOCK_T, HAS_EXTRA
+):
+    """Which of tile i's token slots hold a token (index >= 0): the score
+    mask. With HAS_EXTRA only the index pointer and the count are used: the
+    selects of the cache's page layout fold away."""
+    if HAS_EXTRA:
+        _, _, row, left, _, _, _ = _gl_tile_source(
+            start + i * BLOCK_T,
+            base1,
+            n0,
+            n_virt,
+            idx_row,
+            idx1_row,
+            idx_row,
+            idx1_row,
+            0,
+            0,
+            1,
+            1,
+            True,
+        )
+        valid = gl.load(row + offs_t, mask=offs_t < left, other=-1) >= 0
+    else:
+        tok = start + i * BLOCK_T + offs_t
+        valid = gl.load(idx_row + tok, mask=tok < end, other=-1) >= 0
+    return valid
+
+
+@gluon.jit
 def _ws_consumer(
     QDesc,
     q_row,
@@ -1516,17 +1592,7 @@ def _ws_consumer(
     HAS_TOPK_LENGTH1: gl.constexpr,
 ):
     """Scores and P.V with wgmma over the tiles the producer delivers."""
-    # Q goes to shared memory by TMA, one [BLOCK_H, 64] box at a time, while
-    # the producer starts gathering: no registers and no load slots of the
-    # consumers, whose 64 KB of Q loads were most of their memory-queue
-    # stalls (0.1 to 3.1 µs less at every timed shape). Issued here
-    # rather than before the fork, which the producer would wait for (with a
-    # barrier between copies there, as Triton cannot tell the slices apart).
-    mbarrier.expect(q_ready, BLOCK_H * HEAD_DIM * 2)
-    for j in gl.static_range(HEAD_DIM // 64):
-        tma.async_copy_global_to_shared(
-            QDesc, [q_row, j * 64], q_ready, q_smem.slice(j * 64, 64, dim=1)
-        )
+    _ws_load_q(QDesc, q_row, q_ready, q_smem, BLOCK_H)
     # Before the wait for Q, so the rows' lengths arrive meanwhile.
     start, end, base1, n0, n_virt = _split_range(
         TopkLength,
@@ -1552,28 +1618,19 @@ def _ws_consumer(
     n_tiles = gl.cdiv(gl.maximum(end - start, 0), BLOCK_T)
     for i in range(n_tiles):
         buf = i % NUM_BUFS
-        if HAS_EXTRA:
-            # Only the index pointer and the count are used: the selects of
-            # the cache's page layout fold away.
-            _, _, row, left, _, _, _ = _gl_tile_source(
-                start + i * BLOCK_T,
-                base1,
-                n0,
-                n_virt,
-                idx_row,
-                idx1_row,
-                idx_row,
-                idx1_row,
-                0,
-                0,
-                1,
-                1,
-                True,
-            )
-            valid = gl.load(row + offs_t, mask=offs_t < left, other=-1) >= 0
-        else:
-            tok = start + i * BLOCK_T + offs_t
-            valid = gl.load(idx_row + tok, mask=tok < end, other=-1) >= 0
+        valid = _ws_tile_valid(
+            start,
+            i,
+            end,
+            base1,
+            n0,
+            n_virt,
+            idx_row,
+            idx1_row,
+            offs_t,
+            BLOCK_T,
+            HAS_EXTRA,
+        )
         mbarrier.wait(ready.index(buf), (i // NUM_BUFS) & 1)
         k = k_ring.index(buf)
         s = warpgroup_mma(
@@ -1646,27 +1703,29 @@ def _ws_decode_kernel(
     HAS_TOPK_LENGTH1: gl.constexpr,
     HAS_SINK: gl.constexpr,
 ):
-    """Warp-specialised form of the head-batched kernel, same arguments and results.
+    """Warp-specialised form of the head-batched kernel whose splits merge in
+    a cluster (CLUSTER_MERGE), same arguments and results.
 
     A producer warp group gathers each tile of BLOCK_T tokens once, dequantises
     it to bf16 and writes it into a ring of NUM_BUFS shared-memory buffers; two
-    consumer warp groups (each owning 256 of the 512 output columns) run the
-    score and P.V wgmma on one buffer while the producer fills the next, so
-    the gather latency hides behind the tensor cores.
+    consumer warp groups (each owning 256 of the 512 output columns, their
+    accumulator whole in one partition, as the merges take it) run the score
+    and P.V wgmma on one buffer while the producer fills the next, so the
+    gather latency hides behind the tensor cores. Without a cluster merge
+    _ws_split_kernel runs instead (_ws_program).
 
     Q arrives through QDesc, a TMA descriptor over its [B * H, 512] rows
     (_q_descriptor); the Q pointer and strides are in the argument list the
     MMA kernel shares, unused here.
 
-    With CLUSTER_MERGE the SPLIT_K programs of a (head block, batch row) run
-    as one thread-block cluster along grid x (_ws_launches) and merge
-    their partials themselves into FinalOut and FinalLse, after a cluster
-    barrier: no combine kernel, no second launch. Otherwise
-    Out and Lse receive the partials and FinalOut, FinalLse are unused.
+    The SPLIT_K programs of a (head block, batch row) run as one thread-block
+    cluster along grid x (_ws_launches) and merge their partials themselves
+    into FinalOut and FinalLse, after a cluster barrier: no combine kernel,
+    no second launch. Out and Lse receive the partials where the merge reads
+    them from global memory (clusters larger than DSMEM_SPLIT_K).
 
     HAS_EXTRA and HAS_SINK as in _mma_decode_kernel: both caches' tokens as
-    one virtual list, and the attention sink wherever the splits are merged
-    (the epilogue with SPLIT_K 1, the cluster merges, the combine kernel).
+    one virtual list, and the attention sink in the cluster merges.
     """
     acc_layout: gl.constexpr = gl.NVMMADistributedLayout(
         version=[3, 0], warps_per_cta=[4, 2], instr_shape=[16, 256, 16]
@@ -1674,13 +1733,10 @@ def _ws_decode_kernel(
     s_layout: gl.constexpr = gl.NVMMADistributedLayout(
         version=[3, 0], warps_per_cta=[4, 2], instr_shape=[16, BLOCK_T // 2, 16]
     )
-    if CLUSTER_MERGE:
-        _trap_unless_cluster_of(SPLIT_K)
-        pid_h = gl.program_id(0) // SPLIT_K
-        pid_s = gl.program_id(0) % SPLIT_K
-    else:
-        pid_h = gl.program_id(0)
-        pid_s = gl.program_id(1)
+    gl.static_assert(CLUSTER_MERGE, "without a cluster merge _ws_split_kernel runs")
+    _trap_unless_cluster_of(SPLIT_K)
+    pid_h = gl.program_id(0) // SPLIT_K
+    pid_s = gl.program_id(0) % SPLIT_K
     pid_b = gl.program_id(2).to(gl.int64)
 
     q_smem = gl.allocate_shared_memory(
@@ -1783,7 +1839,7 @@ def _ws_decode_kernel(
     rows: gl.constexpr = gl.SliceLayout(1, acc_layout)
     l_i = gl.convert_layout(l_i, rows)
     m_i = gl.convert_layout(m_i, rows)
-    if CLUSTER_MERGE and SPLIT_K == DSMEM_SPLIT_K:
+    if SPLIT_K == DSMEM_SPLIT_K:
         _cluster_merge_dsmem(
             acc,
             m_i,
@@ -1803,18 +1859,15 @@ def _ws_decode_kernel(
             HAS_SINK,
         )
     else:
+        # The partials go to global memory (bf16, base-2 lse), for the
+        # merge after the cluster barrier: through a row-major layout
+        # (16-byte stores, whole sectors), as from the accumulator's layout
+        # each thread would write 4-byte pairs (9% slower at B128 topk 512).
         empty_row = l_i == 0.0
         o = acc * gl.where(empty_row, 0.0, 1.0 / l_i)[:, None]
         lse2 = gl.where(empty_row, float("-inf"), m_i + gl.log2(l_i))
         heads = pid_h * BLOCK_H + gl.arange(0, BLOCK_H, layout=rows)
         head_ok = heads < num_heads
-        if SPLIT_K == 1 and HAS_SINK:
-            keep, lse2 = _gl_sink_weight(lse2, Sink, heads, head_ok)
-            o = o * keep[:, None]
-        # The output and the split-K partials are bf16 and go out through a
-        # row-major layout (16-byte stores, whole sectors): from the accumulator's
-        # layout each thread would write 4-byte pairs (9% slower at B128 topk
-        # 512). bf16 partials: half the bytes of fp32 ones.
         out_layout: gl.constexpr = gl.BlockedLayout([1, 8], [1, 32], [8, 1], [1, 0])
         o = gl.convert_layout(o.to(gl.bfloat16), out_layout)
         out_heads = pid_h * BLOCK_H + gl.arange(
@@ -1828,37 +1881,591 @@ def _ws_decode_kernel(
             + out_dims[None, :]
         )
         o_mask = (out_heads < num_heads)[:, None]
-        if SPLIT_K == 1:
-            gl.store(o_ptr, o, mask=o_mask)
+        gl.store(o_ptr + pid_s * stride_out_split, o, mask=o_mask)
+        lse_ptr = Lse + pid_b * stride_lse_batch + pid_s * stride_lse_split + heads
+        gl.store(lse_ptr, lse2, mask=head_ok)
+        _cluster_merge(
+            Out,
+            Lse,
+            FinalOut,
+            FinalLse,
+            pid_b,
+            pid_h,
+            pid_s,
+            stride_out_batch,
+            stride_out_split,
+            stride_out_head,
+            stride_lse_batch,
+            stride_lse_split,
+            stride_fout_batch,
+            stride_fout_head,
+            stride_flse_batch,
+            num_heads,
+            BLOCK_H,
+            SPLIT_K,
+            Sink,
+            HAS_SINK,
+        )
+
+
+@gluon.jit
+def _ws_half_epilogue(
+    acc,
+    m_i,
+    l_i,
+    COL0: gl.constexpr,
+    WITH_LSE: gl.constexpr,
+    Out,
+    Lse,
+    Sink,
+    pid_b,
+    pid_h,
+    pid_s,
+    num_heads,
+    stride_out_batch,
+    stride_out_split,
+    stride_out_head,
+    stride_lse_batch,
+    stride_lse_split,
+    BLOCK_H: gl.constexpr,
+    SPLIT_K: gl.constexpr,
+    HAS_SINK: gl.constexpr,
+    acc_layout: gl.constexpr,
+    stage,
+):
+    """One consumer group's epilogue: its 256 output columns from COL0 (and
+    the lse where WITH_LSE), normalised, with the sink where SPLIT_K is 1,
+    as bf16 output or split-K partials. The rows reach the row-major store
+    layout (16-byte stores, whole sectors) through `stage`, half of a K
+    buffer the tile loop is done with: a scratch of Triton's own for it
+    would take the program past 227 KB."""
+    rows: gl.constexpr = gl.SliceLayout(1, acc_layout)
+    l_i = gl.convert_layout(l_i, rows)
+    m_i = gl.convert_layout(m_i, rows)
+    empty_row = l_i == 0.0
+    o = acc * gl.where(empty_row, 0.0, 1.0 / l_i)[:, None]
+    lse2 = gl.where(empty_row, float("-inf"), m_i + gl.log2(l_i))
+    heads = pid_h * BLOCK_H + gl.arange(0, BLOCK_H, layout=rows)
+    head_ok = heads < num_heads
+    if SPLIT_K == 1 and HAS_SINK:
+        keep, lse2 = _gl_sink_weight(lse2, Sink, heads, head_ok)
+        o = o * keep[:, None]
+    out_layout: gl.constexpr = gl.BlockedLayout([1, 8], [1, 32], [4, 1], [1, 0])
+    stage.store(o.to(gl.bfloat16))
+    gl.thread_barrier()
+    o = stage.load(out_layout)
+    out_heads = pid_h * BLOCK_H + gl.arange(
+        0, BLOCK_H, layout=gl.SliceLayout(1, out_layout)
+    )
+    out_dims = COL0 + gl.arange(0, HEAD_DIM // 2, layout=gl.SliceLayout(0, out_layout))
+    o_ptr = (
+        Out
+        + pid_b * stride_out_batch
+        + out_heads[:, None] * stride_out_head
+        + out_dims[None, :]
+    )
+    o_mask = (out_heads < num_heads)[:, None]
+    if SPLIT_K == 1:
+        gl.store(o_ptr, o, mask=o_mask)
+        if WITH_LSE:
             gl.store(Lse + pid_b * stride_lse_batch + heads, lse2 * LN2, mask=head_ok)
-        else:
-            # The lse stays base 2 until the combine kernel merges the partials.
-            gl.store(o_ptr + pid_s * stride_out_split, o, mask=o_mask)
+    else:
+        gl.store(o_ptr + pid_s * stride_out_split, o, mask=o_mask)
+        if WITH_LSE:
             lse_ptr = Lse + pid_b * stride_lse_batch + pid_s * stride_lse_split + heads
             gl.store(lse_ptr, lse2, mask=head_ok)
-            if CLUSTER_MERGE:
-                _cluster_merge(
-                    Out,
-                    Lse,
-                    FinalOut,
-                    FinalLse,
+
+
+@gluon.jit
+def _ws_scores(
+    QDesc,
+    q_row,
+    q_ready,
+    q_smem,
+    k_ring,
+    ready,
+    empty,
+    p_smem,
+    a_smem,
+    m_smem,
+    l_smem,
+    p_full,
+    p_free,
+    ml_ready,
+    idx_row,
+    TopkLength,
+    pid_b,
+    pid_h,
+    pid_s,
+    topk,
+    qk_scale,
+    idx1_row,
+    TopkLength1,
+    topk1,
+    Out,
+    Lse,
+    Sink,
+    num_heads,
+    stride_out_batch,
+    stride_out_split,
+    stride_out_head,
+    stride_lse_batch,
+    stride_lse_split,
+    HAS_TOPK_LENGTH: gl.constexpr,
+    BLOCK_H: gl.constexpr,
+    BLOCK_T: gl.constexpr,
+    SPLIT_K: gl.constexpr,
+    NUM_BUFS: gl.constexpr,
+    HAS_EXTRA: gl.constexpr,
+    HAS_TOPK_LENGTH1: gl.constexpr,
+    HAS_SINK: gl.constexpr,
+):
+    """The score group (a warp group, the default partition): each tile's
+    whole S = Q.Kt (one m64n64 wgmma chain), the online softmax within its
+    own warps (each row lies in one warp: no exchange between groups),
+    P.V for output columns [0, 256) with P from registers; P and the
+    rescale factor go to the value group through shared memory."""
+    acc_layout: gl.constexpr = gl.NVMMADistributedLayout(
+        version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]
+    )
+    s_layout: gl.constexpr = gl.NVMMADistributedLayout(
+        version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, BLOCK_T, 16]
+    )
+    p_layout: gl.constexpr = gl.DotOperandLayout(
+        operand_index=0, parent=acc_layout, k_width=2
+    )
+    _ws_load_q(QDesc, q_row, q_ready, q_smem, BLOCK_H)
+    start, end, base1, n0, n_virt = _split_range(
+        TopkLength,
+        TopkLength1,
+        pid_b,
+        pid_s,
+        topk,
+        topk1,
+        HAS_TOPK_LENGTH,
+        HAS_EXTRA,
+        HAS_TOPK_LENGTH1,
+        BLOCK_T,
+        SPLIT_K,
+    )
+    mbarrier.wait(q_ready, 0)
+    acc = gl.zeros([BLOCK_H, HEAD_DIM // 2], gl.float32, acc_layout)
+    m_i = gl.full([BLOCK_H], float("-inf"), gl.float32, gl.SliceLayout(1, s_layout))
+    l_i = gl.zeros([BLOCK_H], gl.float32, gl.SliceLayout(1, s_layout))
+    offs_t = gl.arange(0, BLOCK_T, layout=gl.SliceLayout(0, s_layout))
+    n_tiles = gl.cdiv(gl.maximum(end - start, 0), BLOCK_T)
+    for i in range(n_tiles):
+        buf = i % NUM_BUFS
+        valid = _ws_tile_valid(
+            start,
+            i,
+            end,
+            base1,
+            n0,
+            n_virt,
+            idx_row,
+            idx1_row,
+            offs_t,
+            BLOCK_T,
+            HAS_EXTRA,
+        )
+        mbarrier.wait(ready.index(buf), (i // NUM_BUFS) & 1)
+        k = k_ring.index(buf)
+        s = warpgroup_mma(
+            q_smem,
+            k.permute((1, 0)),
+            gl.zeros([BLOCK_H, BLOCK_T], gl.float32, s_layout),
+            use_acc=False,
+            is_async=True,
+        )
+        s = warpgroup_mma_wait(0, deps=(s,))
+        s = gl.where(valid[None, :], s * qk_scale, float("-inf"))
+        m_new = gl.maximum(m_i, gl.max(s, 1))
+        m_safe = gl.where(m_new == float("-inf"), 0.0, m_new)
+        alpha = gl.exp2(m_i - m_safe)
+        p = gl.exp2(s - m_safe[:, None])
+        l_i = l_i * alpha + gl.sum(p, 1)
+        p = p.to(gl.bfloat16)
+        # The value group is done with the previous tile's P and factor.
+        mbarrier.wait(p_free, (i & 1) ^ 1)
+        p_smem.store(p)
+        a_smem.store(alpha)
+        fence_async_shared()
+        gl.thread_barrier()
+        mbarrier.arrive(p_full, count=1)
+        acc = acc * gl.convert_layout(alpha, gl.SliceLayout(1, acc_layout))[:, None]
+        acc = warpgroup_mma(
+            gl.convert_layout(p, p_layout),
+            k.slice(0, HEAD_DIM // 2, dim=1),
+            acc,
+            is_async=True,
+        )
+        acc = warpgroup_mma_wait(0, deps=(acc,))
+        gl.thread_barrier()
+        mbarrier.arrive(empty.index(buf), count=1)
+        m_i = m_new
+    m_smem.store(m_i)
+    l_smem.store(l_i)
+    gl.thread_barrier()
+    mbarrier.arrive(ml_ready, count=1)
+    _ws_half_epilogue(
+        acc,
+        m_i,
+        l_i,
+        0,
+        True,
+        Out,
+        Lse,
+        Sink,
+        pid_b,
+        pid_h,
+        pid_s,
+        num_heads,
+        stride_out_batch,
+        stride_out_split,
+        stride_out_head,
+        stride_lse_batch,
+        stride_lse_split,
+        BLOCK_H,
+        SPLIT_K,
+        HAS_SINK,
+        acc_layout,
+        # The last tile's buffer: the value group may still read its right
+        # half, never its left one.
+        k_ring.index((n_tiles + NUM_BUFS - 1) % NUM_BUFS).slice(
+            0, HEAD_DIM // 2, dim=1
+        ),
+    )
+
+
+@gluon.jit
+def _ws_values(
+    k_ring,
+    ready,
+    empty,
+    p_smem,
+    a_smem,
+    m_smem,
+    l_smem,
+    p_full,
+    p_free,
+    ml_ready,
+    TopkLength,
+    pid_b,
+    pid_h,
+    pid_s,
+    topk,
+    TopkLength1,
+    topk1,
+    Out,
+    Lse,
+    Sink,
+    num_heads,
+    stride_out_batch,
+    stride_out_split,
+    stride_out_head,
+    stride_lse_batch,
+    stride_lse_split,
+    HAS_TOPK_LENGTH: gl.constexpr,
+    BLOCK_H: gl.constexpr,
+    BLOCK_T: gl.constexpr,
+    SPLIT_K: gl.constexpr,
+    NUM_BUFS: gl.constexpr,
+    HAS_EXTRA: gl.constexpr,
+    HAS_TOPK_LENGTH1: gl.constexpr,
+    HAS_SINK: gl.constexpr,
+):
+    """The value group (a warp group, a worker partition): P.V for output
+    columns [256, 512) with P and the rescale factor from the score group's
+    shared memory, overlapping the score group's next scores."""
+    acc_layout: gl.constexpr = gl.NVMMADistributedLayout(
+        version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]
+    )
+    rows: gl.constexpr = gl.SliceLayout(1, acc_layout)
+    start, end, base1, n0, n_virt = _split_range(
+        TopkLength,
+        TopkLength1,
+        pid_b,
+        pid_s,
+        topk,
+        topk1,
+        HAS_TOPK_LENGTH,
+        HAS_EXTRA,
+        HAS_TOPK_LENGTH1,
+        BLOCK_T,
+        SPLIT_K,
+    )
+    acc = gl.zeros([BLOCK_H, HEAD_DIM // 2], gl.float32, acc_layout)
+    n_tiles = gl.cdiv(gl.maximum(end - start, 0), BLOCK_T)
+    for i in range(n_tiles):
+        buf = i % NUM_BUFS
+        mbarrier.wait(ready.index(buf), (i // NUM_BUFS) & 1)
+        mbarrier.wait(p_full, i & 1)
+        alpha = a_smem.load(rows)
+        acc = acc * alpha[:, None]
+        acc = warpgroup_mma(
+            p_smem,
+            k_ring.index(buf).slice(HEAD_DIM // 2, HEAD_DIM // 2, dim=1),
+            acc,
+            is_async=True,
+        )
+        acc = warpgroup_mma_wait(0, deps=(acc,))
+        gl.thread_barrier()
+        mbarrier.arrive(p_free, count=1)
+        mbarrier.arrive(empty.index(buf), count=1)
+    mbarrier.wait(ml_ready, 0)
+    m_i = m_smem.load(rows)
+    l_i = l_smem.load(rows)
+    _ws_half_epilogue(
+        acc,
+        m_i,
+        l_i,
+        HEAD_DIM // 2,
+        False,
+        Out,
+        Lse,
+        Sink,
+        pid_b,
+        pid_h,
+        pid_s,
+        num_heads,
+        stride_out_batch,
+        stride_out_split,
+        stride_out_head,
+        stride_lse_batch,
+        stride_lse_split,
+        BLOCK_H,
+        SPLIT_K,
+        HAS_SINK,
+        acc_layout,
+        # The right half of the last tile's buffer, which only this group
+        # reads.
+        k_ring.index((n_tiles + NUM_BUFS - 1) % NUM_BUFS).slice(
+            HEAD_DIM // 2, HEAD_DIM // 2, dim=1
+        ),
+    )
+
+
+@gluon.jit
+def _ws_split_kernel(
+    Q,
+    KV,
+    Indices,
+    TopkLength,
+    Out,
+    Lse,
+    stride_q_batch,
+    stride_q_head,
+    stride_idx_batch,
+    stride_out_batch,
+    stride_out_split,
+    stride_out_head,
+    stride_lse_batch,
+    stride_lse_split,
+    page_stride,
+    page_size,
+    topk,
+    num_heads,
+    qk_scale,
+    QDesc,
+    FinalOut,
+    FinalLse,
+    stride_fout_batch,
+    stride_fout_head,
+    stride_flse_batch,
+    HAS_TOPK_LENGTH: gl.constexpr,
+    BLOCK_H: gl.constexpr,
+    BLOCK_T: gl.constexpr,
+    SPLIT_K: gl.constexpr,
+    NUM_BUFS: gl.constexpr,
+    CLUSTER_MERGE: gl.constexpr,
+    KV1,
+    Indices1,
+    TopkLength1,
+    stride_idx1_batch,
+    page_stride1,
+    page_size1,
+    topk1,
+    Sink,
+    HAS_EXTRA: gl.constexpr,
+    HAS_TOPK_LENGTH1: gl.constexpr,
+    HAS_SINK: gl.constexpr,
+):
+    """_ws_decode_kernel's arguments and results without a cluster merge,
+    with the consumer warps split by role (_ws_scores, _ws_values) rather
+    than by output columns around one softmax: the two groups no longer
+    exchange row maxima, sums or P halves within a tile, and the value
+    group's P.V of a tile runs beside the score group's next scores (the
+    split FlashMLA's sparse decode uses). The producer is _ws_decode_kernel's.
+    Launched with num_warps 4, the score group; 0.91-0.97x the column
+    split's time (lab/wsa/NOTES.md)."""
+    gl.static_assert(not CLUSTER_MERGE, "the cluster merge is _ws_decode_kernel's")
+    pid_h = gl.program_id(0)
+    pid_s = gl.program_id(1)
+    pid_b = gl.program_id(2).to(gl.int64)
+
+    q_smem = gl.allocate_shared_memory(
+        gl.bfloat16,
+        [BLOCK_H, HEAD_DIM],
+        gl.NVMMASharedLayout.get_default_for([BLOCK_H, HEAD_DIM], gl.bfloat16),
+    )
+    k_ring = gl.allocate_shared_memory(
+        gl.bfloat16,
+        [NUM_BUFS, BLOCK_T, HEAD_DIM],
+        gl.NVMMASharedLayout.get_default_for([BLOCK_T, HEAD_DIM], gl.bfloat16),
+    )
+    p_smem = gl.allocate_shared_memory(
+        gl.bfloat16,
+        [BLOCK_H, BLOCK_T],
+        gl.NVMMASharedLayout.get_default_for([BLOCK_H, BLOCK_T], gl.bfloat16),
+    )
+    flat: gl.constexpr = gl.SwizzledSharedLayout(1, 1, 1, order=[0])
+    a_smem = gl.allocate_shared_memory(gl.float32, [BLOCK_H], flat)
+    m_smem = gl.allocate_shared_memory(gl.float32, [BLOCK_H], flat)
+    l_smem = gl.allocate_shared_memory(gl.float32, [BLOCK_H], flat)
+    ready = gl.allocate_shared_memory(
+        gl.int64, [NUM_BUFS, 1], mbarrier.MBarrierLayout()
+    )
+    empty = gl.allocate_shared_memory(
+        gl.int64, [NUM_BUFS, 1], mbarrier.MBarrierLayout()
+    )
+    q_ready = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+    p_full = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+    p_free = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+    ml_ready = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+    for b in gl.static_range(NUM_BUFS):
+        mbarrier.init(ready.index(b), count=1)
+        # Both consumer groups hand each buffer back.
+        mbarrier.init(empty.index(b), count=2)
+    mbarrier.init(q_ready, count=1)
+    mbarrier.init(p_full, count=1)
+    mbarrier.init(p_free, count=1)
+    mbarrier.init(ml_ready, count=1)
+    fence_async_shared()
+    q_row = pid_b.to(gl.int32) * num_heads + pid_h * BLOCK_H
+    idx_row = Indices + pid_b * stride_idx_batch
+    idx1_row = Indices1 + pid_b * stride_idx1_batch
+
+    gl.warp_specialize(
+        [
+            (
+                _ws_scores,
+                (
+                    QDesc,
+                    q_row,
+                    q_ready,
+                    q_smem,
+                    k_ring,
+                    ready,
+                    empty,
+                    p_smem,
+                    a_smem,
+                    m_smem,
+                    l_smem,
+                    p_full,
+                    p_free,
+                    ml_ready,
+                    idx_row,
+                    TopkLength,
                     pid_b,
                     pid_h,
                     pid_s,
+                    topk,
+                    qk_scale,
+                    idx1_row,
+                    TopkLength1,
+                    topk1,
+                    Out,
+                    Lse,
+                    Sink,
+                    num_heads,
                     stride_out_batch,
                     stride_out_split,
                     stride_out_head,
                     stride_lse_batch,
                     stride_lse_split,
-                    stride_fout_batch,
-                    stride_fout_head,
-                    stride_flse_batch,
-                    num_heads,
+                    HAS_TOPK_LENGTH,
                     BLOCK_H,
+                    BLOCK_T,
                     SPLIT_K,
-                    Sink,
+                    NUM_BUFS,
+                    HAS_EXTRA,
+                    HAS_TOPK_LENGTH1,
                     HAS_SINK,
-                )
+                ),
+            ),
+            (
+                _ws_values,
+                (
+                    k_ring,
+                    ready,
+                    empty,
+                    p_smem,
+                    a_smem,
+                    m_smem,
+                    l_smem,
+                    p_full,
+                    p_free,
+                    ml_ready,
+                    TopkLength,
+                    pid_b,
+                    pid_h,
+                    pid_s,
+                    topk,
+                    TopkLength1,
+                    topk1,
+                    Out,
+                    Lse,
+                    Sink,
+                    num_heads,
+                    stride_out_batch,
+                    stride_out_split,
+                    stride_out_head,
+                    stride_lse_batch,
+                    stride_lse_split,
+                    HAS_TOPK_LENGTH,
+                    BLOCK_H,
+                    BLOCK_T,
+                    SPLIT_K,
+                    NUM_BUFS,
+                    HAS_EXTRA,
+                    HAS_TOPK_LENGTH1,
+                    HAS_SINK,
+                ),
+            ),
+            (
+                _ws_producer,
+                (
+                    k_ring,
+                    ready,
+                    empty,
+                    KV,
+                    idx_row,
+                    TopkLength,
+                    pid_b,
+                    pid_s,
+                    topk,
+                    page_stride,
+                    page_size,
+                    KV1,
+                    idx1_row,
+                    TopkLength1,
+                    topk1,
+                    page_stride1,
+                    page_size1,
+                    HAS_TOPK_LENGTH,
+                    BLOCK_T,
+                    SPLIT_K,
+                    NUM_BUFS,
+                    CLUSTER_MERGE,
+                    HAS_EXTRA,
+                    HAS_TOPK_LENGTH1,
+                ),
+            ),
+        ],
+        [4, WS_PRODUCER_WARPS],
+        [WS_VALUE_REGS, WS_PRODUCER_REGS],
+    )
 
 
 @triton.jit
@@ -2930,6 +3537,16 @@ def _why_not_ws(name, q, caches):
     return None
 
 
+def _ws_program(c):
+    """The kernel of warp-specialised configuration c and the num_warps it is
+    compiled with (its default partition's warps): with a cluster merge, the
+    column-split consumers, whose accumulator the merge takes whole; without,
+    the role-split ones, whose score group is the default partition."""
+    if c.cluster_merge:
+        return _ws_decode_kernel, c.num_warps
+    return _ws_split_kernel, c.num_warps // 2
+
+
 def _ws_launches(plan, c, fixed, bind, constexprs):
     """The launches of configuration c of the warp-specialised kernel: in
     clusters of SPLIT_K programs when they merge their splits themselves,
@@ -2944,15 +3561,16 @@ def _ws_launches(plan, c, fixed, bind, constexprs):
     )
     bind = dict(bind, QDesc="qdesc", FinalOut="out", FinalLse="lse")
     constexprs = dict(constexprs, NUM_BUFS=c.num_stages, CLUSTER_MERGE=c.cluster_merge)
+    kernel, num_warps = _ws_program(c)
     decode = _Kernel(
-        _ws_decode_kernel,
+        kernel,
         # With a cluster merge grid x counts clusters: the launcher multiplies
         # it by the cluster size.
         (grid[0], 1, batch) if c.cluster_merge else grid,
         fixed,
         bind,
         constexprs,
-        dict(num_warps=c.num_warps, maxnreg=_WS_MAXNREG),
+        dict(num_warps=num_warps, maxnreg=_WS_MAXNREG),
         cluster=c.split_k if c.cluster_merge else 1,
         check=_compile_error,
     )
