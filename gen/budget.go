@@ -303,7 +303,9 @@ func judge(t Target, b Budget) Budget {
 // checkWarpSpec budgets the warp-specialised family. Its registers are set,
 // not estimated: the program is launched at WSMaxRegs per thread and
 // setmaxnreg hands the producer WSProducerRegs and the consumers what is left,
-// so the question is whether each partition's need fits its share.
+// so the question is whether each partition's need fits its share. This is
+// the cluster-merged kind (wsc_*), whose two consumer warp groups split the
+// output columns around one softmax; checkWarpSpecSplit budgets the others.
 func checkWarpSpec(t Target, b Budget) Budget {
 	v := b.Variant
 	if !v.ClusterMerge {

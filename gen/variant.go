@@ -171,8 +171,9 @@ func (v Variant) Validate() error {
 	}
 	if v.WarpSpec && len(errs) == 0 {
 		// The template's layouts are written for this one shape: two
-		// consumer warp groups splitting the 512 output columns of 64 heads,
-		// and a producer covering 64 token rows in 4 warps.
+		// consumer warp groups of 64 heads (splitting the 512 output
+		// columns, or by role without a cluster merge: WSValueRegs), and a
+		// producer covering 64 token rows in 4 warps.
 		if v.BlockH != 64 || v.BlockT != 64 || v.NumWarps != 8 {
 			errs = append(errs, fmt.Errorf("%s: the warp-specialised kernel is written for BLOCK_H=64, BLOCK_T=64 and 8 consumer warps", v.Name()))
 		}

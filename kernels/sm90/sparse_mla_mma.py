@@ -1535,7 +1535,17 @@ def _ws_load_q(QDesc, q_row, q_ready, q_smem, BLOCK_H: gl.constexpr):
 
 @gluon.jit
 def _ws_tile_valid(
-    start, i, end, base1, n0, n_virt, idx_row, idx1_row, offs_t, BLOCK_T, HAS_EXTRA
+    start,
+    i,
+    end,
+    base1,
+    n0,
+    n_virt,
+    idx_row,
+    idx1_row,
+    offs_t,
+    BLOCK_T: gl.constexpr,
+    HAS_EXTRA: gl.constexpr,
 ):
     """Which of tile i's token slots hold a token (index >= 0): the score
     mask. With HAS_EXTRA only the index pointer and the count are used: the
@@ -1970,6 +1980,8 @@ def _ws_half_epilogue(
         if WITH_LSE:
             gl.store(Lse + pid_b * stride_lse_batch + heads, lse2 * LN2, mask=head_ok)
     else:
+        # bf16 partials (half the bytes of fp32 ones); the lse stays base 2
+        # until the combine kernel merges them.
         gl.store(o_ptr + pid_s * stride_out_split, o, mask=o_mask)
         if WITH_LSE:
             lse_ptr = Lse + pid_b * stride_lse_batch + pid_s * stride_lse_split + heads
@@ -2035,6 +2047,7 @@ def _ws_scores(
         operand_index=0, parent=acc_layout, k_width=2
     )
     _ws_load_q(QDesc, q_row, q_ready, q_smem, BLOCK_H)
+    # Before the wait for Q, so the rows' lengths arrive meanwhile.
     start, end, base1, n0, n_virt = _split_range(
         TopkLength,
         TopkLength1,
@@ -2081,6 +2094,7 @@ def _ws_scores(
         s = warpgroup_mma_wait(0, deps=(s,))
         s = gl.where(valid[None, :], s * qk_scale, float("-inf"))
         m_new = gl.maximum(m_i, gl.max(s, 1))
+        # A tile with no valid token leaves m at -inf; subtracting it would give NaN.
         m_safe = gl.where(m_new == float("-inf"), 0.0, m_new)
         alpha = gl.exp2(m_i - m_safe)
         p = gl.exp2(s - m_safe[:, None])
