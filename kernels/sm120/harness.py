@@ -1342,10 +1342,11 @@ def mlagen_entry(bundle, kw):
     return call
 
 
-def time_impl(row, calls, check, reps_ms, eager=True):
+def time_impl(row, calls, check, reps_ms, eager=True, refused=()):
     """Fill row: the check of the first call's result (check(result) gives
     its fields), graph and eager µs, and host µs where the call is quick;
-    an exception becomes the row's error."""
+    an exception of a type in `refused` (the configuration cannot serve
+    these inputs) makes the row declined, any other its error."""
     try:
         if check is not None:
             poison_allocator(DEVICE)
@@ -1355,6 +1356,8 @@ def time_impl(row, calls, check, reps_ms, eager=True):
             row["us"] = time_eager(calls, reps_ms)
             if row["graph_us"] is None or row["graph_us"] < 1000:
                 row["host_us"] = time_host(calls)
+    except refused as err:
+        row["declined"] = str(err)
     except Exception as err:
         row["error"] = f"{type(err).__name__}: {str(err)[:400]}"
     return row
@@ -1397,9 +1400,9 @@ def time_whole_call_shape(bundle, configs, peers, shape, sets, peaks, reps_ms):
             continue
         row = {"variant": other, "impl": "mlagen", "config": True, **shape}
         calls = [functools.partial(config.sparse_decode_full, **kw) for kw in kws]
-        rows.append(time_impl(row, calls, check, reps_ms, eager=False))
-        if row.get("error", "").startswith("Refused"):
-            row["declined"] = row.pop("error")  # the configuration cannot serve it
+        rows.append(
+            time_impl(row, calls, check, reps_ms, eager=False, refused=bundle.Refused)
+        )
     # One kernel call over the same number of tokens: what the whole call
     # costs beyond one pass over its tokens.
     q, ks, is_, _ = sets[0]["single"]
