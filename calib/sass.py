@@ -147,6 +147,8 @@ def decode_job(module, tile, whole_call=False):
         constexprs["NUM_BUFS"] = tile["num_stages"]
         halves = tile["block_t"] == module._PP_HALVES_BLOCK_T
         constexprs["SUBTILES"] = 2 if halves else 1
+        if hasattr(module, "_pp_q_reg_groups"):
+            constexprs["Q_REG_GROUPS"] = module._pp_q_reg_groups(module.Config(**tile))
         options = {"num_warps": tile["num_warps"]}
         if hasattr(module, "_PP_MAXNREG"):
             options["maxnreg"] = module._PP_MAXNREG

@@ -438,20 +438,26 @@ const (
 	ppScratchCap = 4096
 )
 
-// checkPipelined budgets the pipelined mma.sync family: shared memory is
-// exact (Q, the K buffer sets, and the probabilities' round trip to the
-// MMA operand layout; the row-max exchange and the epilogue reuse those),
-// registers are the accumulator, the raw tile carried around the loop as
-// 32-bit words (four fp8 values a register), and the scores.
-func checkPipelined(t Target, b Budget) Budget {
-	v := b.Variant
+// ppSmem is the pipelined family's shared memory, exact: Q, the K buffer
+// sets, and the probabilities' round trip to the MMA operand layout (the
+// row-max exchange and the epilogue reuse those).
+func ppSmem(v Variant) []Item {
 	halves := PPSubtiles(v)
-	b.Operands = "mma.sync (Gluon mma_v2): Q and the K tile in shared memory, read as MMA operands every tile; the next tile's raw words in registers while the MMAs run"
-	b.Smem = []Item{
+	return []Item{
 		{"q", prod(v.BlockH, headDim, bf16), "Q tile [BLOCK_H, 512] bf16, staged once, the score MMA's A operand"},
 		{"k_sets", prod(v.NumStages, v.BlockT, headDim, bf16), fmt.Sprintf("%d K buffer set(s) of 8 column groups [BLOCK_T, 64] bf16, read by both MMAs", v.NumStages)},
 		{"p_scratch", min(prod(v.BlockH, v.BlockT/halves, bf16), ppScratchCap), fmt.Sprintf("the probabilities' round trip to the MMA operand layout, [BLOCK_H, %d] bf16 (%d piece(s) a tile), at most %s B", v.BlockT/halves, halves, commas(ppScratchCap))},
 	}
+}
+
+// checkPipelined budgets the pipelined mma.sync family: shared memory is
+// exact (ppSmem), registers are the accumulator, the raw tile carried
+// around the loop as 32-bit words (four fp8 values a register), the scores
+// and the Q groups the tile keeps in registers.
+func checkPipelined(t Target, b Budget) Budget {
+	v := b.Variant
+	b.Operands = "mma.sync (Gluon mma_v2): Q (but the groups kept in registers) and the K tile in shared memory, read as MMA operands every tile; the next tile's raw words in registers while the MMAs run"
+	b.Smem = ppSmem(v)
 	b.SmemBytes = total(b.Smem)
 	threads := v.Threads()
 	per := prod(v.BlockT, 64) / threads // bytes of one 64-value group a thread gathers
@@ -461,10 +467,10 @@ func checkPipelined(t Target, b Budget) Budget {
 		{"s_p", prod(v.BlockH, v.BlockT, ppChainsPlusOne) / threads, "scores of a tile as two accumulators (or halves) and their probabilities"},
 		{"overhead", ppOverhead, "operands in flight, softmax state, addresses (fitted)"},
 	}
-	if halves == 2 {
+	if n := ppQRegGroups(t, v); n > 0 {
 		// Each warp holds its 16 heads' rows of a 64-column group: 16 x 64
 		// bf16 over 32 lanes, 16 registers a group.
-		b.Regs = append(b.Regs, Item{"q_regs", PPQRegGroups * 16, fmt.Sprintf("Q's first %d column groups kept in registers as the score MMA's A operand", PPQRegGroups)})
+		b.Regs = append(b.Regs, Item{"q_regs", n * 16, fmt.Sprintf("Q's first %d column groups kept in registers as the score MMA's A operand", n)})
 	}
 	b.RegsEst = total(b.Regs)
 	if t.Path == PathWGMMA {

@@ -51,6 +51,9 @@ type ppFamily struct {
 	FP8          bool
 	HalvesBlockT int // PPHalvesBlockT
 	QRegGroups   int // PPQRegGroups
+	// QRegGroupsOnePiece is ppQRegGroupsOnePiece(target): Q's column
+	// groups one-piece 16-head tiles keep in registers.
+	QRegGroupsOnePiece int
 	// OnePerSM says no two of the family's programs fit one multiprocessor's
 	// shared memory on the target (onePerSM), so the kernel is launched with
 	// every register ptxas may give a thread.

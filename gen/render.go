@@ -187,7 +187,8 @@ func newPPFamily(t Target, budgets []Budget) *ppFamily {
 			smem = append(smem, b.SmemBytes)
 		}
 	}
-	return &ppFamily{FP8: t.FP8, HalvesBlockT: PPHalvesBlockT, QRegGroups: PPQRegGroups, OnePerSM: onePerSM(t, smem)}
+	return &ppFamily{FP8: t.FP8, HalvesBlockT: PPHalvesBlockT, QRegGroups: PPQRegGroups,
+		QRegGroupsOnePiece: ppQRegGroupsOnePiece(t), OnePerSM: onePerSM(t, smem)}
 }
 
 func newVariantsData(command string, s Sweep, budgets []Budget, sel Selection) variantsData {

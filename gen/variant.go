@@ -221,6 +221,38 @@ const PPHalvesBlockT = 32
 // most two.
 const PPQRegGroups = 2
 
+// PPQRegGroupsOnePiece is how many of Q's column groups the one-piece
+// 16-head tile keeps in registers where its program has a multiprocessor to
+// itself: with all 8 warps across the tokens, every warp reads all of Q
+// from shared memory every tile otherwise. Six took 4-8% off it at splits
+// 1 and 2 on the H200, one program an SM (lab/qreg16/NOTES.md); four gained
+// half as much, eight spilled.
+const PPQRegGroupsOnePiece = 6
+
+// ppQRegGroupsOnePiece is PPQRegGroupsOnePiece where the 16-head tile of 64
+// tokens (the family's one-piece tile) cannot share a multiprocessor of t
+// with a second one, and 0 where it can: there its 96 registers would cost
+// that second program.
+func ppQRegGroupsOnePiece(t Target) int {
+	v := Variant{BlockH: 16, BlockT: 64, SplitK: 1, NumWarps: 8, NumStages: 1, Pipelined: true}
+	if onePerSM(t, []int{total(ppSmem(v))}) {
+		return PPQRegGroupsOnePiece
+	}
+	return 0
+}
+
+// ppQRegGroups is how many of Q's column groups v's tile keeps in registers
+// on t (the kernel's _pp_q_reg_groups).
+func ppQRegGroups(t Target, v Variant) int {
+	switch {
+	case PPSubtiles(v) == 2:
+		return PPQRegGroups
+	case v.BlockH == 16:
+		return ppQRegGroupsOnePiece(t)
+	}
+	return 0
+}
+
 // PPSubtiles is how many pieces the pipelined kernel splits v's tile into.
 func PPSubtiles(v Variant) int {
 	if v.BlockT == PPHalvesBlockT {

@@ -56,11 +56,14 @@ LOG2E = tl.constexpr(_LOG2E)
 # operand layout through a 2 KB scratch of their own (what lets 64 heads
 # take 32-token tiles within 99 KB); other tiles are one piece.
 _PP_HALVES_BLOCK_T = 32
-# Tiles in two halves keep Q's first this many column groups in registers
-# (at most 2) as the score MMA's A operand, instead of reading them from
-# shared memory every tile: fewer ldmatrix a tile, with registers the
-# 64-head tile has to spare.
-_PP_Q_REG_GROUPS = gl.constexpr(2)
+# How many of Q's first column groups a tile keeps in registers as the
+# score MMA's A operand, instead of every warp reading them from shared
+# memory every tile (fewer ldmatrix a tile): tiles in two halves, with the
+# registers the 64-head tile has to spare; one-piece 16-head tiles, where
+# on this target their program has a multiprocessor to itself (0: no
+# registers to spare without costing a second program).
+_PP_Q_REG_GROUPS_HALVES = 2
+_PP_Q_REG_GROUPS_ONE_PIECE_H16 = 6
 # The register bound given to ptxas. No two of this family's programs fit
 # in one multiprocessor's shared memory on this target, yet left to itself
 # ptxas may hold a kernel to 128 registers for a second one: where the
@@ -896,17 +899,18 @@ def _pp_store_tile(raw, kset):
 
 
 @gluon.jit
-def _pp_scores_group(
-    q_smem, kset, g: gl.constexpr, s, dot_a: gl.constexpr, dot_b: gl.constexpr
-):
-    a = q_smem.slice(g * 64, 64, dim=1).load(dot_a)
-    b = kset[g].permute((1, 0)).load(dot_b)
-    return mma_v2(a, b, s)
+def _pp_q_group(qs, g: gl.constexpr, dot_a: gl.constexpr):
+    """Q's column group g as the score MMA's A operand: from registers if
+    _pp_q_operands kept it there, else read from shared memory (qs[0])."""
+    if g < len(qs) - 1:
+        return qs[1 + g]
+    else:
+        return qs[0].slice(g * 64, 64, dim=1).load(dot_a)
 
 
 @gluon.jit
-def _pp_scores(q_smem, kset, z, dot_a: gl.constexpr, dot_b: gl.constexpr):
-    """S = Q.Kt over the 8 column groups, both operands read from shared memory.
+def _pp_scores(qs, kset, z, dot_a: gl.constexpr, dot_b: gl.constexpr):
+    """S = Q.Kt over the 8 column groups, K read from shared memory.
 
     Each warp's share of S is one or two 16x8 tiles, so one accumulator would
     make the 32 MMAs of a tile one dependent chain (each waits for the one
@@ -915,8 +919,16 @@ def _pp_scores(q_smem, kset, z, dot_a: gl.constexpr, dot_b: gl.constexpr):
     s0 = z
     s1 = z
     for j in gl.static_range(4):
-        s0 = _pp_scores_group(q_smem, kset, 2 * j, s0, dot_a, dot_b)
-        s1 = _pp_scores_group(q_smem, kset, 2 * j + 1, s1, dot_a, dot_b)
+        s0 = mma_v2(
+            _pp_q_group(qs, 2 * j, dot_a),
+            kset[2 * j].permute((1, 0)).load(dot_b),
+            s0,
+        )
+        s1 = mma_v2(
+            _pp_q_group(qs, 2 * j + 1, dot_a),
+            kset[2 * j + 1].permute((1, 0)).load(dot_b),
+            s1,
+        )
     return s0 + s1
 
 
@@ -1009,10 +1021,7 @@ def _pp_attend_halves(
     s_lo = z
     s_hi = z
     for g in gl.static_range(8):
-        if g < _PP_Q_REG_GROUPS:
-            a = qs[1 + g]
-        else:
-            a = qs[0].slice(g * 64, 64, dim=1).load(dot_a)
+        a = _pp_q_group(qs, g, dot_a)
         s_lo = mma_v2(a, lo[g].permute((1, 0)).load(dot_b), s_lo)
         s_hi = mma_v2(a, hi[g].permute((1, 0)).load(dot_b), s_hi)
     s_lo = gl.where(valid_lo[None, :], s_lo * qk_scale, float("-inf"))
@@ -1060,7 +1069,7 @@ def _pp_attend(
     # The indices came in two tiles ago; this reload hits L1 or L2.
     valid = _pp_indices(src, t0, end, HAS_EXTRA, offs) >= 0
     z = gl.zeros([BLOCK_H, BLOCK_T], gl.float32, mma)
-    s = _pp_scores(qs[0], kset, z, dot_a, dot_b)
+    s = _pp_scores(qs, kset, z, dot_a, dot_b)
     s = gl.where(valid[None, :], s * qk_scale, float("-inf"))
     m_new = gl.maximum(m_i, gl.max(s, 1))
     # A tile with no valid token leaves m at -inf; subtracting it would give NaN.
@@ -1125,22 +1134,16 @@ def _pp_tile(
 
 
 @gluon.jit
-def _pp_q_operands(q_smem, SUBTILES: gl.constexpr, mma: gl.constexpr):
-    """Q as the tile loop reads it: (q_smem, then its first
-    _PP_Q_REG_GROUPS column groups as A operand fragments, loaded once) for
-    tiles in two halves; (q_smem,) otherwise."""
-    gl.static_assert(_PP_Q_REG_GROUPS <= 2, "the kernel keeps at most 2 groups")
+def _pp_q_operands(q_smem, Q_REG_GROUPS: gl.constexpr, mma: gl.constexpr):
+    """Q as the tile loop reads it: (q_smem, then its first Q_REG_GROUPS
+    column groups as A operand fragments, loaded once); _pp_q_group picks
+    from it."""
+    gl.static_assert(Q_REG_GROUPS <= 8, "Q has 8 column groups")
     dot_a: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=mma, k_width=2)
-    if SUBTILES == 1 or _PP_Q_REG_GROUPS == 0:
-        return (q_smem,)
-    elif _PP_Q_REG_GROUPS == 1:
-        return (q_smem, q_smem.slice(0, 64, dim=1).load(dot_a))
-    else:
-        return (
-            q_smem,
-            q_smem.slice(0, 64, dim=1).load(dot_a),
-            q_smem.slice(64, 64, dim=1).load(dot_a),
-        )
+    qs = (q_smem,)
+    for g in gl.static_range(Q_REG_GROUPS):
+        qs = qs + (q_smem.slice(g * 64, 64, dim=1).load(dot_a),)
+    return qs
 
 
 @gluon.jit
@@ -1220,6 +1223,7 @@ def _pp_decode_kernel(
     WARPS_N: gl.constexpr,
     NUM_BUFS: gl.constexpr,
     SUBTILES: gl.constexpr,
+    Q_REG_GROUPS: gl.constexpr,
     HAS_EXTRA: gl.constexpr,
     HAS_TOPK_LENGTH1: gl.constexpr,
     HAS_SINK: gl.constexpr,
@@ -1233,7 +1237,8 @@ def _pp_decode_kernel(
     loop is unrolled over two K buffer sets, so the stores of one tile go to
     the set the MMAs are not reading (one barrier a tile); with 1 the stores
     wait for the MMAs (two barriers a tile) and the tile may be twice as
-    wide in the same shared memory.
+    wide in the same shared memory. Q_REG_GROUPS of Q's column groups stay
+    in registers across the loop (_pp_q_reg_groups).
     """
     WARPS_M: gl.constexpr = BLOCK_H // 16
     NUM_WARPS: gl.constexpr = WARPS_M * WARPS_N
@@ -1312,7 +1317,7 @@ def _pp_decode_kernel(
     set_a = _pp_alloc_set(BLOCK_T)
     _pp_store_tile(raw, set_a)
     gl.thread_barrier()
-    qs = _pp_q_operands(q_smem, SUBTILES, mma)
+    qs = _pp_q_operands(q_smem, Q_REG_GROUPS, mma)
 
     m_i = gl.full([BLOCK_H], float("-inf"), gl.float32, gl.SliceLayout(1, mma))
     l2 = gl.zeros([BLOCK_H, BLOCK_T // SUBTILES], gl.float32, mma)
@@ -2555,6 +2560,14 @@ def _mma_launches(plan, c, fixed, bind, constexprs):
     return [decode, combine]
 
 
+def _pp_q_reg_groups(c):
+    """How many of Q's column groups configuration c's tile keeps in
+    registers (the budget model counts the same)."""
+    if c.block_t == _PP_HALVES_BLOCK_T:
+        return _PP_Q_REG_GROUPS_HALVES
+    return _PP_Q_REG_GROUPS_ONE_PIECE_H16 if c.block_h == 16 else 0
+
+
 def _pp_launches(plan, c, fixed, bind, constexprs):
     """The launches of configuration c of the pipelined kernel: the decode
     kernel and, with splits, the bf16 combine."""
@@ -2565,6 +2578,7 @@ def _pp_launches(plan, c, fixed, bind, constexprs):
         WARPS_N=c.num_warps // (c.block_h // 16),
         NUM_BUFS=c.num_stages,
         SUBTILES=2 if c.block_t == _PP_HALVES_BLOCK_T else 1,
+        Q_REG_GROUPS=_pp_q_reg_groups(c),
     )
     options = dict(num_warps=c.num_warps, maxnreg=_PP_MAXNREG)
     decode = _Kernel(_pp_decode_kernel, grid, fixed, bind, constexprs, options)
