@@ -62,7 +62,12 @@ the harness's results format:
   the wsc_* ones and the batch-1 tl.dot picks per cache at H 64, 32 and 16
   and as the whole call at H 16, 64 and 128 beside FlashMLA, batches 1 to
   128, with the ws_* checks; its rows replace the older ones of the same
-  configuration, entry and shape, and every older ws_* row.
+  configuration, entry and shape, and every older ws_* row;
+* lab/qreg16's sweep (2026-12-02, eighth session): the sm_120 module once
+  its 16-head pipelined tile keeps six of Q's column groups in registers,
+  each configuration of that tile per cache at 16 and 32 heads and as the
+  whole call at 16 heads, with their checks; its rows replace every older
+  row of that tile (its kernel changed), on sm_120 and sm_89.
 
 The targets no lent GPU has (sm_89, sm_86, sm_80) get selections from H200
 runs of a module whose kernel code is theirs, with DISABLE_MMA_V3=1 (so the
@@ -97,6 +102,12 @@ ONESM = "lab/onesm/results"
 # consumers (seventh session): those configurations, the wsc_* ones and the
 # batch-1 tl.dot picks, per cache and as the whole call beside FlashMLA.
 WSA = "lab/wsa/results/sweep"
+# The sm_120 module once its 16-head pipelined tile keeps six of Q's column
+# groups in registers (eighth session): each configuration of that tile per
+# cache at 16 and 32 heads and as the whole call at 16 heads.
+QREG16 = "lab/qreg16/results/sweep"
+# gpu/shipped.sh on that module (eighth session).
+EIGHTH = "gpu/results/2026-12-02-h200-eighth"
 PP_LAB = re.compile(r"^pp_h(\d+)_t(\d+)_k(\d+)_w(\d+)_b(\d)_c2(_s2)?$")
 
 
@@ -347,6 +358,30 @@ def add_wsa(out):
     return out
 
 
+def add_qreg16(out):
+    """lab/qreg16's sweep of the sm_120 module's 16-head pipelined
+    configurations (per cache at H 16 and 32, the whole call at H 16) and
+    the shipped run's rows of them (the whole call at H 64 too), with their
+    checks; these replace every older row of those configurations, whose
+    kernel changed (per cache at 64 heads, where they were timed before and
+    never the fastest, they are no longer candidates)."""
+    tile = lambda r: r["variant"].startswith("pp_h16_")  # noqa: E731
+    shipped = load(f"{EIGHTH}/sm120-time.json")
+    new = [r for r in shipped["timing"] if tile(r) and r.get("heads") == 64]
+    for name in ("time", "whole"):
+        run = load(f"{QREG16}/{name}-sm120.json")
+        new += [r for r in run["timing"] if r.get("entry") != "one kernel"]
+    out["timing"] = [r for r in out["timing"] if not tile(r)] + new
+    out["correctness"] = [r for r in out["correctness"] if not tile(r)]
+    out["correctness"] += checks(load(f"{QREG16}/check-sm120.json")["correctness"])
+    out["correctness"] += checks(r for r in shipped["correctness"] if tile(r))
+    out["note"] += (
+        f"; {QREG16} and {EIGHTH} (the 16-head pipelined tile with Q's first six "
+        "column groups in registers) replace every older row of that tile"
+    )
+    return out
+
+
 def proxy(target, timings, check_files, note):
     """A target no lent GPU has, from H200 runs (DISABLE_MMA_V3=1) of
     modules whose kernel code is the target's: every timing and check row of
@@ -386,12 +421,15 @@ def proxies():
     return (
         (
             "sm89",
-            proxy(
-                "sm_89",
-                [f"{ONESM}/time-sm120.json", f"{ONESM}/whole-sm120.json"],
-                [f"{ONESM}/check-sm120.json"],
-                f"{ONESM}: the sm_120 module on the H200 (DISABLE_MMA_V3=1), whose "
-                "kernel code the sm_89 module shares; not measured on an sm_89 GPU",
+            add_qreg16(
+                proxy(
+                    "sm_89",
+                    [f"{ONESM}/time-sm120.json", f"{ONESM}/whole-sm120.json"],
+                    [f"{ONESM}/check-sm120.json"],
+                    f"{ONESM}: the sm_120 module on the H200 (DISABLE_MMA_V3=1), "
+                    "whose kernel code the sm_89 module shares; not measured on an "
+                    "sm_89 GPU",
+                )
             ),
         ),
         (
@@ -400,8 +438,9 @@ def proxies():
                 "sm_86",
                 sm86,
                 sm86_check,
-                f"{BYTES}: the sm_86 module on the H200 (DISABLE_MMA_V3=1); not "
-                "measured on an sm_86 GPU",
+                f"{BYTES}: the sm_86 module on the H200 (DISABLE_MMA_V3=1), before "
+                "its 16-head pipelined tile kept Q's column groups in registers "
+                "(eighth session); not measured on an sm_86 GPU",
             ),
         ),
         (
@@ -413,8 +452,9 @@ def proxies():
                 f"{BYTES}: the sm_80 module on the H200 (DISABLE_MMA_V3=1) for its "
                 "two-stage batch-1 candidates and its two-buffer-set 64-head pipelined "
                 "ones, and the sm_86 module's rows (the same "
-                "kernel code; select keeps the configurations sm_80 has); not "
-                "measured on an sm_80 GPU",
+                "kernel code; select keeps the configurations sm_80 has), before "
+                "the 16-head pipelined tile kept Q's column groups in registers "
+                "(eighth session); not measured on an sm_80 GPU",
             ),
         ),
     )
@@ -426,8 +466,12 @@ def main():
         ("sm90", add_wsa(add_heads(add_run(sm90(), "sm90"), "sm90"))),
         (
             "sm120",
-            add_onesm(
-                add_heads(add_words(add_run(sm120(), "sm120", before_words)), "sm120")
+            add_qreg16(
+                add_onesm(
+                    add_heads(
+                        add_words(add_run(sm120(), "sm120", before_words)), "sm120"
+                    )
+                )
             ),
         ),
         *proxies(),

@@ -159,7 +159,7 @@ SELECTION = (
             "pp_h64_t32_k8_w8_s1",
         ),
         (  # batch <= 64: topk <= 512, any
-            "pp_h64_t32_k2_w8_s1",
+            "pp_h16_t64_k1_w8_s1",
             "pp_h64_t32_k2_w8_s1",
         ),
         (  # batch any: topk <= 512, any

@@ -128,7 +128,7 @@ CONFIGS = {
 # >= batch, then the first topk (whole call: tokens) bound >= topk (None: no
 # bound). SELECTION[heads][batch][topk] for the per-cache entry,
 # FULL_SELECTION[heads][batch][tokens of both caches] for the whole call.
-HEAD_BOUNDS = (16, None)
+HEAD_BOUNDS = (16, 32, None)
 BATCH_BOUNDS = (1, 16, 64, None)
 TOPK_BOUNDS = (512, None)
 SELECTION = (
@@ -148,6 +148,24 @@ SELECTION = (
         (  # batch any: topk <= 512, any
             "pp_h16_t64_k1_w8_s1",
             "pp_h16_t64_k1_w8_s1",
+        ),
+    ),
+    (  # heads <= 32
+        (  # batch <= 1: topk <= 512, any
+            "mma_h16_t16_k32_w4_s1",
+            "mma_h16_t32_k32_w4_s1",
+        ),
+        (  # batch <= 16: topk <= 512, any
+            "pp_h64_t32_k8_w8_s1",
+            "pp_h64_t32_k8_w8_s1",
+        ),
+        (  # batch <= 64: topk <= 512, any
+            "pp_h16_t64_k1_w8_s1",
+            "pp_h64_t32_k2_w8_s1",
+        ),
+        (  # batch any: topk <= 512, any
+            "pp_h64_t32_k1_w8_s1",
+            "pp_h64_t32_k1_w8_s1",
         ),
     ),
     (  # heads any
