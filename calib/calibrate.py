@@ -307,6 +307,11 @@ def judge(row, limit):
             f"the merge through distributed shared memory writes {row['xchg']} B, "
             f"more than the kernel's {row['smem']} B"
         )
+    if "q_reg_groups" in row and row["q_reg_groups"] != row["pred_q_reg_groups"]:
+        problems.append(
+            f"the model counts {row['pred_q_reg_groups']} of Q's column groups in "
+            f"registers, the module's _pp_q_reg_groups keeps {row['q_reg_groups']}"
+        )
     if "error" not in row:
         if row["pred_smem"] < row["smem"]:
             problems.append(
@@ -327,8 +332,10 @@ def read_known(path):
         return {line.split("#")[0].strip() for line in f} - {""}
 
 
-def verdicts(budget, compiled, known, known_path):
-    """The calibration rows, and how many disagreements fail the run."""
+def verdicts(budget, compiled, known, known_path, module=None):
+    """The calibration rows, and how many disagreements fail the run. With
+    the module, a pipelined variant's Q registers as the model counts them
+    (q_reg_groups) are checked against what the module's kernel is given."""
     rows, bad = [], 0
     for b, c in zip(budget["variants"], compiled):
         row = {
@@ -338,6 +345,9 @@ def verdicts(budget, compiled, known, known_path):
             "pred_regs": b["regs_per_thread_est"],
             **c,
         }
+        if "q_reg_groups" in b and module is not None:
+            row["pred_q_reg_groups"] = b["q_reg_groups"]
+            row["q_reg_groups"] = module._pp_q_reg_groups(module.Config(**b["config"]))
         row["compiled_fits"], row["problems"] = judge(row, budget["smem_limit"])
         if row["problems"] and row["variant"] in known:
             row["problems"] = ["known: " + p for p in row["problems"]]
@@ -430,7 +440,9 @@ def main():
             row["in_configs"] = module.CONFIGS[b["variant"]] == module.Config(
                 **b["config"]
             )
-    rows, bad = verdicts(budget, compiled, read_known(args.known), args.known)
+    rows, bad = verdicts(
+        budget, compiled, read_known(args.known), args.known, load_kernel(bundle)
+    )
     table = markdown(rows)
     print(table)
     known = sum(

@@ -24,6 +24,10 @@ type calibrationRow struct {
 	Fits      bool       `json:"fits"`
 	SmemBytes int        `json:"smem_bytes"`
 	RegsEst   int        `json:"regs_per_thread_est"`
+	// QRegGroups: for the pipelined family, how many of Q's column groups
+	// the model counts in registers; calibrate.py checks the module's
+	// kernel is given as many.
+	QRegGroups *int `json:"q_reg_groups,omitempty"`
 }
 
 type calibrationInput struct {
@@ -48,12 +52,17 @@ func CalibrationInput(s Sweep) ([]byte, error) {
 	in := calibrationInput{Target: s.Target.Name, CalibratedWith: CalibratedWith, SmemLimit: s.Target.SmemLimit}
 	for _, b := range CheckSweep(s) {
 		c := newConfigEntry(b.Variant)
-		in.Variants = append(in.Variants, calibrationRow{
+		row := calibrationRow{
 			Variant: b.Name,
 			Config: configJSON{Family: c.Family, BlockH: c.BlockH, BlockT: c.BlockT, SplitK: c.SplitK,
 				NumWarps: c.NumWarps, NumStages: c.NumStages, ClusterMerge: c.ClusterMerge},
 			Fits: b.Fits, SmemBytes: b.SmemBytes, RegsEst: b.RegsEst,
-		})
+		}
+		if b.Variant.Pipelined {
+			n := ppQRegGroups(s.Target, b.Variant)
+			row.QRegGroups = &n
+		}
+		in.Variants = append(in.Variants, row)
 		if b.Fits {
 			in.Fitting++
 		} else {
