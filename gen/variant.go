@@ -214,11 +214,10 @@ const PPHalvesBlockT = 32
 
 // PPQRegGroups is how many of Q's 8 column groups the pipelined kernel keeps
 // in registers, as the score MMA's A operand, across its loop over
-// two-half tiles (one-piece tiles read all 8 from shared memory each tile):
-// each group kept saves every warp 2 KB of ldmatrix a tile, on the
-// shared-memory operand path that bounds the 64-head kernel. Two groups
-// took 4-6% off it on the H200 (lab/qreg/NOTES.md); the kernel supports at
-// most two.
+// two-half tiles (one-piece tiles: PPQRegGroupsOnePiece): each group kept
+// saves every warp 2 KB of ldmatrix a tile, on the shared-memory operand
+// path that bounds the 64-head kernel. Two groups took 4-6% off it on the
+// H200 (lab/qreg/NOTES.md); the 64-head tile has registers for no more.
 const PPQRegGroups = 2
 
 // PPQRegGroupsOnePiece is how many of Q's column groups the one-piece
