@@ -308,6 +308,9 @@ func judge(t Target, b Budget) Budget {
 // output columns around one softmax; checkWarpSpecSplit budgets the others.
 func checkWarpSpec(t Target, b Budget) Budget {
 	v := b.Variant
+	if v.Narrow() {
+		return checkWarpSpecNarrow(t, b)
+	}
 	if !v.ClusterMerge {
 		return checkWarpSpecSplit(t, b)
 	}
@@ -358,21 +361,57 @@ const wsOverhead = 30
 // warp-specialised variant shares to b.
 func wsProducer(t Target, b Budget) Budget {
 	v := b.Variant
+	warps, regs := v.producer()
 	// The producer holds one gathered tile in flight: tokenBytes per token
 	// over its threads, 4 bytes a register.
-	raw := (prod(v.BlockT, tokenBytes) + 32*WSProducerWarps*4 - 1) / (32 * WSProducerWarps * 4)
+	raw := (prod(v.BlockT, tokenBytes) + 32*warps*4 - 1) / (32 * warps * 4)
 	b.Regs = append(b.Regs,
 		Item{"raw_tile", raw, "producer: one gathered tile (fp8 nope, rope, scale words) in flight"},
-		Item{"producer_max", WSProducerRegs, fmt.Sprintf("setmaxnreg for the %d producer warps", WSProducerWarps)},
+		Item{"producer_max", regs, fmt.Sprintf("setmaxnreg for the %d producer warps", warps)},
 	)
 	b.RegsEst = WSMaxRegs
 	if t.Path != PathWGMMA {
 		b.Reasons = append(b.Reasons, fmt.Sprintf("the warp-specialised kernel needs wgmma (sm_90); %s has %s", t.Name, t.Path))
 	}
-	if raw+wsOverhead > WSProducerRegs {
-		b.Reasons = append(b.Reasons, fmt.Sprintf("producer needs about %d registers per thread > its %d", raw+wsOverhead, WSProducerRegs))
+	if raw+wsOverhead > regs {
+		b.Reasons = append(b.Reasons, fmt.Sprintf("producer needs about %d registers per thread > its %d", raw+wsOverhead, regs))
 	}
 	return b
+}
+
+// checkWarpSpecNarrow budgets the narrow warp-specialised variants: one
+// consumer warp group computes S^T = K Q^T and O^T += V^T P^T with the
+// heads as the wgmma's N, beside WSNarrowProducerWarps producer warps.
+func checkWarpSpecNarrow(t Target, b Budget) Budget {
+	v := b.Variant
+	b.Operands = "wgmma, warp-specialised, heads on the MMAs' N side: 8 producer warps gather and dequantise K into shared memory and prefetch the next tile's rows into L2; one consumer warp group runs S^T = K Q^T and O^T += V^T P^T, K and V^T straight from the K buffer"
+	b.Smem = []Item{
+		{"q", prod(v.BlockH, headDim, bf16), "Q tile [BLOCK_H, 512] bf16, the score MMA's B operand"},
+		{"k_ring", prod(v.NumStages, v.BlockT, headDim, bf16), fmt.Sprintf("%d K buffers [BLOCK_T, 512] bf16, both MMAs' A operand: the producer fills one while the consumers read another", v.NumStages)},
+		{"p", prod(v.BlockT, v.BlockH, bf16), "the probabilities P^T [BLOCK_T, BLOCK_H] bf16, P.V's B operand"},
+		// Measured: 4,144 B with 2 and 3 buffers, per cache and for the
+		// whole call (calib/compiled/sm90.json).
+		{"scratch", 4096, "Triton's scratch: the softmax's reductions down the tokens across the 4 warps, and the epilogue's transpose in rounds"},
+		{"sync", 16*v.NumStages + 64, "ready/empty mbarrier per buffer, Q's TMA mbarrier and the partitions' captured arguments (a bound)"},
+	}
+	b.SmemBytes = total(b.Smem)
+	consumers := 32 * v.NumWarps
+	warps, regs := v.producer()
+	consumerRegs := min((prod(WSMaxRegs, v.Threads())-regs*32*warps)/consumers/8*8, MaxRegsPerThread)
+	acc := prod(headDim, v.BlockH) / consumers
+	s := prod(v.BlockT, v.BlockH) / consumers
+	need := acc + 2*s + wsOverhead
+	b.Regs = []Item{
+		{"acc", acc, "consumers: fp32 accumulator O^T [512, BLOCK_H]"},
+		{"s_p", 2 * s, "consumers: scores S^T [BLOCK_T, BLOCK_H] fp32 and their probabilities"},
+		{"overhead", wsOverhead, "consumers: softmax state, indices, addresses (fitted)"},
+		{"consumer_max", consumerRegs, fmt.Sprintf("what setmaxnreg leaves the %d consumer warps", v.NumWarps)},
+	}
+	b = wsProducer(t, b)
+	if need > consumerRegs {
+		b.Reasons = append(b.Reasons, fmt.Sprintf("consumers need about %d registers per thread > the %d setmaxnreg leaves them", need, consumerRegs))
+	}
+	return judge(t, b)
 }
 
 // checkWarpSpecSplit budgets the warp-specialised variants without a

@@ -72,6 +72,8 @@ type dequantData struct {
 type wsFamily struct {
 	ProducerWarps int // warps of the producer partition
 	ProducerRegs  int // registers per producer thread (setmaxnreg)
+	// The producer partition of the narrow kernel (BLOCK_H below 64).
+	NarrowProducerWarps, NarrowProducerRegs int
 	MaxRegs       int // launch bound per thread, divided between the partitions
 	ValueRegs     int // registers per value-group thread of the split consumers (setmaxnreg)
 	DSMEMSplitK   int // the cluster size that merges in distributed shared memory
@@ -81,6 +83,7 @@ type wsFamily struct {
 func newWSFamily() *wsFamily {
 	return &wsFamily{
 		ProducerWarps: WSProducerWarps, ProducerRegs: WSProducerRegs, MaxRegs: WSMaxRegs,
+		NarrowProducerWarps: WSNarrowProducerWarps, NarrowProducerRegs: WSNarrowProducerRegs,
 		ValueRegs: WSValueRegs, DSMEMSplitK: DSMEMSplitK, BlockT: WSTile.BlockT,
 	}
 }

@@ -29,6 +29,10 @@ func TestValidate(t *testing.T) {
 		{Variant{BlockH: 16, BlockT: 16, SplitK: 1, NumWarps: 4, NumStages: 0}, "num_stages=0"},
 		{Variant{BlockH: 16, BlockT: 64, SplitK: 1, NumWarps: 8, NumStages: 2, WarpSpec: true}, "written for BLOCK_H=64"},
 		{Variant{BlockH: 64, BlockT: 64, SplitK: 1, NumWarps: 4, NumStages: 2, WarpSpec: true}, "8 consumer warps"},
+		// The narrow tile is 16 heads, 64 tokens and one consumer warp group,
+		// its splits merged by the combine.
+		{Variant{BlockH: 32, BlockT: 64, SplitK: 1, NumWarps: 4, NumStages: 2, WarpSpec: true}, "BLOCK_H=16, BLOCK_T=64 and 4 consumer warps"},
+		{Variant{BlockH: 16, BlockT: 64, SplitK: 2, NumWarps: 4, NumStages: 2, WarpSpec: true, ClusterMerge: true}, "without a cluster merge"},
 		{Variant{BlockH: 16, BlockT: 16, SplitK: 2, NumWarps: 4, NumStages: 1, ClusterMerge: true}, "warp-specialised kernel only"},
 		{Variant{BlockH: 64, BlockT: 64, SplitK: 1, NumWarps: 8, NumStages: 2, WarpSpec: true, ClusterMerge: true}, "2 to 8 splits"},
 		{Variant{BlockH: 64, BlockT: 64, SplitK: 16, NumWarps: 8, NumStages: 2, WarpSpec: true, ClusterMerge: true}, "not SPLIT_K=16"},
@@ -83,6 +87,38 @@ func TestCheckWarpSpec(t *testing.T) {
 	three.NumStages = 3
 	if Check(sm90, three).Fits {
 		t.Error("3 K buffers (64 KB each) beside Q accepted within 227 KB")
+	}
+}
+
+// The narrow warp-specialised variants: 4 consumer and 8 producer warps (the
+// same 384 threads at WSMaxRegs), the producer at WSNarrowProducerRegs and
+// the consumer warp group at what that leaves, capped at a thread's 255; two
+// and three 64 KB K buffers fit sm_90's 227 KB beside the 16-head Q, four
+// do not.
+func TestCheckWarpSpecNarrow(t *testing.T) {
+	sm90, _ := LookupTarget("sm_90")
+	for _, st := range WSNarrowStages {
+		v := narrowVariant(1, st)
+		b := Check(sm90, v)
+		if !b.Fits || v.Threads() != 384 || b.RegsEst != WSMaxRegs {
+			t.Fatalf("%s: fits=%v threads=%d regs=%d reasons=%v", v.Name(), b.Fits, v.Threads(), b.RegsEst, b.Reasons)
+		}
+		s := map[string]int{}
+		for _, it := range b.Regs {
+			s[it.Name] = it.Value
+		}
+		if s["producer_max"] != WSNarrowProducerRegs || s["consumer_max"] != MaxRegsPerThread || s["acc"] != 64 ||
+			s["raw_tile"]+wsOverhead > s["producer_max"] {
+			t.Errorf("%s: register shares %v", v.Name(), s)
+		}
+	}
+	four := narrowVariant(1, 4)
+	if b := Check(sm90, four); b.Fits || !strings.Contains(strings.Join(b.Reasons, "; "), "shared memory") {
+		t.Errorf("%s: fits=%v reasons=%v, want a shared-memory refusal", four.Name(), b.Fits, b.Reasons)
+	}
+	sm120, _ := LookupTarget("sm_120")
+	if b := Check(sm120, narrowVariant(1, 2)); b.Fits || !strings.Contains(strings.Join(b.Reasons, "; "), "needs wgmma") {
+		t.Errorf("sm_120: fits=%v reasons=%v, want a refusal naming wgmma", b.Fits, b.Reasons)
 	}
 }
 
@@ -222,7 +258,7 @@ func TestBundleFamilies(t *testing.T) {
 	sm90, _ := LookupTarget("sm_90")
 	sm120, _ := LookupTarget("sm_120")
 	noWS := DefaultSweep(sm90)
-	noWS.WSSplitK, noWS.WSClusterSplitK = nil, nil
+	noWS.WSSplitK, noWS.WSClusterSplitK, noWS.WSNarrowSplitK = nil, nil, nil
 	// The one MMA variant here is refused (a ptxas spill the model knows).
 	wsOnly := DefaultSweep(sm90)
 	wsOnly.BlockH, wsOnly.BlockT, wsOnly.SplitK, wsOnly.NumStages = []int{64}, []int{64}, []int{1}, []int{1}
@@ -230,7 +266,7 @@ func TestBundleFamilies(t *testing.T) {
 	noPP.PPTiles = nil
 	mmaCode := []string{"def _mma_decode_kernel(", "def _combine_kernel(", "def _mma_launches(", `"mma": _Family(_mma_launches, None, "float32")`}
 	wsCode := []string{"from triton.experimental.gluon.language.nvidia.hopper import (", "def _ws_decode_kernel(",
-		"def _ws_launches(", `"ws": _Family(_ws_launches, _why_not_ws, "bfloat16")`}
+		"def _ws_launches(", `"ws": _Family(_ws_launches, _why_not_ws, "bfloat16")`, "def _ws_narrow_kernel("}
 	ppCode := []string{"from triton.experimental.gluon.language.nvidia.ampere import mma_v2", "def _pp_decode_kernel(",
 		"def _pp_launches(", `"pp": _Family(_pp_launches, None, "bfloat16")`}
 	gluonCode := []string{"from triton.experimental import gluon", "def _combine_bf16_kernel(", "def _gl_tile_source("}
@@ -241,12 +277,12 @@ func TestBundleFamilies(t *testing.T) {
 		mma, ws, pp, bytes_ bool
 		fitCount            int
 	}{
-		{"sm_90 default", DefaultSweep(sm90), true, true, false, false, 40},
+		{"sm_90 default", DefaultSweep(sm90), true, true, false, false, 52},
 		{"sm_120 default", DefaultSweep(sm120), true, false, true, false, 33},
 		{"sm_120 without pp", noPP, true, false, false, false, 23},
 		{"sm_80 default", DefaultSweep(sm80), true, false, true, true, 0},
 		{"sm_90 without ws", noWS, true, false, false, false, 31},
-		{"sm_90 ws only", wsOnly, false, true, false, false, 9},
+		{"sm_90 ws only", wsOnly, false, true, false, false, 21},
 	} {
 		e, err := Emit(tc.s, "test", nil)
 		if err != nil {
@@ -458,16 +494,24 @@ func TestCalibrationInput(t *testing.T) {
 	}
 }
 
-// The warp-specialised template is written for WSTile alone: every such
-// variant a default sweep holds has its shape, whatever its SplitK.
+// The warp-specialised template is written for WSTile and, narrow, for
+// 16-head tiles of WSNarrowStages K buffers: every such variant a default
+// sweep holds has one of their shapes, whatever its SplitK.
 func TestWarpSpecialisedVariantsHaveWSTile(t *testing.T) {
-	seen := 0
+	seen, narrow := 0, 0
 	for _, tg := range Targets() {
 		for _, v := range DefaultSweep(tg).Variants() {
 			if !v.WarpSpec {
 				continue
 			}
 			seen++
+			if v.Narrow() {
+				narrow++
+				if want := narrowVariant(v.SplitK, v.NumStages); v != want || !slices.Contains(WSNarrowStages, v.NumStages) {
+					t.Errorf("%s: %s is not a narrow tile of %v K buffers: %+v", tg.Name, v.Name(), WSNarrowStages, v)
+				}
+				continue
+			}
 			shape := v
 			shape.SplitK, shape.ClusterMerge = 0, false
 			if shape != WSTile {
@@ -475,8 +519,8 @@ func TestWarpSpecialisedVariantsHaveWSTile(t *testing.T) {
 			}
 		}
 	}
-	if seen == 0 {
-		t.Fatal("no default sweep holds a warp-specialised variant")
+	if seen == 0 || narrow == 0 {
+		t.Fatalf("the default sweeps hold %d warp-specialised variants, %d of them narrow", seen, narrow)
 	}
 }
 

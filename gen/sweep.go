@@ -22,11 +22,25 @@ type Sweep struct {
 	// WSClusterSplitK lists the SPLIT_K values of the warp-specialised
 	// variants that merge their splits in a thread-block cluster (wsc_*).
 	WSClusterSplitK []int
+	// WSNarrowSplitK lists the SPLIT_K values of the narrow warp-specialised
+	// variants (BLOCK_H 16, the heads on the MMAs' N side, 4 consumer warps),
+	// each with every K buffer count of WSNarrowStages.
+	WSNarrowSplitK []int
 	// PPTiles are the tiles of the pipelined mma.sync family (pp_*), each
 	// swept over PPSplitK, after the warp-specialised variants; either list
 	// empty leaves the family out.
 	PPTiles  []PPTile
 	PPSplitK []int
+}
+
+// WSNarrowStages are the K buffer counts of each narrow warp-specialised
+// split: 3 won at some large-batch shapes of lab/wst's sweep, 2 at others.
+var WSNarrowStages = []int{2, 3}
+
+// narrowVariant is the narrow warp-specialised variant at split k with st
+// K buffers.
+func narrowVariant(k, st int) Variant {
+	return Variant{BlockH: 16, BlockT: 64, SplitK: k, NumWarps: WSNarrowConsumerWarps, NumStages: st, WarpSpec: true}
 }
 
 // PPTile is one tile of the pipelined family: everything but SPLIT_K.
@@ -92,6 +106,9 @@ func DefaultSweep(t Target) Sweep {
 		// grid has 128 or more programs, which must find whole groups of
 		// free SMs in one GPC, and win below that (NOTES.md: explore 14, run 19).
 		s.WSClusterSplitK = []int{2, 4, 8}
+		// 16 heads (tensor parallelism 4): 1 to 8 splits served B 16 to
+		// 128 in lab/wst's sweep; 16 and 32 for the small batches.
+		s.WSNarrowSplitK = []int{1, 2, 4, 8, 16, 32}
 	}
 	return s
 }
@@ -149,6 +166,13 @@ func (s Sweep) All() iter.Seq[Variant] {
 				return
 			}
 		}
+		for _, k := range s.WSNarrowSplitK {
+			for _, st := range WSNarrowStages {
+				if !emit(narrowVariant(k, st)) {
+					return
+				}
+			}
+		}
 		for _, tile := range s.PPTiles {
 			for _, k := range s.PPSplitK {
 				if !emit(tile.variant(k)) {
@@ -167,7 +191,8 @@ func (s Sweep) Size() int {
 		n = satMul(n, distinct(l))
 	}
 	pp := satMul(distinctTiles(s.PPTiles), distinct(s.PPSplitK))
-	return satAdd(n, satAdd(satAdd(distinct(s.WSSplitK), distinct(s.WSClusterSplitK)), pp))
+	narrow := satMul(distinct(s.WSNarrowSplitK), len(WSNarrowStages))
+	return satAdd(n, satAdd(satAdd(satAdd(distinct(s.WSSplitK), distinct(s.WSClusterSplitK)), narrow), pp))
 }
 
 func distinctTiles(l []PPTile) int {
@@ -214,6 +239,7 @@ func (s Sweep) params() []sweepParam {
 			}
 			return nil
 		}},
+		{"--ws-narrow-split-k", s.WSNarrowSplitK, probe(func(v *Variant, x int) { v.SplitK = x })},
 		{"--pp-split-k", s.PPSplitK, probe(func(v *Variant, x int) { v.SplitK = x })},
 	}
 }
@@ -262,6 +288,8 @@ func (s Sweep) sizeTerms() string {
 			prod = append(prod, term)
 		case p.flag == "--pp-split-k" && len(p.vals) > 0 && len(s.PPTiles) > 0:
 			sum = append(sum, fmt.Sprintf("%d pipelined tiles x %s", distinctTiles(s.PPTiles), term))
+		case p.flag == "--ws-narrow-split-k" && len(p.vals) > 0:
+			sum = append(sum, fmt.Sprintf("%s x %d K buffer counts", term, len(WSNarrowStages)))
 		case p.flag != "--pp-split-k" && len(p.vals) > 0:
 			sum = append(sum, term)
 		}

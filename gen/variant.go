@@ -72,6 +72,32 @@ const (
 // the score group at 168 with spills and serialised wgmma.
 const WSValueRegs = 160
 
+// The narrow warp-specialised variants (BLOCK_H below a wgmma's 64 rows;
+// lab/wst/NOTES.md) put the heads on the MMAs' N side: one consumer warp
+// group of WSNarrowConsumerWarps, and WSNarrowProducerWarps producer warps
+// at WSNarrowProducerRegs, each holding one row of a 64-token tile (more
+// warps gather faster an SM: lab/gatherrate). 4 + 8 warps at WSMaxRegs is
+// the same 64,512 registers as the other kernels' 12 warps.
+const (
+	WSNarrowConsumerWarps = 4
+	WSNarrowProducerWarps = 8
+	WSNarrowProducerRegs  = 96
+)
+
+// Narrow reports whether v is a narrow warp-specialised variant.
+func (v Variant) Narrow() bool {
+	return v.WarpSpec && v.BlockH < 64
+}
+
+// producer is the warp count and setmaxnreg registers of v's producer
+// partition (warp-specialised variants).
+func (v Variant) producer() (warps, regs int) {
+	if v.Narrow() {
+		return WSNarrowProducerWarps, WSNarrowProducerRegs
+	}
+	return WSProducerWarps, WSProducerRegs
+}
+
 // Name is the variant's module name, stable so that file names and golden
 // files do not churn: mma_h64_t32_k4_w8_s2, ws_h64_t64_k2_w8_s2 for the
 // warp-specialised family (wsc_... when it merges in a cluster), or
@@ -98,6 +124,9 @@ func (v Variant) String() string {
 		if v.ClusterMerge {
 			merge = ", merged in a cluster"
 		}
+		if v.Narrow() {
+			merge = ", heads on the MMAs' N side"
+		}
 		return fmt.Sprintf("BLOCK_H=%d BLOCK_T=%d SPLIT_K=%d consumer warps=%d K buffers=%d (warp-specialised%s)",
 			v.BlockH, v.BlockT, v.SplitK, v.NumWarps, v.NumStages, merge)
 	}
@@ -112,7 +141,8 @@ func (v Variant) String() string {
 // Threads is the number of threads per program, producer warps included.
 func (v Variant) Threads() int {
 	if v.WarpSpec {
-		return 32 * (v.NumWarps + WSProducerWarps)
+		warps, _ := v.producer()
+		return 32 * (v.NumWarps + warps)
 	}
 	return 32 * v.NumWarps
 }
@@ -170,12 +200,16 @@ func (v Variant) Validate() error {
 		errs = append(errs, validatePipelined(v)...)
 	}
 	if v.WarpSpec && len(errs) == 0 {
-		// The template's layouts are written for this one shape: two
-		// consumer warp groups of 64 heads (splitting the 512 output
-		// columns, or by role without a cluster merge: WSValueRegs), and a
-		// producer covering 64 token rows in 4 warps.
-		if v.BlockH != 64 || v.BlockT != 64 || v.NumWarps != 8 {
-			errs = append(errs, fmt.Errorf("%s: the warp-specialised kernel is written for BLOCK_H=64, BLOCK_T=64 and 8 consumer warps", v.Name()))
+		// The template's layouts are written for two shapes: two consumer
+		// warp groups of 64 heads (splitting the 512 output columns, or by
+		// role without a cluster merge: WSValueRegs) and a producer covering
+		// 64 token rows in 4 warps; or, narrow, one consumer warp group of
+		// 16 heads (the wgmma's N; its accumulator is [512, BLOCK_H]) beside
+		// 8 producer warps, its splits merged by the combine.
+		switch {
+		case v.BlockH == 16 && v.BlockT == 64 && v.NumWarps == WSNarrowConsumerWarps && !v.ClusterMerge:
+		case v.BlockH != 64 || v.BlockT != 64 || v.NumWarps != 8:
+			errs = append(errs, fmt.Errorf("%s: the warp-specialised kernel is written for BLOCK_H=64, BLOCK_T=64 and 8 consumer warps, or BLOCK_H=16, BLOCK_T=64 and 4 consumer warps without a cluster merge", v.Name()))
 		}
 	}
 	return errors.Join(errs...)

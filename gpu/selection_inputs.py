@@ -67,7 +67,13 @@ the harness's results format:
   its 16-head pipelined tile keeps six of Q's column groups in registers,
   each configuration of that tile per cache at 16 and 32 heads and as the
   whole call at 16 heads, with their checks; its rows replace every older
-  row of that tile (its kernel changed), on sm_120 and sm_89.
+  row of that tile (its kernel changed), on sm_120 and sm_89;
+* lab/wst's sweep (2026-12-02, ninth session): the sm_90 module once it has
+  the narrow warp-specialised configurations (ws_h16_*, the heads on the
+  MMAs' N side), those and the configurations its tables chose for up to
+  32 heads before, per cache at H 16 and 32 and as the whole call at H 16,
+  batches 1 to 128, with the ws_h16_* checks; its rows replace the older
+  ones of the same configuration, entry and shape.
 
 The targets no lent GPU has (sm_89, sm_86, sm_80) get selections from H200
 runs of a module whose kernel code is theirs, with DISABLE_MMA_V3=1 (so the
@@ -106,6 +112,10 @@ WSA = "lab/wsa/results/sweep"
 # groups in registers (eighth session): each configuration of that tile per
 # cache at 16 and 32 heads and as the whole call at 16 heads.
 QREG16 = "lab/qreg16/results/sweep"
+# The sm_90 module once it has the narrow warp-specialised configurations
+# (ninth session): those and the ones its tables chose for up to 32 heads
+# before, per cache at 16 and 32 heads and as the whole call at 16.
+WST = "lab/wst/results/sweep"
 # gpu/shipped.sh on that module (eighth session).
 EIGHTH = "gpu/results/2026-12-02-h200-eighth"
 PP_LAB = re.compile(r"^pp_h(\d+)_t(\d+)_k(\d+)_w(\d+)_b(\d)_c2(_s2)?$")
@@ -358,6 +368,25 @@ def add_wsa(out):
     return out
 
 
+def add_wst(out):
+    """lab/wst's sweep of the sm_90 module (per cache at H 16 and 32, the
+    whole call at H 16, batches 1 to 128) with the checks of its narrow
+    ws_h16_* configurations; its rows replace the older ones of the same
+    configuration, entry and shape."""
+    new = []
+    for name in ("time", "whole"):
+        run = load(f"{WST}/{name}-sm90.json")
+        new += [r for r in run["timing"] if r.get("entry") != "one kernel"]
+    keys = {timing_key(r) for r in new}
+    out["timing"] = [r for r in out["timing"] if timing_key(r) not in keys] + new
+    out["correctness"] += checks(load(f"{WST}/check-sm90.json")["correctness"])
+    out["note"] += (
+        f"; {WST} (with the narrow ws_h16_* configurations) replaces the older "
+        "rows of the configurations, entries and shapes it timed"
+    )
+    return out
+
+
 def add_qreg16(out):
     """lab/qreg16's sweep of the sm_120 module's 16-head pipelined
     configurations (per cache at H 16 and 32, the whole call at H 16) and
@@ -463,7 +492,7 @@ def proxies():
 def main():
     os.makedirs(OUT, exist_ok=True)
     for name, results in (
-        ("sm90", add_wsa(add_heads(add_run(sm90(), "sm90"), "sm90"))),
+        ("sm90", add_wst(add_wsa(add_heads(add_run(sm90(), "sm90"), "sm90")))),
         (
             "sm120",
             add_qreg16(

@@ -22,6 +22,7 @@ type sweepFlags struct {
 	numStages []int
 	wsSplitK  string
 	wscSplitK string
+	wsnSplitK string
 	ppSplitK  string
 }
 
@@ -38,6 +39,7 @@ func (f *sweepFlags) register(fs *pflag.FlagSet, targetDefault, targetHelp strin
 	fs.IntSliceVar(&f.numStages, "num-stages", nil, "software-pipelining stages, >= 1")
 	fs.StringVar(&f.wsSplitK, "ws-split-k", "", "SPLIT_K values of the warp-specialised family (sm_90: BLOCK_H 64, BLOCK_T 64,\n8 consumer warps, 2 K buffers), or \"none\" to leave it out (default: the target's)")
 	fs.StringVar(&f.wscSplitK, "ws-cluster-split-k", "", fmt.Sprintf("SPLIT_K values (2-%d) of the warp-specialised variants whose splits run as one\nthread-block cluster and merge their partials without a combine kernel (wsc_*),\nor \"none\" (default: the target's)", gen.MaxCluster))
+	fs.StringVar(&f.wsnSplitK, "ws-narrow-split-k", "", "SPLIT_K values of the narrow warp-specialised variants (sm_90: BLOCK_H 16 with the\nheads on the MMAs' N side, 4 consumer and 8 producer warps, 2 and 3 K buffers each),\nor \"none\" (default: the target's)")
 	fs.StringVar(&f.ppSplitK, "pp-split-k", "", "SPLIT_K values of the pipelined mma.sync family (pp_*: Q in shared memory, the next\ntile's bytes loaded during the current tile's MMAs; sm_80, sm_86, sm_89, sm_100,\nsm_120), or \"none\" to leave it out (default: the target's)")
 }
 
@@ -67,7 +69,8 @@ func (f *sweepFlags) sweep(fs *pflag.FlagSet) (gen.Sweep, error) {
 		val  string
 		dst  *[]int
 	}{
-		{"ws-split-k", f.wsSplitK, &s.WSSplitK}, {"ws-cluster-split-k", f.wscSplitK, &s.WSClusterSplitK}, {"pp-split-k", f.ppSplitK, &s.PPSplitK},
+		{"ws-split-k", f.wsSplitK, &s.WSSplitK}, {"ws-cluster-split-k", f.wscSplitK, &s.WSClusterSplitK},
+		{"ws-narrow-split-k", f.wsnSplitK, &s.WSNarrowSplitK}, {"pp-split-k", f.ppSplitK, &s.PPSplitK},
 	} {
 		if !fs.Changed(l.flag) {
 			continue
@@ -81,7 +84,7 @@ func (f *sweepFlags) sweep(fs *pflag.FlagSet) (gen.Sweep, error) {
 	return s, s.Validate()
 }
 
-// parseSplitKList reads --ws-split-k, --ws-cluster-split-k or --pp-split-k: a comma list of
+// parseSplitKList reads --ws-split-k, --ws-cluster-split-k, --ws-narrow-split-k or --pp-split-k: a comma list of
 // integers, or "none".
 func parseSplitKList(flag, val string) ([]int, error) {
 	if val == "none" {
@@ -122,7 +125,7 @@ func sweepCommand(verb string, s gen.Sweep, extra ...string) string {
 		got, dflt []int
 	}{
 		{"--ws-split-k", s.WSSplitK, d.WSSplitK}, {"--ws-cluster-split-k", s.WSClusterSplitK, d.WSClusterSplitK},
-		{"--pp-split-k", s.PPSplitK, d.PPSplitK},
+		{"--ws-narrow-split-k", s.WSNarrowSplitK, d.WSNarrowSplitK}, {"--pp-split-k", s.PPSplitK, d.PPSplitK},
 	} {
 		if !slices.Equal(l.got, l.dflt) {
 			ks := "none"

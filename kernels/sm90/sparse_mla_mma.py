@@ -69,6 +69,13 @@ _WS_MAXNREG = 168
 # the value group runs at WS_VALUE_REGS registers per thread (setmaxnreg), and
 # the score group, the default partition, gets the rest.
 WS_VALUE_REGS = gl.constexpr(160)
+# Head blocks narrower than a wgmma's 64 rows (_ws_narrow_kernel) put the
+# heads on the MMAs' N side, which leaves one consumer warp group with little
+# to do: WS_NARROW_PRODUCER_WARPS producer warps gather instead of 4, at
+# WS_NARROW_PRODUCER_REGS registers each (more warps gather faster an SM:
+# lab/gatherrate; one row a thread instead of two).
+WS_NARROW_PRODUCER_WARPS = gl.constexpr(8)
+WS_NARROW_PRODUCER_REGS = gl.constexpr(96)
 # Q reaches shared memory by TMA in [BLOCK_H, 64] bf16 boxes: 128-byte rows
 # with the 128-byte swizzle of q_smem's 64-column slices. Built once here:
 # constructing it per call costs several µs of host time.
@@ -135,27 +142,65 @@ CONFIGS = {
     "wsc_h64_t64_k2_w8_s2": Config("ws", 64, 64, 2, 8, 2, True),
     "wsc_h64_t64_k4_w8_s2": Config("ws", 64, 64, 4, 8, 2, True),
     "wsc_h64_t64_k8_w8_s2": Config("ws", 64, 64, 8, 8, 2, True),
+    "ws_h16_t64_k1_w4_s2": Config("ws", 16, 64, 1, 4, 2, False),
+    "ws_h16_t64_k1_w4_s3": Config("ws", 16, 64, 1, 4, 3, False),
+    "ws_h16_t64_k2_w4_s2": Config("ws", 16, 64, 2, 4, 2, False),
+    "ws_h16_t64_k2_w4_s3": Config("ws", 16, 64, 2, 4, 3, False),
+    "ws_h16_t64_k4_w4_s2": Config("ws", 16, 64, 4, 4, 2, False),
+    "ws_h16_t64_k4_w4_s3": Config("ws", 16, 64, 4, 4, 3, False),
+    "ws_h16_t64_k8_w4_s2": Config("ws", 16, 64, 8, 4, 2, False),
+    "ws_h16_t64_k8_w4_s3": Config("ws", 16, 64, 8, 4, 3, False),
+    "ws_h16_t64_k16_w4_s2": Config("ws", 16, 64, 16, 4, 2, False),
+    "ws_h16_t64_k16_w4_s3": Config("ws", 16, 64, 16, 4, 3, False),
+    "ws_h16_t64_k32_w4_s2": Config("ws", 16, 64, 32, 4, 2, False),
+    "ws_h16_t64_k32_w4_s3": Config("ws", 16, 64, 32, 4, 3, False),
 }
 
 # The selections: the first heads bound >= heads, then the first batch bound
 # >= batch, then the first topk (whole call: tokens) bound >= topk (None: no
 # bound). SELECTION[heads][batch][topk] for the per-cache entry,
 # FULL_SELECTION[heads][batch][tokens of both caches] for the whole call.
-HEAD_BOUNDS = (32, None)
+HEAD_BOUNDS = (16, 32, None)
 BATCH_BOUNDS = (1, 8, 16, 32, 64, None)
 TOPK_BOUNDS = (512, None)
 SELECTION = (
-    (  # heads <= 32
+    (  # heads <= 16
         (  # batch <= 1: topk <= 512, any
             "mma_h16_t16_k32_w8_s1",
             "mma_h16_t64_k32_w8_s1",
         ),
         (  # batch <= 8: topk <= 512, any
             "wsc_h64_t64_k8_w8_s2",
+            "ws_h16_t64_k16_w4_s2",
+        ),
+        (  # batch <= 16: topk <= 512, any
+            "ws_h16_t64_k8_w4_s2",
+            "ws_h16_t64_k8_w4_s3",
+        ),
+        (  # batch <= 32: topk <= 512, any
+            "ws_h16_t64_k4_w4_s3",
+            "ws_h16_t64_k4_w4_s3",
+        ),
+        (  # batch <= 64: topk <= 512, any
+            "ws_h16_t64_k2_w4_s3",
+            "ws_h16_t64_k2_w4_s3",
+        ),
+        (  # batch any: topk <= 512, any
+            "ws_h16_t64_k1_w4_s2",
+            "ws_h16_t64_k1_w4_s2",
+        ),
+    ),
+    (  # heads <= 32
+        (  # batch <= 1: topk <= 512, any
+            "mma_h16_t16_k32_w8_s1",
+            "mma_h16_t64_k32_w8_s1",
+        ),
+        (  # batch <= 8: topk <= 512, any
+            "ws_h16_t64_k8_w4_s3",
             "ws_h64_t64_k16_w8_s2",
         ),
         (  # batch <= 16: topk <= 512, any
-            "ws_h64_t64_k8_w8_s2",
+            "ws_h16_t64_k4_w4_s2",
             "ws_h64_t64_k8_w8_s2",
         ),
         (  # batch <= 32: topk <= 512, any
@@ -204,28 +249,28 @@ FULL_TOPK_BOUNDS = (640, None)
 FULL_SELECTION = (
     (  # heads <= 16
         (  # batch <= 1: tokens <= 640, any
-            "mma_h16_t64_k32_w8_s1",
-            "ws_h64_t64_k32_w8_s2",
+            "ws_h16_t64_k32_w4_s2",
+            "ws_h16_t64_k32_w4_s2",
         ),
         (  # batch <= 8: tokens <= 640, any
-            "ws_h64_t64_k16_w8_s2",
-            "ws_h64_t64_k16_w8_s2",
+            "ws_h16_t64_k16_w4_s3",
+            "ws_h16_t64_k16_w4_s3",
         ),
         (  # batch <= 16: tokens <= 640, any
-            "ws_h64_t64_k8_w8_s2",
-            "ws_h64_t64_k8_w8_s2",
+            "ws_h16_t64_k8_w4_s2",
+            "ws_h16_t64_k8_w4_s2",
         ),
         (  # batch <= 32: tokens <= 640, any
-            "ws_h64_t64_k4_w8_s2",
-            "ws_h64_t64_k4_w8_s2",
+            "ws_h16_t64_k4_w4_s2",
+            "ws_h16_t64_k4_w4_s2",
         ),
         (  # batch <= 64: tokens <= 640, any
-            "ws_h64_t64_k2_w8_s2",
-            "ws_h64_t64_k2_w8_s2",
+            "ws_h16_t64_k2_w4_s3",
+            "ws_h16_t64_k2_w4_s2",
         ),
         (  # batch any: tokens <= 640, any
-            "ws_h64_t64_k1_w8_s2",
-            "ws_h64_t64_k1_w8_s2",
+            "ws_h16_t64_k1_w4_s2",
+            "ws_h16_t64_k1_w4_s2",
         ),
     ),
     (  # heads <= 64
@@ -1314,10 +1359,12 @@ def _ws_producer(
         gl.static_assert(
             BLOCK_T == 64, "_DEQUANT_STORE_PTX is built for 64-token tiles"
         )
-    # 16 bytes per load; 4 threads cover a 64-value group of a token row.
-    lay: gl.constexpr = gl.BlockedLayout(
-        [1, 16], [8, 4], [WS_PRODUCER_WARPS, 1], [1, 0]
+    # 16 bytes per load; 4 threads cover a 64-value group of a token row,
+    # the partition's warps (4, or 8 beside narrow consumers) the rows.
+    gl.static_assert(
+        BLOCK_T % (8 * gl.num_warps()) == 0, "every producer thread holds whole rows"
     )
+    lay: gl.constexpr = gl.BlockedLayout([1, 16], [8, 4], [gl.num_warps(), 1], [1, 0])
     rows = gl.arange(0, BLOCK_T, layout=gl.SliceLayout(1, lay))
     cols = gl.arange(0, 64, layout=gl.SliceLayout(0, lay))
     # The rope's own layout: 8 columns a thread, so each 16-byte load of a
@@ -1328,7 +1375,7 @@ def _ws_producer(
     # at B64, and keep 16 columns.
     ROPE_COLS: gl.constexpr = 16 if CLUSTER_MERGE else 8
     rope_lay: gl.constexpr = gl.BlockedLayout(
-        [1, ROPE_COLS], [8, 4], [WS_PRODUCER_WARPS, 1], [1, 0]
+        [1, ROPE_COLS], [8, 4], [gl.num_warps(), 1], [1, 0]
     )
     # Where this thread's pieces of a column group, and of the rope, go in a
     # K buffer of 8 groups.
@@ -2482,6 +2529,313 @@ def _ws_split_kernel(
     )
 
 
+@gluon.jit
+def _ws_narrow_consumer(
+    QDesc,
+    q_row,
+    q_ready,
+    q_smem,
+    k_ring,
+    ready,
+    empty,
+    p_smem,
+    idx_row,
+    TopkLength,
+    pid_b,
+    pid_h,
+    pid_s,
+    topk,
+    qk_scale,
+    idx1_row,
+    TopkLength1,
+    topk1,
+    Out,
+    Lse,
+    Sink,
+    num_heads,
+    stride_out_batch,
+    stride_out_split,
+    stride_out_head,
+    stride_lse_batch,
+    stride_lse_split,
+    HAS_TOPK_LENGTH: gl.constexpr,
+    BLOCK_H: gl.constexpr,
+    BLOCK_T: gl.constexpr,
+    SPLIT_K: gl.constexpr,
+    NUM_BUFS: gl.constexpr,
+    HAS_EXTRA: gl.constexpr,
+    HAS_TOPK_LENGTH1: gl.constexpr,
+    HAS_SINK: gl.constexpr,
+):
+    """Scores and P.V of one warp group with the heads on the wgmma's N side:
+    S^T = K Q^T ([BLOCK_T, BLOCK_H], K the A operand straight from its
+    buffer) and O^T += V^T P^T ([512, BLOCK_H], V^T the buffer read
+    transposed, P^T through shared memory), so a 16-head tile costs a
+    quarter of the MMA work of a 64-row one with three quarters of its rows
+    masked. The softmax runs down the columns (the tokens), the epilogue
+    writes O^T's transpose."""
+    _ws_load_q(QDesc, q_row, q_ready, q_smem, BLOCK_H)
+    start, end, base1, n0, n_virt = _split_range(
+        TopkLength,
+        TopkLength1,
+        pid_b,
+        pid_s,
+        topk,
+        topk1,
+        HAS_TOPK_LENGTH,
+        HAS_EXTRA,
+        HAS_TOPK_LENGTH1,
+        BLOCK_T,
+        SPLIT_K,
+    )
+    s_layout: gl.constexpr = gl.NVMMADistributedLayout(
+        version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, BLOCK_H, 16]
+    )
+    heads_of: gl.constexpr = gl.SliceLayout(0, s_layout)
+    mbarrier.wait(q_ready, 0)
+    acc = gl.zeros([HEAD_DIM, BLOCK_H], gl.float32, s_layout)
+    m_i = gl.full([BLOCK_H], float("-inf"), gl.float32, heads_of)
+    l_i = gl.zeros([BLOCK_H], gl.float32, heads_of)
+    offs_t = gl.arange(0, BLOCK_T, layout=gl.SliceLayout(1, s_layout))
+    n_tiles = gl.cdiv(gl.maximum(end - start, 0), BLOCK_T)
+    for i in range(n_tiles):
+        buf = i % NUM_BUFS
+        valid = _ws_tile_valid(
+            start,
+            i,
+            end,
+            base1,
+            n0,
+            n_virt,
+            idx_row,
+            idx1_row,
+            offs_t,
+            BLOCK_T,
+            HAS_EXTRA,
+        )
+        mbarrier.wait(ready.index(buf), (i // NUM_BUFS) & 1)
+        k = k_ring.index(buf)
+        s = warpgroup_mma(
+            k,
+            q_smem.permute((1, 0)),
+            gl.zeros([BLOCK_T, BLOCK_H], gl.float32, s_layout),
+            use_acc=False,
+            is_async=True,
+        )
+        s = warpgroup_mma_wait(0, deps=(s,))
+        s = gl.where(valid[:, None], s * qk_scale, float("-inf"))
+        m_new = gl.maximum(m_i, gl.max(s, 0))
+        m_safe = gl.where(m_new == float("-inf"), 0.0, m_new)
+        alpha = gl.exp2(m_i - m_safe)
+        p = gl.exp2(s - m_safe[None, :])
+        l_i = l_i * alpha + gl.sum(p, 0)
+        acc = acc * alpha[None, :]
+        # P^T is the B operand, which wgmma reads from shared memory only:
+        # every warp's part stored and fenced before the MMA reads it.
+        p_smem.store(p.to(gl.bfloat16))
+        fence_async_shared()
+        gl.thread_barrier()
+        acc = warpgroup_mma(k.permute((1, 0)), p_smem, acc, is_async=True)
+        acc = warpgroup_mma_wait(0, deps=(acc,))
+        mbarrier.arrive(empty.index(buf), count=1)
+        m_i = m_new
+
+    empty_row = l_i == 0.0
+    o = acc * gl.where(empty_row, 0.0, 1.0 / l_i)[None, :]
+    lse2 = gl.where(empty_row, float("-inf"), m_i + gl.log2(l_i))
+    heads = pid_h * BLOCK_H + gl.arange(0, BLOCK_H, layout=heads_of)
+    head_ok = heads < num_heads
+    if SPLIT_K == 1 and HAS_SINK:
+        keep, lse2 = _gl_sink_weight(lse2, Sink, heads, head_ok)
+        o = o * keep[None, :]
+    # Rows of 512 bf16 a head, 16-byte stores (whole sectors); the transpose
+    # goes through Triton's scratch, a few KB beside the K ring.
+    out_layout: gl.constexpr = gl.BlockedLayout([1, 8], [1, 32], [4, 1], [1, 0])
+    o = gl.convert_layout(gl.permute(o.to(gl.bfloat16), (1, 0)), out_layout)
+    out_heads = pid_h * BLOCK_H + gl.arange(
+        0, BLOCK_H, layout=gl.SliceLayout(1, out_layout)
+    )
+    out_dims = gl.arange(0, HEAD_DIM, layout=gl.SliceLayout(0, out_layout))
+    o_ptr = (
+        Out
+        + pid_b * stride_out_batch
+        + out_heads[:, None] * stride_out_head
+        + out_dims[None, :]
+    )
+    o_mask = (out_heads < num_heads)[:, None]
+    if SPLIT_K == 1:
+        gl.store(o_ptr, o, mask=o_mask)
+        gl.store(Lse + pid_b * stride_lse_batch + heads, lse2 * LN2, mask=head_ok)
+    else:
+        gl.store(o_ptr + pid_s * stride_out_split, o, mask=o_mask)
+        lse_ptr = Lse + pid_b * stride_lse_batch + pid_s * stride_lse_split + heads
+        gl.store(lse_ptr, lse2, mask=head_ok)
+
+
+@gluon.jit
+def _ws_narrow_kernel(
+    Q,
+    KV,
+    Indices,
+    TopkLength,
+    Out,
+    Lse,
+    stride_q_batch,
+    stride_q_head,
+    stride_idx_batch,
+    stride_out_batch,
+    stride_out_split,
+    stride_out_head,
+    stride_lse_batch,
+    stride_lse_split,
+    page_stride,
+    page_size,
+    topk,
+    num_heads,
+    qk_scale,
+    QDesc,
+    FinalOut,
+    FinalLse,
+    stride_fout_batch,
+    stride_fout_head,
+    stride_flse_batch,
+    HAS_TOPK_LENGTH: gl.constexpr,
+    BLOCK_H: gl.constexpr,
+    BLOCK_T: gl.constexpr,
+    SPLIT_K: gl.constexpr,
+    NUM_BUFS: gl.constexpr,
+    CLUSTER_MERGE: gl.constexpr,
+    KV1,
+    Indices1,
+    TopkLength1,
+    stride_idx1_batch,
+    page_stride1,
+    page_size1,
+    topk1,
+    Sink,
+    HAS_EXTRA: gl.constexpr,
+    HAS_TOPK_LENGTH1: gl.constexpr,
+    HAS_SINK: gl.constexpr,
+):
+    """_ws_split_kernel's arguments and results for head blocks narrower than
+    a wgmma's 64 rows: one consumer warp group with the heads on the MMAs' N
+    side (_ws_narrow_consumer) and WS_NARROW_PRODUCER_WARPS producer warps.
+    Launched with num_warps 4, the consumers."""
+    gl.static_assert(not CLUSTER_MERGE, "narrow head blocks merge in the combine")
+    pid_h = gl.program_id(0)
+    pid_s = gl.program_id(1)
+    pid_b = gl.program_id(2).to(gl.int64)
+
+    # The K ring is both MMAs' A operand (K, and V read transposed), laid
+    # out as the other kernels' (the producer's stores are the same).
+    k_ring = gl.allocate_shared_memory(
+        gl.bfloat16,
+        [NUM_BUFS, BLOCK_T, HEAD_DIM],
+        gl.NVMMASharedLayout.get_default_for([BLOCK_T, HEAD_DIM], gl.bfloat16),
+    )
+    q_smem = gl.allocate_shared_memory(
+        gl.bfloat16,
+        [BLOCK_H, HEAD_DIM],
+        gl.NVMMASharedLayout.get_default_for([BLOCK_H, HEAD_DIM], gl.bfloat16),
+    )
+    p_smem = gl.allocate_shared_memory(
+        gl.bfloat16,
+        [BLOCK_T, BLOCK_H],
+        gl.NVMMASharedLayout.get_default_for([BLOCK_T, BLOCK_H], gl.bfloat16),
+    )
+    ready = gl.allocate_shared_memory(
+        gl.int64, [NUM_BUFS, 1], mbarrier.MBarrierLayout()
+    )
+    empty = gl.allocate_shared_memory(
+        gl.int64, [NUM_BUFS, 1], mbarrier.MBarrierLayout()
+    )
+    q_ready = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+    for b in gl.static_range(NUM_BUFS):
+        mbarrier.init(ready.index(b), count=1)
+        mbarrier.init(empty.index(b), count=1)
+    mbarrier.init(q_ready, count=1)
+    fence_async_shared()
+    q_row = pid_b.to(gl.int32) * num_heads + pid_h * BLOCK_H
+    idx_row = Indices + pid_b * stride_idx_batch
+    idx1_row = Indices1 + pid_b * stride_idx1_batch
+
+    gl.warp_specialize(
+        [
+            (
+                _ws_narrow_consumer,
+                (
+                    QDesc,
+                    q_row,
+                    q_ready,
+                    q_smem,
+                    k_ring,
+                    ready,
+                    empty,
+                    p_smem,
+                    idx_row,
+                    TopkLength,
+                    pid_b,
+                    pid_h,
+                    pid_s,
+                    topk,
+                    qk_scale,
+                    idx1_row,
+                    TopkLength1,
+                    topk1,
+                    Out,
+                    Lse,
+                    Sink,
+                    num_heads,
+                    stride_out_batch,
+                    stride_out_split,
+                    stride_out_head,
+                    stride_lse_batch,
+                    stride_lse_split,
+                    HAS_TOPK_LENGTH,
+                    BLOCK_H,
+                    BLOCK_T,
+                    SPLIT_K,
+                    NUM_BUFS,
+                    HAS_EXTRA,
+                    HAS_TOPK_LENGTH1,
+                    HAS_SINK,
+                ),
+            ),
+            (
+                _ws_producer,
+                (
+                    k_ring,
+                    ready,
+                    empty,
+                    KV,
+                    idx_row,
+                    TopkLength,
+                    pid_b,
+                    pid_s,
+                    topk,
+                    page_stride,
+                    page_size,
+                    KV1,
+                    idx1_row,
+                    TopkLength1,
+                    topk1,
+                    page_stride1,
+                    page_size1,
+                    HAS_TOPK_LENGTH,
+                    BLOCK_T,
+                    SPLIT_K,
+                    NUM_BUFS,
+                    CLUSTER_MERGE,
+                    HAS_EXTRA,
+                    HAS_TOPK_LENGTH1,
+                ),
+            ),
+        ],
+        [WS_NARROW_PRODUCER_WARPS],
+        [WS_NARROW_PRODUCER_REGS],
+    )
+
+
 @triton.jit
 def _combine_bf16_kernel(
     Part,
@@ -3553,9 +3907,13 @@ def _why_not_ws(name, q, caches):
 
 def _ws_program(c):
     """The kernel of warp-specialised configuration c and the num_warps it is
-    compiled with (its default partition's warps): with a cluster merge, the
-    column-split consumers, whose accumulator the merge takes whole; without,
-    the role-split ones, whose score group is the default partition."""
+    compiled with (its default partition's warps): for head blocks narrower
+    than a wgmma's 64 rows, one consumer warp group with the heads on the
+    MMAs' N side; with a cluster merge, the column-split consumers, whose
+    accumulator the merge takes whole; otherwise the role-split ones, whose
+    score group is the default partition."""
+    if c.block_h < 64:
+        return _ws_narrow_kernel, c.num_warps
     if c.cluster_merge:
         return _ws_decode_kernel, c.num_warps
     return _ws_split_kernel, c.num_warps // 2
