@@ -73,7 +73,12 @@ the harness's results format:
   MMAs' N side), those and the configurations its tables chose for up to
   32 heads before, per cache at H 16 and 32 and as the whole call at H 16,
   batches 1 to 128, with the ws_h16_* checks; its rows replace the older
-  ones of the same configuration, entry and shape.
+  ones of the same configuration, entry and shape;
+* lab/qreg16's sweep of the byte-reading module (2026-12-02, ninth
+  session): the sm_86 module (sm_80's kernel code) once its 16-head
+  pipelined tile keeps six of Q's column groups in registers, each
+  configuration of that tile per cache at 16, 32 and 64 heads, with their
+  checks; its rows replace every older row of that tile on sm_86 and sm_80.
 
 The targets no lent GPU has (sm_89, sm_86, sm_80) get selections from H200
 runs of a module whose kernel code is theirs, with DISABLE_MMA_V3=1 (so the
@@ -116,6 +121,10 @@ QREG16 = "lab/qreg16/results/sweep"
 # (ninth session): those and the ones its tables chose for up to 32 heads
 # before, per cache at 16 and 32 heads and as the whole call at 16.
 WST = "lab/wst/results/sweep"
+# The sm_86 module (sm_80's kernel code) once its 16-head pipelined tile
+# keeps six of Q's column groups in registers (ninth session): each
+# configuration of that tile per cache at 16, 32 and 64 heads.
+QREG16_BYTES = "lab/qreg16/results/sweep86"
 # gpu/shipped.sh on that module (eighth session).
 EIGHTH = "gpu/results/2026-12-02-h200-eighth"
 PP_LAB = re.compile(r"^pp_h(\d+)_t(\d+)_k(\d+)_w(\d+)_b(\d)_c2(_s2)?$")
@@ -411,6 +420,23 @@ def add_qreg16(out):
     return out
 
 
+def add_qreg16_bytes(out):
+    """lab/qreg16's sweep of the sm_86 module's 16-head pipelined
+    configurations (per cache at H 16, 32 and 64) with their checks; these
+    replace every older row of that tile (from lab/e4m3, before its kernel
+    changed)."""
+    tile = lambda r: r["variant"].startswith("pp_h16_")  # noqa: E731
+    run = load(f"{QREG16_BYTES}/time-sm86.json")
+    out["timing"] = [r for r in out["timing"] if not tile(r)] + run["timing"]
+    out["correctness"] = [r for r in out["correctness"] if not tile(r)]
+    out["correctness"] += checks(load(f"{QREG16_BYTES}/check-sm86.json")["correctness"])
+    out["note"] += (
+        f"; {QREG16_BYTES} (the 16-head pipelined tile with Q's first six column "
+        "groups in registers) replaces every older row of that tile"
+    )
+    return out
+
+
 def proxy(target, timings, check_files, note):
     """A target no lent GPU has, from H200 runs (DISABLE_MMA_V3=1) of
     modules whose kernel code is the target's: every timing and check row of
@@ -463,27 +489,30 @@ def proxies():
         ),
         (
             "sm86",
-            proxy(
-                "sm_86",
-                sm86,
-                sm86_check,
-                f"{BYTES}: the sm_86 module on the H200 (DISABLE_MMA_V3=1), before "
-                "its 16-head pipelined tile kept Q's column groups in registers "
-                "(eighth session); not measured on an sm_86 GPU",
+            add_qreg16_bytes(
+                proxy(
+                    "sm_86",
+                    sm86,
+                    sm86_check,
+                    f"{BYTES}: the sm_86 module on the H200 (DISABLE_MMA_V3=1); not "
+                    "measured on an sm_86 GPU",
+                )
             ),
         ),
         (
             "sm80",
-            proxy(
-                "sm_80",
-                sm86 + [f"{BYTES}/time-sm80-mma.json", f"{BYTES}/time-sm80-pp.json"],
-                sm86_check + [f"{BYTES}/check-sm80.json"],
-                f"{BYTES}: the sm_80 module on the H200 (DISABLE_MMA_V3=1) for its "
-                "two-stage batch-1 candidates and its two-buffer-set 64-head pipelined "
-                "ones, and the sm_86 module's rows (the same "
-                "kernel code; select keeps the configurations sm_80 has), before "
-                "the 16-head pipelined tile kept Q's column groups in registers "
-                "(eighth session); not measured on an sm_80 GPU",
+            add_qreg16_bytes(
+                proxy(
+                    "sm_80",
+                    sm86
+                    + [f"{BYTES}/time-sm80-mma.json", f"{BYTES}/time-sm80-pp.json"],
+                    sm86_check + [f"{BYTES}/check-sm80.json"],
+                    f"{BYTES}: the sm_80 module on the H200 (DISABLE_MMA_V3=1) for "
+                    "its two-stage batch-1 candidates and its two-buffer-set 64-head "
+                    "pipelined ones, and the sm_86 module's rows (the same kernel "
+                    "code; select keeps the configurations sm_80 has); not measured "
+                    "on an sm_80 GPU",
+                )
             ),
         ),
     )
