@@ -72,12 +72,13 @@ type dequantData struct {
 type wsFamily struct {
 	ProducerWarps int // warps of the producer partition
 	ProducerRegs  int // registers per producer thread (setmaxnreg)
-	// The producer partition of the narrow kernel (BLOCK_H below 64).
-	NarrowProducerWarps, NarrowProducerRegs int
 	MaxRegs       int // launch bound per thread, divided between the partitions
 	ValueRegs     int // registers per value-group thread of the split consumers (setmaxnreg)
 	DSMEMSplitK   int // the cluster size that merges in distributed shared memory
 	BlockT        int // tokens per tile (WSTile.BlockT), which the stores are built for
+
+	NarrowProducerWarps int // warps of the narrow kernel's producer (BLOCK_H below 64)
+	NarrowProducerRegs  int // registers per narrow producer thread (setmaxnreg)
 }
 
 func newWSFamily() *wsFamily {
