@@ -23,13 +23,20 @@ def one(copy, name, whole):
     fn, sig, constexprs, options, _ = decode_job(module, c._asdict(), whole)
     options["maxnreg"] = module._WST_MAXNREG
     src = GluonASTSource(
-        fn=fn, signature=sig, constexprs=constexprs, attrs=calibrate.specialised(fn, sig)
+        fn=fn,
+        signature=sig,
+        constexprs=constexprs,
+        attrs=calibrate.specialised(fn, sig),
     )
     ck, log = calibrate.compile_logged(src, 90, options)
     ptx = ck.asm["ptx"]
     use = calibrate.ptxas_usage(ptx, 90, log)
-    regs = sorted(set(re.findall(r"setmaxnreg\.(inc|dec)\.sync\.aligned\.u32\s+(\d+)", ptx)))
-    shapes = sorted(set(re.findall(r"wgmma\.mma_async\.sync\.aligned\.(m\d+n\d+k\d+)", ptx)))
+    regs = sorted(
+        set(re.findall(r"setmaxnreg\.(inc|dec)\.sync\.aligned\.u32\s+(\d+)", ptx))
+    )
+    shapes = sorted(
+        set(re.findall(r"wgmma\.mma_async\.sync\.aligned\.(m\d+n\d+k\d+)", ptx))
+    )
     err = module._compile_error(ck, constexprs)
     print(
         f"{copy:4s} {name:22s} whole={int(whole)} smem={ck.metadata.shared} "

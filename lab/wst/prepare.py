@@ -107,6 +107,44 @@ S_FOUR = """        zero = gl.zeros([BLOCK_T, BLOCK_H], gl.float32, s_layout)
 PV = """        acc = warpgroup_mma(k.permute((1, 0)), p_smem, acc, is_async=True)
         acc = warpgroup_mma_wait(0, deps=(acc,))
 """
+
+
+def two_groups(text):
+    """c2: wst2_kernel.py's kernel beside wst_kernel.py's, for the
+    configurations wst2_h16_t64_k{1,2,4,8}_w8_s2 (two consumer warp groups
+    on alternate tiles, 4 + 4 + 8 warps at a launch bound of 128: the second
+    group at 176 registers, the producer at 80). Compiled only: it spills
+    (NOTES.md)."""
+    with open(os.path.join(HERE, "wst2_kernel.py")) as f:
+        kernel = f.read()
+    at = text.index("def _why_not_ws(")
+    text = text[:at] + kernel + "\n\n" + text[at:]
+    text = replace(
+        text,
+        "    if c.block_h < 64:\n        return _wst_kernel, 4\n",
+        "    if c.block_h < 64:\n"
+        "        return (_wst2_kernel if c.num_warps == 8 else _wst_kernel), 4\n",
+    )
+    text = replace(
+        text,
+        "maxnreg=_WST_MAXNREG if c.block_h < 64 else _WS_MAXNREG",
+        "maxnreg=(128 if c.num_warps == 8 else _WST_MAXNREG) if c.block_h < 64 else _WS_MAXNREG",
+    )
+    text = replace(
+        text,
+        "_WST_MAXNREG = 168\n",
+        "_WST_MAXNREG = 168\nWST2_GROUP_REGS = gl.constexpr(176)\n"
+        "WST2_PRODUCER_REGS = gl.constexpr(80)\n",
+    )
+    anchor = "CONFIGS = {\n"
+    at = text.index(anchor) + len(anchor)
+    configs = "".join(
+        f'    "wst2_h16_t64_k{k}_w8_s2": Config("ws", 16, 64, {k}, 8, 2, False),\n'
+        for k in (1, 2, 4, 8)
+    )
+    return text[:at] + configs + text[at:]
+
+
 # A probe (timing only, wrong results): np, the producer without its
 # gather (what the consumer alone allows).
 LOOP_START = "    n_tiles = gl.cdiv(gl.maximum(end - start, 0), BLOCK_T)\n    for i in range(n_tiles):\n"
@@ -114,20 +152,30 @@ LOOP_END = "        m_i = m_new\n\n    empty_row = l_i == 0.0\n"
 
 
 def pipelined(text):
-    """pl: the consumer loop of pl_loop.py (tile i + 1's scores before tile
+    """pl: the consumer loop of pl_loop.txt (tile i + 1's scores before tile
     i's P.V) in place of wst_kernel.py's."""
     a = text.index(LOOP_START, text.index("def _wst_consumer("))
     b = text.index(LOOP_END, a) + len(LOOP_END)
-    with open(os.path.join(HERE, "pl_loop.py")) as f:
+    with open(os.path.join(HERE, "pl_loop.txt")) as f:
         loop = f.read()
     text = text[:a] + loop + "    empty_row = l_i == 0.0\n" + text[b:]
-    return replace(text, "    warpgroup_mma_wait,\n", "    warpgroup_mma_wait,\n    warpgroup_mma_init,\n")
+    return replace(
+        text,
+        "    warpgroup_mma_wait,\n",
+        "    warpgroup_mma_wait,\n    warpgroup_mma_init,\n",
+    )
 
 
 PROBES = {
     "pl": [pipelined],
     "s4": [(S_CHAIN, S_FOUR)],
-    "np": [("        valid = idx >= 0\n        idx = gl.where(valid, idx, 0)\n", "        valid = idx < -1000\n        idx = gl.where(valid, idx, 0)\n")],
+    "c2": [two_groups],
+    "np": [
+        (
+            "        valid = idx >= 0\n        idx = gl.where(valid, idx, 0)\n",
+            "        valid = idx < -1000\n        idx = gl.where(valid, idx, 0)\n",
+        )
+    ],
 }
 
 

@@ -21,7 +21,13 @@ def main(d, copies):
         print(f"{c} checks: {ok}/{len(rows)} passed")
         for r in rows:
             if not r.get("passed"):
-                print("  FAILED", r.get("variant"), r.get("entry", ""), r.get("case"), r.get("error", ""))
+                print(
+                    "  FAILED",
+                    r.get("variant"),
+                    r.get("entry", ""),
+                    r.get("case"),
+                    r.get("error", ""),
+                )
     cells = {}
     failed = {}
     for c in copies:
@@ -29,7 +35,11 @@ def main(d, copies):
         if not os.path.exists(path):
             continue
         for r in json.load(open(path))["timing"]:
-            if "graph_us" not in r or not r.get("graph_us") or r.get("entry") == "one kernel":
+            if (
+                "graph_us" not in r
+                or not r.get("graph_us")
+                or r.get("entry") == "one kernel"
+            ):
                 continue
             if r.get("passed") is False:
                 # Kept in the table: a probe's results are wrong by design.
