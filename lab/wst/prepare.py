@@ -166,10 +166,35 @@ def pipelined(text):
     )
 
 
+# ls: the row sums kept as per-thread partials of the tile's shape and
+# reduced once after the loop, instead of across the 4 warps every tile.
+def row_sums_once(text):
+    a = text.index("def _wst_consumer(")
+    b = text.index("def _wst_kernel(")
+    body = text[a:b]
+    for old, new in (
+        (
+            "    l_i = gl.zeros([BLOCK_H], gl.float32, heads_of)\n",
+            "    l_part = gl.zeros([BLOCK_T, BLOCK_H], gl.float32, s_layout)\n",
+        ),
+        (
+            "        l_i = l_i * alpha + gl.sum(p, 0)\n",
+            "        l_part = l_part * alpha[None, :] + p\n",
+        ),
+        (
+            "    empty_row = l_i == 0.0\n",
+            "    l_i = gl.sum(l_part, 0)\n    empty_row = l_i == 0.0\n",
+        ),
+    ):
+        body = replace(body, old, new)
+    return text[:a] + body + text[b:]
+
+
 PROBES = {
     "pl": [pipelined],
     "s4": [(S_CHAIN, S_FOUR)],
     "c2": [two_groups],
+    "ls": [row_sums_once],
     "np": [
         (
             "        valid = idx >= 0\n        idx = gl.where(valid, idx, 0)\n",
