@@ -348,33 +348,45 @@ def add_onesm(out):
     return out
 
 
+def sweep_rows(folder, target, names=("time", "whole")):
+    """The timing rows of a sweep's harness files (folder/NAME-TARGET.json),
+    without the one-kernel rows the whole call is compared with."""
+    rows = []
+    for name in names:
+        run = load(f"{folder}/{name}-{target}.json")
+        rows += [r for r in run["timing"] if r.get("entry") != "one kernel"]
+    return rows
+
+
+def take(out, new, checked, note, drop=lambda row: False):
+    """out with the timing rows `new` in place of the older rows of the same
+    configuration, entry and shape, and of every row `drop` names, whose
+    checks give way to `checked` as well."""
+    keys = {timing_key(r) for r in new}
+    out["timing"] = [
+        r for r in out["timing"] if timing_key(r) not in keys and not drop(r)
+    ] + new
+    out["correctness"] = [r for r in out["correctness"] if not drop(r)]
+    out["correctness"] += checks(checked)
+    out["note"] += note
+    return out
+
+
 def add_wsa(out):
     """lab/wsa's sweep of the sm_90 module (per cache at H 64, 32 and 16,
     the whole call at H 16, 64 and 128 beside FlashMLA, batches 1 to 128)
     with the checks of its ws_* configurations; its rows replace the older
     ones of the same configuration, entry and shape, and every older ws_*
     row (the kernel those configurations run changed)."""
-    new = []
-    for name in ("time", "whole"):
-        run = load(f"{WSA}/{name}-sm90.json")
-        new += [r for r in run["timing"] if r.get("entry") != "one kernel"]
-    keys = {timing_key(r) for r in new}
-    out["timing"] = [
-        r
-        for r in out["timing"]
-        if timing_key(r) not in keys and not r["variant"].startswith("ws_")
-    ]
-    out["timing"] += new
-    out["correctness"] = [
-        r for r in out["correctness"] if not r["variant"].startswith("ws_")
-    ]
-    out["correctness"] += checks(load(f"{WSA}/check-sm90.json")["correctness"])
-    out["note"] += (
+    return take(
+        out,
+        sweep_rows(WSA, "sm90"),
+        load(f"{WSA}/check-sm90.json")["correctness"],
         f"; {WSA} (the ws_* configurations with role-split consumers) replaces "
         "the older rows of the configurations, entries and shapes it timed, and "
-        "every older row of a ws_* configuration"
+        "every older row of a ws_* configuration",
+        drop=lambda r: r["variant"].startswith("ws_"),
     )
-    return out
 
 
 def add_wst(out):
@@ -382,18 +394,18 @@ def add_wst(out):
     whole call at H 16, batches 1 to 128) with the checks of its narrow
     ws_h16_* configurations; its rows replace the older ones of the same
     configuration, entry and shape."""
-    new = []
-    for name in ("time", "whole"):
-        run = load(f"{WST}/{name}-sm90.json")
-        new += [r for r in run["timing"] if r.get("entry") != "one kernel"]
-    keys = {timing_key(r) for r in new}
-    out["timing"] = [r for r in out["timing"] if timing_key(r) not in keys] + new
-    out["correctness"] += checks(load(f"{WST}/check-sm90.json")["correctness"])
-    out["note"] += (
+    return take(
+        out,
+        sweep_rows(WST, "sm90"),
+        load(f"{WST}/check-sm90.json")["correctness"],
         f"; {WST} (with the narrow ws_h16_* configurations) replaces the older "
-        "rows of the configurations, entries and shapes it timed"
+        "rows of the configurations, entries and shapes it timed",
     )
-    return out
+
+
+def pp_h16(row):
+    """Whether a row is of the 16-head pipelined tile."""
+    return row["variant"].startswith("pp_h16_")
 
 
 def add_qreg16(out):
@@ -402,17 +414,15 @@ def add_qreg16(out):
     the shipped run's rows of them (the whole call at H 64 too), with their
     checks; these replace every older row of those configurations, whose
     kernel changed (per cache at 64 heads, where they were timed before and
-    never the fastest, they are no longer candidates)."""
-    tile = lambda r: r["variant"].startswith("pp_h16_")  # noqa: E731
+    never the fastest, they are no longer candidates). The sweep's whole-call
+    rows of a batch-1 tl.dot configuration are added beside the older ones."""
     shipped = load(f"{EIGHTH}/sm120-time.json")
-    new = [r for r in shipped["timing"] if tile(r) and r.get("heads") == 64]
-    for name in ("time", "whole"):
-        run = load(f"{QREG16}/{name}-sm120.json")
-        new += [r for r in run["timing"] if r.get("entry") != "one kernel"]
-    out["timing"] = [r for r in out["timing"] if not tile(r)] + new
-    out["correctness"] = [r for r in out["correctness"] if not tile(r)]
+    new = [r for r in shipped["timing"] if pp_h16(r) and r.get("heads") == 64]
+    new += sweep_rows(QREG16, "sm120")
+    out["timing"] = [r for r in out["timing"] if not pp_h16(r)] + new
+    out["correctness"] = [r for r in out["correctness"] if not pp_h16(r)]
     out["correctness"] += checks(load(f"{QREG16}/check-sm120.json")["correctness"])
-    out["correctness"] += checks(r for r in shipped["correctness"] if tile(r))
+    out["correctness"] += checks(r for r in shipped["correctness"] if pp_h16(r))
     out["note"] += (
         f"; {QREG16} and {EIGHTH} (the 16-head pipelined tile with Q's first six "
         "column groups in registers) replace every older row of that tile"
@@ -425,16 +435,14 @@ def add_qreg16_bytes(out):
     configurations (per cache at H 16, 32 and 64) with their checks; these
     replace every older row of that tile (from lab/e4m3, before its kernel
     changed)."""
-    tile = lambda r: r["variant"].startswith("pp_h16_")  # noqa: E731
-    run = load(f"{QREG16_BYTES}/time-sm86.json")
-    out["timing"] = [r for r in out["timing"] if not tile(r)] + run["timing"]
-    out["correctness"] = [r for r in out["correctness"] if not tile(r)]
-    out["correctness"] += checks(load(f"{QREG16_BYTES}/check-sm86.json")["correctness"])
-    out["note"] += (
+    return take(
+        out,
+        sweep_rows(QREG16_BYTES, "sm86", names=("time",)),
+        load(f"{QREG16_BYTES}/check-sm86.json")["correctness"],
         f"; {QREG16_BYTES} (the 16-head pipelined tile with Q's first six column "
-        "groups in registers) replaces every older row of that tile"
+        "groups in registers) replaces every older row of that tile",
+        drop=pp_h16,
     )
-    return out
 
 
 def proxy(target, timings, check_files, note):
