@@ -170,16 +170,16 @@ SELECTION = (
             "mma_h16_t64_k32_w8_s1",
         ),
         (  # batch <= 8: topk <= 512, any
-            "wsc_h64_t64_k8_w8_s2",
+            "ws_h16_t64_k8_w4_s3",
             "ws_h16_t64_k16_w4_s2",
         ),
         (  # batch <= 16: topk <= 512, any
             "ws_h16_t64_k8_w4_s2",
-            "ws_h16_t64_k8_w4_s3",
+            "ws_h16_t64_k8_w4_s2",
         ),
         (  # batch <= 32: topk <= 512, any
             "ws_h16_t64_k4_w4_s3",
-            "ws_h16_t64_k4_w4_s3",
+            "ws_h16_t64_k4_w4_s2",
         ),
         (  # batch <= 64: topk <= 512, any
             "ws_h16_t64_k2_w4_s3",
@@ -196,11 +196,11 @@ SELECTION = (
             "mma_h16_t64_k32_w8_s1",
         ),
         (  # batch <= 8: topk <= 512, any
-            "ws_h16_t64_k8_w4_s3",
+            "wsc_h64_t64_k8_w8_s2",
             "ws_h64_t64_k16_w8_s2",
         ),
         (  # batch <= 16: topk <= 512, any
-            "ws_h16_t64_k4_w4_s2",
+            "ws_h16_t64_k4_w4_s3",
             "ws_h64_t64_k8_w8_s2",
         ),
         (  # batch <= 32: topk <= 512, any
@@ -249,16 +249,16 @@ FULL_TOPK_BOUNDS = (640, None)
 FULL_SELECTION = (
     (  # heads <= 16
         (  # batch <= 1: tokens <= 640, any
-            "ws_h16_t64_k32_w4_s2",
+            "mma_h16_t64_k32_w8_s1",
             "ws_h16_t64_k32_w4_s2",
         ),
         (  # batch <= 8: tokens <= 640, any
-            "ws_h16_t64_k16_w4_s3",
-            "ws_h16_t64_k16_w4_s3",
+            "ws_h16_t64_k16_w4_s2",
+            "ws_h16_t64_k16_w4_s2",
         ),
         (  # batch <= 16: tokens <= 640, any
             "ws_h16_t64_k8_w4_s2",
-            "ws_h16_t64_k8_w4_s2",
+            "ws_h16_t64_k8_w4_s3",
         ),
         (  # batch <= 32: tokens <= 640, any
             "ws_h16_t64_k4_w4_s2",
@@ -2595,7 +2595,10 @@ def _ws_narrow_consumer(
     mbarrier.wait(q_ready, 0)
     acc = gl.zeros([HEAD_DIM, BLOCK_H], gl.float32, s_layout)
     m_i = gl.full([BLOCK_H], float("-inf"), gl.float32, heads_of)
-    l_i = gl.zeros([BLOCK_H], gl.float32, heads_of)
+    # Each thread keeps its own tokens' partial row sums and they are summed
+    # across the warp group once, after the loop: a sum across warps every
+    # tile cost three of its eight barriers (lab/wst, ls).
+    l_part = gl.zeros([BLOCK_T, BLOCK_H], gl.float32, s_layout)
     offs_t = gl.arange(0, BLOCK_T, layout=gl.SliceLayout(1, s_layout))
     n_tiles = gl.cdiv(gl.maximum(end - start, 0), BLOCK_T)
     for i in range(n_tiles):
@@ -2628,7 +2631,7 @@ def _ws_narrow_consumer(
         m_safe = gl.where(m_new == float("-inf"), 0.0, m_new)
         alpha = gl.exp2(m_i - m_safe)
         p = gl.exp2(s - m_safe[None, :])
-        l_i = l_i * alpha + gl.sum(p, 0)
+        l_part = l_part * alpha[None, :] + p
         acc = acc * alpha[None, :]
         # P^T is the B operand, which wgmma reads from shared memory only:
         # every warp's part stored and fenced before the MMA reads it.
@@ -2640,6 +2643,7 @@ def _ws_narrow_consumer(
         mbarrier.arrive(empty.index(buf), count=1)
         m_i = m_new
 
+    l_i = gl.sum(l_part, 0)
     empty_row = l_i == 0.0
     o = acc * gl.where(empty_row, 0.0, 1.0 / l_i)[None, :]
     lse2 = gl.where(empty_row, float("-inf"), m_i + gl.log2(l_i))
