@@ -4,16 +4,17 @@
 # np; prepare.py says what each is), against the shipped sm_90 module's
 # configurations (timed in the first copy) at H 16 and 32, per cache and as
 # the whole call at H 16, CUDA-graph replay. The harness's correctness
-# cases first for $CHECKED (the timed shapes are checked as well; np's
-# results are wrong by design). After `python3 lab/wst/prepare.py`, from
-# the repository root, carrying lab/wst/<copy> for each copy:
+# cases first for $CHECKED (empty: none; the timed shapes are checked as
+# well; np's and nc's results are wrong by design). After
+# `python3 lab/wst/prepare.py`, from the repository root, carrying
+# lab/wst/<copy> for each copy:
 #   bash lab/wst/device.sh     # $OUT/wst.tar.gz, short table last
 # (The first call, with COPIES="p8 p4", ran an earlier form of this script
 # whose correctness phase did not start; its timed shapes were checked.)
 set -u
 OUT=${OUT:-/tmp/wst}
 COPIES=(${COPIES:-p8 s4 pl np})
-CHECKED=(${CHECKED:-s4 pl})
+CHECKED=(${CHECKED-s4 pl})
 W=/tmp/wst-work
 rm -rf "$W"; mkdir -p "$OUT" "$W"
 export PYTHONUNBUFFERED=1

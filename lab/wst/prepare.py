@@ -190,11 +190,47 @@ def row_sums_once(text):
     return text[:a] + body + text[b:]
 
 
+# nc: the consumer takes each tile's buffer and hands it back without its
+# MMAs or softmax (results wrong by design): the producer's own pace, with
+# ls's loop otherwise.
+NO_CONSUMER = (
+    """        k = k_ring.index(buf)
+        s = warpgroup_mma(
+            k,
+            q_smem.permute((1, 0)),
+            gl.zeros([BLOCK_T, BLOCK_H], gl.float32, s_layout),
+            use_acc=False,
+            is_async=True,
+        )
+        s = warpgroup_mma_wait(0, deps=(s,))
+        s = gl.where(valid[:, None], s * qk_scale, float("-inf"))
+        m_new = gl.maximum(m_i, gl.max(s, 0))
+        m_safe = gl.where(m_new == float("-inf"), 0.0, m_new)
+        alpha = gl.exp2(m_i - m_safe)
+        p = gl.exp2(s - m_safe[None, :])
+        l_part = l_part * alpha[None, :] + p
+        acc = acc * alpha[None, :]
+        p_smem.store(p.to(gl.bfloat16))
+        fence_async_shared()
+        gl.thread_barrier()
+        acc = warpgroup_mma(k.permute((1, 0)), p_smem, acc, is_async=True)
+        acc = warpgroup_mma_wait(0, deps=(acc,))
+        mbarrier.arrive(empty.index(buf), count=1)
+        m_i = m_new
+""",
+    """        # One 2 KB read of the buffer keeps the K ring allocated.
+        seen = k_ring.index(buf).slice(0, BLOCK_H, dim=1).load(s_layout)
+        l_part = l_part + gl.where(valid[:, None], 1.0, 0.0) + seen.to(gl.float32) * 0.0
+        mbarrier.arrive(empty.index(buf), count=1)
+""",
+)
+
 PROBES = {
     "pl": [pipelined],
     "s4": [(S_CHAIN, S_FOUR)],
     "c2": [two_groups],
     "ls": [row_sums_once],
+    "nc": [row_sums_once, NO_CONSUMER],
     "np": [
         (
             "        valid = idx >= 0\n        idx = gl.where(valid, idx, 0)\n",
