@@ -400,10 +400,11 @@ func checkWarpSpecNarrow(t Target, b Budget) Budget {
 	consumerRegs := min((prod(WSMaxRegs, v.Threads())-regs*32*warps)/consumers/8*8, MaxRegsPerThread)
 	acc := prod(headDim, v.BlockH) / consumers
 	s := prod(v.BlockT, v.BlockH) / consumers
-	need := acc + 2*s + wsOverhead
+	need := acc + 3*s + wsOverhead
 	b.Regs = []Item{
 		{"acc", acc, "consumers: fp32 accumulator O^T [512, BLOCK_H]"},
 		{"s_p", 2 * s, "consumers: scores S^T [BLOCK_T, BLOCK_H] fp32 and their probabilities"},
+		{"l_part", s, "consumers: each thread's partial row sums [BLOCK_T, BLOCK_H] fp32, summed across the warp group once after the loop"},
 		{"overhead", wsOverhead, "consumers: softmax state, indices, addresses (fitted)"},
 		{"consumer_max", consumerRegs, fmt.Sprintf("what setmaxnreg leaves the %d consumer warps", v.NumWarps)},
 	}

@@ -107,8 +107,9 @@ func TestCheckWarpSpecNarrow(t *testing.T) {
 		for _, it := range b.Regs {
 			s[it.Name] = it.Value
 		}
+		// The template keeps per-thread partial row sums beside S^T and P.
 		if s["producer_max"] != WSNarrowProducerRegs || s["consumer_max"] != MaxRegsPerThread || s["acc"] != 64 ||
-			s["raw_tile"]+wsOverhead > s["producer_max"] {
+			s["s_p"] != 16 || s["l_part"] != 8 || s["raw_tile"]+wsOverhead > s["producer_max"] {
 			t.Errorf("%s: register shares %v", v.Name(), s)
 		}
 	}
