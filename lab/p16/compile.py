@@ -1,0 +1,62 @@
+"""Cross-compile a lab copy's narrow configurations for sm_90a (no GPU):
+shared memory, spills, setmaxnreg counts and the module's launch check,
+per cache and as the whole call, at a launch bound.
+
+    .venv/bin/python lab/p16/compile.py [COPY] [MAXNREG] [CONFIG...]
+    # COPY under lab/ (p16/p16 unless told), MAXNREG 96 unless told; for
+    # lab/c2n: c2n/c2n 128 ws_h16_t64_k1_w4_s2 ... (two-buffer ones only)
+"""
+
+import os
+import re
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "calib"))
+
+import calibrate  # noqa: E402
+from sass import decode_job  # noqa: E402
+from triton.experimental.gluon._runtime import GluonASTSource  # noqa: E402
+
+NAMES = ("ws_h16_t64_k1_w4_s2", "ws_h16_t64_k2_w4_s3")
+
+
+def one(module, copy, name, whole, maxnreg):
+    c = module.CONFIGS[name]
+    fn, sig, constexprs, options, _ = decode_job(module, c._asdict(), whole)
+    options["maxnreg"] = maxnreg
+    src = GluonASTSource(
+        fn=fn,
+        signature=sig,
+        constexprs=constexprs,
+        attrs=calibrate.specialised(fn, sig),
+    )
+    ck, log = calibrate.compile_logged(src, 90, options)
+    ptx = ck.asm["ptx"]
+    use = calibrate.ptxas_usage(ptx, 90, log)
+    counts = re.findall(r"setmaxnreg\.(?:inc|dec)\.sync\.aligned\.u32\s+(\d+)", ptx)
+    err = module._compile_error(ck, constexprs)
+    print(
+        f"{copy} {name:22s} whole={int(whole)} smem={ck.metadata.shared} "
+        f"regs={use['regs']} spill={use['spill']} "
+        f"setmaxnreg={sorted(set(counts), key=int)} "
+        f"check={'ok' if err is None else err[:120]}",
+        flush=True,
+    )
+
+
+def main():
+    copy = sys.argv[1] if len(sys.argv) > 1 else "p16/p16"
+    maxnreg = int(sys.argv[2]) if len(sys.argv) > 2 else 96
+    names = sys.argv[3:] or NAMES
+    module = calibrate.load_kernel(os.path.join(HERE, "..", copy, "sparse_mla_mma.py"))
+    for name in names:
+        for whole in (False, True):
+            try:
+                one(module, copy, name, whole, maxnreg)
+            except Exception as e:  # report the configuration and go on
+                print(f"{copy} {name} whole={int(whole)} ERROR {str(e)[-300:]}")
+
+
+if __name__ == "__main__":
+    main()
