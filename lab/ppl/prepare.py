@@ -1,7 +1,10 @@
 """Make lab/ppl's module copies (git-ignored) from f33bd7e's sm_90 module:
 `base` as it is; `pp`, whose narrow kernel's producer (8 warps, now at 120
 registers) issues each tile's loads one iteration before it stores the
-tile; `ppc`, pp with lab/c2n's two consumer groups.
+tile, carrying it as fp8 tensors and dequantising through fp32; `ppx`, the
+same dequantised by the cluster kernels' PTX; `ppw`, the tile carried as
+32-bit words and dequantised by that PTX; `ppc` and `ppwc`, pp and ppw
+beside lab/c2n's two consumer groups (NOTES.md has which compiled and ran).
 
 The producer's chain a tile is its loads' latency, then the dequantisation
 and stores: its loads for tile i go out at the top of iteration i and the
@@ -9,7 +12,8 @@ stores wait for them (lab/wst's nc probe: the producer alone takes about
 2.1 µs of the 2.5 µs tile). More producer warps (lab/p16) leave that chain
 as it is. Here tile 0's loads go out before the loop and each iteration
 issues tile i + 1's before it stores tile i, so two tiles are in flight in
-the producer's registers (one row a thread, about 38 registers a tile) and
+the producer's registers (one row a thread, 38 registers' worth of bytes a
+tile) and
 the chain is the longer of the two, not their sum. Only where the producer
 has 8 warps (the narrow kernel); the other kernels keep their loop.
 
