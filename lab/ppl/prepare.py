@@ -32,7 +32,38 @@ import prepare as c2n  # noqa: E402  (lab/c2n/prepare.py)
 
 COMMIT = "f33bd7e"
 
-HELPERS = '''def _words_operands(ptx):
+# The arguments that say where a tile comes from (_gl_tile_source's after t).
+TILE_ARGS = (
+    "base1, len0, n_virt, idx_row, idx1_row, KV, KV1, page_stride, page_stride1, "
+    "page_size, page_size1"
+)
+
+# Where a tile comes from, and its indices; black lays them out.
+SOURCE_HELPERS = f"""@gluon.jit
+def _ppl_source(t, {TILE_ARGS}, HAS_EXTRA: gl.constexpr):
+    \"\"\"The cache, page stride and page size of the tile at virtual token t.\"\"\"
+    if HAS_EXTRA:
+        _, _, _, _, kv, stride, size = _gl_tile_source(t, {TILE_ARGS}, True)
+        return kv, stride, size
+    else:
+        return KV, page_stride, page_size
+
+
+@gluon.jit
+def _ppl_index(t, end, rows, {TILE_ARGS}, HAS_EXTRA: gl.constexpr):
+    \"\"\"The indices of the tile at virtual token t (-1 past the split).\"\"\"
+    if HAS_EXTRA:
+        _, _, row, left, _, _, _ = _gl_tile_source(t, {TILE_ARGS}, True)
+        return gl.load(row + rows, mask=(rows < left) & (t < end), other=-1)
+    else:
+        tok = t + rows
+        return gl.load(idx_row + tok, mask=tok < end, other=-1)
+
+
+"""
+
+HELPERS = (
+    '''def _words_operands(ptx):
     """_DEQUANT_STORE_PTX's operands renumbered for 4 elements an invocation
     (pack 4 of int32 words) instead of 16 (pack 16 of fp8 bytes): the row
     offset $4 stays, the scale word $20 becomes $8, group data $36-$63
@@ -87,86 +118,9 @@ def _ppl_gather_w(kv, idx, stride, size, wcols, wl: gl.constexpr, rope_lay: gl.c
     )
 
 
-@gluon.jit
-def _ppl_source(
-    t,
-    base1,
-    len0,
-    n_virt,
-    idx_row,
-    idx1_row,
-    KV,
-    KV1,
-    page_stride,
-    page_stride1,
-    page_size,
-    page_size1,
-    HAS_EXTRA: gl.constexpr,
-):
-    """The cache, page stride and page size of the tile at virtual token t."""
-    if HAS_EXTRA:
-        _, _, _, _, kv, stride, size = _gl_tile_source(
-            t,
-            base1,
-            len0,
-            n_virt,
-            idx_row,
-            idx1_row,
-            KV,
-            KV1,
-            page_stride,
-            page_stride1,
-            page_size,
-            page_size1,
-            True,
-        )
-        return kv, stride, size
-    else:
-        return KV, page_stride, page_size
-
-
-@gluon.jit
-def _ppl_index(
-    t,
-    end,
-    rows,
-    base1,
-    len0,
-    n_virt,
-    idx_row,
-    idx1_row,
-    KV,
-    KV1,
-    page_stride,
-    page_stride1,
-    page_size,
-    page_size1,
-    HAS_EXTRA: gl.constexpr,
-):
-    """The indices of the tile at virtual token t (-1 past the split)."""
-    if HAS_EXTRA:
-        _, _, row, left, _, _, _ = _gl_tile_source(
-            t,
-            base1,
-            len0,
-            n_virt,
-            idx_row,
-            idx1_row,
-            KV,
-            KV1,
-            page_stride,
-            page_stride1,
-            page_size,
-            page_size1,
-            True,
-        )
-        return gl.load(row + rows, mask=(rows < left) & (t < end), other=-1)
-    else:
-        tok = t + rows
-        return gl.load(idx_row + tok, mask=tok < end, other=-1)
-
-
-@gluon.jit
+'''
+    + SOURCE_HELPERS
+    + '''@gluon.jit
 def _ppl_gather(kv, idx, stride, size, cols, rope_lay: gl.constexpr):
     """Issue one tile's loads: its scale words, 7 nope groups and rope."""
     valid = idx >= 0
@@ -191,13 +145,9 @@ def _ppl_gather(kv, idx, stride, size, cols, rope_lay: gl.constexpr):
 
 
 '''
-
-SRC = (
-    "base1,\n                len0,\n                n_virt,\n                idx_row,\n"
-    "                idx1_row,\n                KV,\n                KV1,\n"
-    "                page_stride,\n                page_stride1,\n"
-    "                page_size,\n                page_size1,\n                HAS_EXTRA,"
 )
+
+SRC = TILE_ARGS + ", HAS_EXTRA,"
 
 STORES = {
     # Dequantised through fp32, as the shipped producer does.
@@ -243,7 +193,7 @@ STORES = {
 
 def pipelined_loop(mode):
     """The pipelined loop's text, dequantising as `mode` says."""
-    src = SRC.replace("                ", "            ")
+    src = SRC
     if mode == "words":
         gather = "_ppl_gather_w"
         extra = "wcols, wl, rope_lay"
@@ -317,7 +267,9 @@ def pipelined(text, producer_regs, mode="fp32"):
     )
     text = text[:start] + new + text[end:]
     text = text.replace(
-        "@gluon.jit\ndef _ws_producer(", HELPERS + "@gluon.jit\ndef _ws_producer(", 1
+        "@gluon.jit\ndef _ws_producer(",
+        HELPERS + "@gluon.jit\ndef _ws_producer(",
+        1,
     )
     old = "WS_NARROW_PRODUCER_REGS = gl.constexpr(96)"
     assert text.count(old) == 1

@@ -12,11 +12,11 @@ S=(--section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWork
 prof() {
   local name=$1 kernel=$2; shift 2
   timeout 200 ncu --clock-control none -k "regex:$kernel" --launch-skip 2 --launch-count 1 "${S[@]}" \
-    python3 lab/sol/run.py "$@" >"$OUT/$name.txt" 2>&1
+    python3 gpu/profile.py kernels/sm90/sparse_mla_mma.py "$@" >"$OUT/$name.txt" 2>&1
   echo "$name exit $?"
 }
-prof narrow-h16 _ws_narrow_kernel ws_h16_t64_k1_w4_s2 16 128 2048
-prof split-h64 _ws_split_kernel ws_h64_t64_k1_w8_s2 64 128 2048
+prof narrow-h16 _ws_narrow_kernel 128 2048 16 ws_h16_t64_k1_w4_s2
+prof split-h64 _ws_split_kernel 128 2048 64 ws_h64_t64_k1_w8_s2
 for f in "$OUT"/*.txt; do
   echo "== $f"
   grep -E "Duration|Memory Throughput|DRAM Throughput|L1/TEX Cache Throughput|L2 Cache Throughput|Compute \(SM\) Throughput|Executed Ipc A|Issue Slots Busy|SM Busy|Warp Cycles Per Issued|Achieved Occupancy|Registers Per|Shared Memory Configuration Size|Block Limit|No Eligible|Mem Busy|Max Bandwidth|Mem Pipes Busy" "$f" | head -40
@@ -25,6 +25,6 @@ done
 # traffic by kind) for the narrow kernel.
 if [ "${MORE:-0}" = 1 ]; then
   S=(--section MemoryWorkloadAnalysis_Tables --section MemoryWorkloadAnalysis_Chart --section InstructionStats)
-  prof narrow-h16-mem _ws_narrow_kernel ws_h16_t64_k1_w4_s2 16 128 2048
+  prof narrow-h16-mem _ws_narrow_kernel 128 2048 16 ws_h16_t64_k1_w4_s2
   grep -iE "bank|shared|wavefront|Sectors|Requests|Hit" "$OUT/narrow-h16-mem.txt" | head -60
 fi

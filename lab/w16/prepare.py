@@ -9,6 +9,7 @@ configurations are unchanged in w16/. From the repository root:
 """
 
 import os
+import textwrap
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
@@ -102,23 +103,9 @@ ALLOC_NEW = """    # qd: at 4 warps across the tokens, Q's first group is loaded
                 ),
             )
     else:
-        q_smem = gl.allocate_shared_memory(
-            gl.bfloat16,
-            [BLOCK_H, HEAD_DIM],
-            gl.NVMMASharedLayout.get_default_for([BLOCK_H, HEAD_DIM], gl.bfloat16),
-        )
-        _pp_load_q(
-            Q,
-            q_smem,
-            pid_b,
-            stride_q_batch,
-            stride_q_head,
-            h0,
-            num_heads,
-            BLOCK_H,
-            NUM_WARPS,
-        )
-"""
+""" + textwrap.indent(
+    ALLOC, "    "
+)
 OPER = """    qs = _pp_q_operands(q_smem, Q_REG_GROUPS, mma)
 """
 OPER_NEW = """    if Q_DIRECT == 1:

@@ -1,10 +1,9 @@
-"""lab/p16's table (and lab/c2n's, naming its copy) from a device run's
-work folder: the other copy's correctness, then
-per entry and shape the fastest configuration of each copy (the faster of
+"""lab/narrowab.sh's table from a device run's work folder: the other
+copy's correctness, then per entry and shape the fastest configuration of each copy (the faster of
 two passes, CUDA-graph µs) and their ratio, then the ratio per
 configuration (the same names in both copies).
 
-    python3 lab/p16/summary.py WORKDIR [COPY]     # COPY: p16 unless told
+    python3 lab/narrowab.py WORKDIR COPY
 """
 
 import glob
@@ -13,7 +12,7 @@ import os
 import sys
 
 
-def main(d, other="p16"):
+def main(d, other):
     p = os.path.join(d, f"check-{other}.json")
     if os.path.exists(p):
         rows = json.load(open(p))["correctness"]
@@ -47,9 +46,11 @@ def main(d, other="p16"):
         b, q = best["base"], best[other]
         if not b or not q:
             continue
+        # No configuration in common (lab/two's copies): no per-config range.
+        span = f"{per[0]:.3f}-{per[-1]:.3f}" if per else "-"
         print(
             f"{s[0]:10s} {s[1]:5d} {s[2]:4d} | {b[1]:>21s} {b[0]:6.1f} | {q[1]:>21s} {q[0]:6.1f} | "
-            f"{q[0] / b[0]:8.3f} | {per[0]:.3f}-{per[-1]:.3f}"
+            f"{q[0] / b[0]:8.3f} | {span}"
         )
 
 

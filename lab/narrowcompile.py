@@ -1,8 +1,9 @@
-"""Cross-compile a lab copy's narrow configurations for sm_90a (no GPU):
+"""Cross-compile a lab copy's narrow 16-head configurations for sm_90a (no
+GPU), as lab/p16, lab/c2n, lab/ppl and lab/two did:
 shared memory, spills, setmaxnreg counts and the module's launch check,
 per cache and as the whole call, at a launch bound.
 
-    .venv/bin/python lab/p16/compile.py [COPY] [MAXNREG] [CONFIG...]
+    .venv/bin/python lab/narrowcompile.py [COPY] [MAXNREG] [CONFIG...]
     # COPY under lab/ (p16/p16 unless told), MAXNREG 96 unless told; for
     # lab/c2n: c2n/c2n 128 ws_h16_t64_k1_w4_s2 ... (two-buffer ones only)
 """
@@ -12,7 +13,7 @@ import re
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "calib"))
+sys.path.insert(0, os.path.join(HERE, "..", "calib"))
 
 import calibrate  # noqa: E402
 from sass import decode_job  # noqa: E402
@@ -49,7 +50,7 @@ def main():
     copy = sys.argv[1] if len(sys.argv) > 1 else "p16/p16"
     maxnreg = int(sys.argv[2]) if len(sys.argv) > 2 else 96
     names = sys.argv[3:] or NAMES
-    module = calibrate.load_kernel(os.path.join(HERE, "..", copy, "sparse_mla_mma.py"))
+    module = calibrate.load_kernel(os.path.join(HERE, copy, "sparse_mla_mma.py"))
     for name in names:
         for whole in (False, True):
             try:
