@@ -58,6 +58,15 @@ def edited(here, name, edits, source="base"):
     return d
 
 
+def written(here, name, text, source="base"):
+    """here/name: here/source with its module replaced by text."""
+    d = _copy(here, source, name)
+    with open(os.path.join(d, MODULE), "w") as f:
+        f.write(text)
+    print(d)
+    return d
+
+
 def _fresh(here, name):
     d = os.path.join(here, name)
     shutil.rmtree(d, ignore_errors=True)

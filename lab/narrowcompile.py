@@ -22,10 +22,13 @@ from triton.experimental.gluon._runtime import GluonASTSource  # noqa: E402
 NAMES = ("ws_h16_t64_k1_w4_s2", "ws_h16_t64_k2_w4_s3")
 
 
-def one(module, copy, name, whole, maxnreg):
+def compiled(module, name, whole=False, maxnreg=None):
+    """(compiled kernel, ptxas log, constexprs, options) of a configuration's
+    decode kernel for sm_90a, as its entry launches it (at maxnreg if given)."""
     c = module.CONFIGS[name]
     fn, sig, constexprs, options, _ = decode_job(module, c._asdict(), whole)
-    options["maxnreg"] = maxnreg
+    if maxnreg is not None:
+        options["maxnreg"] = maxnreg
     src = GluonASTSource(
         fn=fn,
         signature=sig,
@@ -33,6 +36,11 @@ def one(module, copy, name, whole, maxnreg):
         attrs=calibrate.specialised(fn, sig),
     )
     ck, log = calibrate.compile_logged(src, 90, options)
+    return ck, log, constexprs, options
+
+
+def one(module, copy, name, whole, maxnreg):
+    ck, log, constexprs, _ = compiled(module, name, whole, maxnreg)
     ptx = ck.asm["ptx"]
     use = calibrate.ptxas_usage(ptx, 90, log)
     counts = re.findall(r"setmaxnreg\.(?:inc|dec)\.sync\.aligned\.u32\s+(\d+)", ptx)

@@ -276,21 +276,18 @@ def pipelined(text, producer_regs, mode="fp32"):
     return text.replace(old, f"WS_NARROW_PRODUCER_REGS = gl.constexpr({producer_regs})")
 
 
-def write(name, text):
-    d = copies._copy(HERE, "base", name)
-    with open(os.path.join(d, copies.MODULE), "w") as f:
-        f.write(text)
-    print(d)
-
-
 def main():
     d = copies.base(HERE, commit=COMMIT, name="base", target="sm90")
     text = open(os.path.join(d, copies.MODULE)).read()
-    write("pp", pipelined(text, int(os.environ.get("PP_REGS", "120"))))
+    copies.written(HERE, "pp", pipelined(text, int(os.environ.get("PP_REGS", "120"))))
     # ppx: pp dequantising through the cluster kernels' PTX.
-    write("ppx", pipelined(text, int(os.environ.get("PPX_REGS", "120")), "ptx"))
+    copies.written(
+        HERE, "ppx", pipelined(text, int(os.environ.get("PPX_REGS", "120")), "ptx")
+    )
     # ppw: pp carrying the tile as 32-bit words, dequantised by the PTX.
-    write("ppw", pipelined(text, int(os.environ.get("PPW_REGS", "120")), "words"))
+    copies.written(
+        HERE, "ppw", pipelined(text, int(os.environ.get("PPW_REGS", "120")), "words")
+    )
     # ppc: lab/c2n's edits (two consumer groups), then the pipelined producer.
     ppc = text
     edits = c2n.kernel_edits(ppc) + [
@@ -309,13 +306,15 @@ def main():
         f"[{c2n.GROUP_REGS}, WS_NARROW_PRODUCER_REGS]",
         f"[{group}, WS_NARROW_PRODUCER_REGS]",
     )
-    write("ppc", pipelined(ppc, int(os.environ.get("PPC_REGS", "104"))))
+    copies.written(HERE, "ppc", pipelined(ppc, int(os.environ.get("PPC_REGS", "104"))))
     # ppwc: the two groups beside ppw's producer.
     ppwc = ppc.replace(
         f"[{group}, WS_NARROW_PRODUCER_REGS]",
         f"[{int(os.environ.get('PPWC_GROUP', '144'))}, WS_NARROW_PRODUCER_REGS]",
     )
-    write("ppwc", pipelined(ppwc, int(os.environ.get("PPWC_REGS", "96")), "words"))
+    copies.written(
+        HERE, "ppwc", pipelined(ppwc, int(os.environ.get("PPWC_REGS", "96")), "words")
+    )
 
 
 if __name__ == "__main__":
