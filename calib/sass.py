@@ -241,6 +241,12 @@ def combine_jobs(module, tile, cap, whole_call=False):
 def disassemble(cubin):
     """The SASS of a cubin as instruction text, one per line, and its
     resource usage (registers, local memory bytes) as cuobjdump reports it."""
+    code, regs, local = disassemble_at(cubin)
+    return [ins for _, ins in code], regs, local
+
+
+def disassemble_at(cubin):
+    """disassemble, each instruction with its address: (address, text)."""
     with tempfile.TemporaryDirectory() as d:
         p = os.path.join(d, "k.cubin")
         with open(p, "wb") as f:
@@ -252,14 +258,14 @@ def disassemble(cubin):
         res = subprocess.run(
             [tool, "-res-usage", p], capture_output=True, text=True, check=True
         )
-    lines = []
+    code = []
     for line in sass.stdout.splitlines():
-        m = re.match(r"\s*/\*[0-9a-f]{4,}\*/\s*(.*?;)", line)
+        m = re.match(r"\s*/\*([0-9a-f]{4,})\*/\s*(.*?;)", line)
         if m:
-            lines.append(" ".join(m.group(1).split()))
+            code.append((int(m.group(1), 16), " ".join(m.group(2).split())))
     regs = re.search(r"REG:(\d+)", res.stdout)
     local = re.search(r"LOCAL:(\d+)", res.stdout)
-    return lines, int(regs.group(1)), int(local.group(1))
+    return code, int(regs.group(1)), int(local.group(1))
 
 
 def fingerprint(job):

@@ -21,8 +21,8 @@ Every loop's results are stored, so nothing is optimised away; the values
 are meaningless. Usage: python3 lab/bounds/bench.py OUT.json
 """
 
-import importlib.util
 import json
+import os
 import sys
 import time
 
@@ -37,15 +37,13 @@ from triton.experimental.gluon.language.nvidia.hopper import (
     warpgroup_mma_wait,
 )
 
+sys.path.insert(
+    0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "calib")
+)
+import calibrate  # noqa: E402
 
-def _load_module(path, name):
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-pp = _load_module("kernels/sm120/sparse_mla_mma.py", "mlagen_sm120")
+# The shipped sm_120 module, whose tile helpers pp_tile calls.
+pp = calibrate.load_kernel("kernels/sm120/sparse_mla_mma.py")
 
 
 @gluon.jit

@@ -9,9 +9,7 @@ reports rest on these counts.
 import collections
 import os
 import re
-import subprocess
 import sys
-import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..", "..")
@@ -21,6 +19,7 @@ sys.path.insert(0, os.path.join(HERE, ".."))
 os.chdir(ROOT)
 
 import calibrate  # noqa: E402
+import sass  # noqa: E402
 import triton  # noqa: E402
 from triton.experimental.gluon._runtime import GluonASTSource  # noqa: E402
 
@@ -40,25 +39,6 @@ KERNELS = [
 LDSM_BYTES = {"1": 128, "2": 256, "4": 512}
 
 
-def sass_with_addresses(cubin):
-    tool = os.path.join(
-        os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "cuobjdump"
-    )
-    with tempfile.TemporaryDirectory() as d:
-        p = os.path.join(d, "k.cubin")
-        with open(p, "wb") as f:
-            f.write(cubin)
-        text = subprocess.run(
-            [tool, "-sass", p], capture_output=True, text=True, check=True
-        ).stdout
-    out = []
-    for line in text.splitlines():
-        m = re.match(r"\s*/\*([0-9a-f]{4,})\*/\s*(.*?;)", line)
-        if m:
-            out.append((int(m.group(1), 16), " ".join(m.group(2).split())))
-    return out
-
-
 def loop_body(code):
     """The instructions of the innermost backward branch's span that holds an
     MMA: the timed loop (each kernel has one)."""
@@ -76,7 +56,7 @@ def loop_body(code):
 
 
 def report(name, nw, ck):
-    body = loop_body(sass_with_addresses(ck.asm["cubin"]))
+    body = loop_body(sass.disassemble_at(ck.asm["cubin"])[0])
     ops = collections.Counter(x.split()[0] for x in body)
     mma = sum(v for k, v in ops.items() if k.startswith(("HMMA", "HGMMA")))
     ldsm = {k: v for k, v in ops.items() if k.startswith("LDSM")}
@@ -98,6 +78,9 @@ def shipped(name):
 
 
 def main():
+    sass.BIN = os.path.join(
+        os.path.dirname(triton.__file__), "backends", "nvidia", "bin"
+    )
     shipped("pp_h64_t32_k1_w8_s1")
     for name, fn, cx, nw in KERNELS:
         sig = {n: "constexpr" for n in cx}

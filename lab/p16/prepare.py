@@ -22,20 +22,14 @@ sys.path.insert(0, os.path.join(HERE, ".."))
 
 import copies  # noqa: E402
 
-# The prefetch's inline asm, as the module has it (one lane of each row's 4
-# starts the row, the next its scale word).
-PREFETCH_ASM = """    gl.inline_asm_elementwise(
-        "{ .reg .pred p, q; .reg .u32 l; mov.u32 l, %laneid; and.b32 l, l, 3; "
-        "setp.ne.b32 p, $3, 0; "
-        "setp.eq.and.u32 q, l, 0, p; @q cp.async.bulk.prefetch.L2.global [$1], 576; "
-        "setp.eq.and.u32 q, l, 1, p; @q prefetch.global.L2 [$2]; mov.b32 $0, 0; }",
-        "=r,l,l,r",
-        [KV + data, KV + scales_at, valid.to(gl.int32)],
-        dtype=gl.int32,
-        is_pure=False,
-        pack=1,
-    )
-"""
+
+def _prefetch_asm(text):
+    """The prefetch's inline asm in _prefetch_rows, as the module has it (one
+    lane of each row's 4 starts the row, the next its scale word)."""
+    at = text.index("def _prefetch_rows(")
+    first = "    gl.inline_asm_elementwise(\n"
+    a = text.index(first, at)
+    return text[a : text.index("\n    )\n", a) + len("\n    )\n")]
 
 
 def _by_lanes(asm):
@@ -50,23 +44,26 @@ def _by_lanes(asm):
     )
 
 
-EDITS = [
-    (
-        "WS_NARROW_PRODUCER_WARPS = gl.constexpr(8)",
-        "WS_NARROW_PRODUCER_WARPS = gl.constexpr(16)",
-    ),
-    (
-        "WS_NARROW_PRODUCER_REGS = gl.constexpr(96)",
-        "WS_NARROW_PRODUCER_REGS = gl.constexpr(80)",
-    ),
-    # The producer's layouts: 8 rows a warp where the tile has them, else 4.
-    (
-        """    gl.static_assert(
+def edits(text):
+    """The edits that make p16 from text, the sm_90 module."""
+    asm = _prefetch_asm(text)
+    return [
+        (
+            "WS_NARROW_PRODUCER_WARPS = gl.constexpr(8)",
+            "WS_NARROW_PRODUCER_WARPS = gl.constexpr(16)",
+        ),
+        (
+            "WS_NARROW_PRODUCER_REGS = gl.constexpr(96)",
+            "WS_NARROW_PRODUCER_REGS = gl.constexpr(80)",
+        ),
+        # The producer's layouts: 8 rows a warp where the tile has them, else 4.
+        (
+            """    gl.static_assert(
         BLOCK_T % (8 * gl.num_warps()) == 0, "every producer thread holds whole rows"
     )
     lay: gl.constexpr = gl.BlockedLayout([1, 16], [8, 4], [gl.num_warps(), 1], [1, 0])
 """,
-        """    gl.static_assert(
+            """    gl.static_assert(
         BLOCK_T % (4 * gl.num_warps()) == 0, "every producer thread holds whole rows"
     )
     ROWS_W: gl.constexpr = 8 if BLOCK_T >= 8 * gl.num_warps() else 4
@@ -76,44 +73,45 @@ EDITS = [
         [1, VALS], [ROWS_W, LANES], [gl.num_warps(), 1], [1, 0]
     )
 """,
-    ),
-    (
-        """    ROPE_COLS: gl.constexpr = 16 if CLUSTER_MERGE else 8
+        ),
+        (
+            """    ROPE_COLS: gl.constexpr = 16 if CLUSTER_MERGE else 8
     rope_lay: gl.constexpr = gl.BlockedLayout(
         [1, ROPE_COLS], [8, 4], [gl.num_warps(), 1], [1, 0]
     )
 """,
-        """    ROPE_COLS: gl.constexpr = 16 if CLUSTER_MERGE else 8
+            """    ROPE_COLS: gl.constexpr = 16 if CLUSTER_MERGE else 8
     gl.static_assert(not CLUSTER_MERGE or VALS == 16, "the cluster path's PTX")
     rope_lay: gl.constexpr = gl.BlockedLayout(
         [1, ROPE_COLS], [ROWS_W, LANES], [gl.num_warps(), 1], [1, 0]
     )
 """,
-    ),
-    # The prefetch: one lane of each row's lanes starts the row, the next
-    # its scale word.
-    (
-        "def _prefetch_rows(KV, idx, page_stride, page_size):",
-        "def _prefetch_rows(KV, idx, page_stride, page_size, LANES: gl.constexpr = 4):",
-    ),
-    (PREFETCH_ASM, _by_lanes(PREFETCH_ASM)),
-    (
-        "        _prefetch_rows(kv_n, idx_next, stride_n, size_n)",
-        "        _prefetch_rows(kv_n, idx_next, stride_n, size_n, LANES)",
-    ),
-    # The narrow kernel's launch bound: 20 warps in 64K registers.
-    (
-        "        dict(num_warps=num_warps, maxnreg=_WS_MAXNREG),\n"
-        "        cluster=c.split_k if c.cluster_merge else 1,",
-        "        dict(num_warps=num_warps, maxnreg=96 if c.block_h < 64 else _WS_MAXNREG),\n"
-        "        cluster=c.split_k if c.cluster_merge else 1,",
-    ),
-]
+        ),
+        # The prefetch: one lane of each row's lanes starts the row, the next
+        # its scale word.
+        (
+            "def _prefetch_rows(KV, idx, page_stride, page_size):",
+            "def _prefetch_rows(KV, idx, page_stride, page_size, LANES: gl.constexpr = 4):",
+        ),
+        (asm, _by_lanes(asm)),
+        (
+            "        _prefetch_rows(kv_n, idx_next, stride_n, size_n)",
+            "        _prefetch_rows(kv_n, idx_next, stride_n, size_n, LANES)",
+        ),
+        # The narrow kernel's launch bound: 20 warps in 64K registers.
+        (
+            "        dict(num_warps=num_warps, maxnreg=_WS_MAXNREG),\n"
+            "        cluster=c.split_k if c.cluster_merge else 1,",
+            "        dict(num_warps=num_warps, maxnreg=96 if c.block_h < 64 else _WS_MAXNREG),\n"
+            "        cluster=c.split_k if c.cluster_merge else 1,",
+        ),
+    ]
 
 
 def main():
-    copies.base(HERE, commit="f33bd7e", name="base", target="sm90")
-    print(copies.edited(HERE, "p16", EDITS))
+    d = copies.base(HERE, commit="f33bd7e", name="base", target="sm90")
+    text = open(os.path.join(d, copies.MODULE)).read()
+    print(copies.edited(HERE, "p16", edits(text)))
 
 
 if __name__ == "__main__":

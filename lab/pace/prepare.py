@@ -75,7 +75,7 @@ def main():
     text = open(os.path.join(d, copies.MODULE)).read()
     copies.written(HERE, "nc", no_consumer(text))
     p16 = text
-    for old, new in _lab_module("p16").EDITS:
+    for old, new in _lab_module("p16").edits(text):
         assert p16.count(old) == 1, old[:60]
         p16 = p16.replace(old, new)
     copies.written(HERE, "ncp16", no_consumer(p16))

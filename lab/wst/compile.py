@@ -11,24 +11,17 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "calib"))
+sys.path.insert(0, os.path.join(HERE, ".."))
 
 import calibrate  # noqa: E402
-from sass import decode_job  # noqa: E402
-from triton.experimental.gluon._runtime import GluonASTSource  # noqa: E402
+import narrowcompile  # noqa: E402  (lab/narrowcompile.py)
 
 
 def one(copy, name, whole):
     module = calibrate.load_kernel(os.path.join(HERE, copy, "sparse_mla_mma.py"))
-    c = module.CONFIGS[name]
-    fn, sig, constexprs, options, _ = decode_job(module, c._asdict(), whole)
-    options["maxnreg"] = module._WST_MAXNREG
-    src = GluonASTSource(
-        fn=fn,
-        signature=sig,
-        constexprs=constexprs,
-        attrs=calibrate.specialised(fn, sig),
+    ck, log, constexprs, _ = narrowcompile.compiled(
+        module, name, whole, module._WST_MAXNREG
     )
-    ck, log = calibrate.compile_logged(src, 90, options)
     ptx = ck.asm["ptx"]
     use = calibrate.ptxas_usage(ptx, 90, log)
     regs = sorted(
