@@ -22,9 +22,10 @@ from triton.experimental.gluon._runtime import GluonASTSource  # noqa: E402
 NAMES = ("ws_h16_t64_k1_w4_s2", "ws_h16_t64_k2_w4_s3")
 
 
-def compiled(module, name, whole=False, maxnreg=None):
+def compiled(module, name, whole=False, maxnreg=None, cap=90):
     """(compiled kernel, ptxas log, constexprs, options) of a configuration's
-    decode kernel for sm_90a, as its entry launches it (at maxnreg if given)."""
+    decode kernel for sm_90a (or compute capability cap), as its entry
+    launches it (at maxnreg if given)."""
     c = module.CONFIGS[name]
     fn, sig, constexprs, options, _ = decode_job(module, c._asdict(), whole)
     if maxnreg is not None:
@@ -35,7 +36,7 @@ def compiled(module, name, whole=False, maxnreg=None):
         constexprs=constexprs,
         attrs=calibrate.specialised(fn, sig),
     )
-    ck, log = calibrate.compile_logged(src, 90, options)
+    ck, log = calibrate.compile_logged(src, cap, options)
     return ck, log, constexprs, options
 
 
