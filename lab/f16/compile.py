@@ -1,9 +1,10 @@
-"""Cross-compile lab/f16's copies' 64-head pipelined configurations for
-sm_120 (ptxas-blackwell) and sm_90 (no GPU): shared memory, registers,
-spills, and the tile loop's SASS (HMMA, LDSM, STS, LDS, F2FP, BAR counts in
-the whole kernel).
+"""Cross-compile lab/f16's copies' 64-head pipelined configurations (or
+those NAMES lists) for sm_120 (ptxas-blackwell) and sm_90 (no GPU):
+shared memory, registers, spills, and the tile loop's SASS (HMMA, LDSM,
+STS, LDS, F2FP, BAR counts in the whole kernel).
 
     .venv/bin/python lab/f16/compile.py [COPY...]   # base f16 unless told
+    NAMES=pp_h16_t64_k1_w8_s1 .venv/bin/python lab/f16/compile.py h16q2
 """
 
 import os
@@ -17,7 +18,9 @@ import calibrate  # noqa: E402
 import narrowcompile  # noqa: E402
 import sass as S  # noqa: E402
 
-NAMES = ("pp_h64_t32_k1_w8_s1", "pp_h64_t32_k8_w8_s1")
+NAMES = tuple(
+    os.environ.get("NAMES", "pp_h64_t32_k1_w8_s1,pp_h64_t32_k8_w8_s1").split(",")
+)
 OPS = ("HMMA", "LDSM", "STS", "LDS.", "LDS ", "F2FP", "BAR.SYNC", "PRMT", "LDG")
 
 
