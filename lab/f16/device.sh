@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# lab/f16: the probe's operands against torch; base and f16 (prepare.py) at 64 heads, B 16, 64, 128, topk 512
-# and 2048, the 64-head configurations the sm_120 tables pick there; f16
-# checked first (every harness case of those configurations, per cache and
-# as the whole call); then the sm_90 module's own selection at the same
-# shapes, for the ratio. From the repository root after prepare.py,
-# carrying lab/f16/base and lab/f16/f16 (git-ignored). Results in $OUT.
+# lab/f16, first call: the probe's operands against torch; base and f16
+# (prepare.py) at 64 heads, B 16, 64, 128, topk 512 and 2048, the 64-head
+# configurations the sm_120 tables pick there; f16 checked first (every
+# harness case of those configurations, per cache and as the whole call);
+# then the sm_90 module's own selection at the same shapes, for the ratio.
+# From the repository root after prepare.py, carrying lab/f16/base and
+# lab/f16/f16 (git-ignored). Results in $OUT.
 export OUT=${OUT:-/tmp/f16}
 mkdir -p "$OUT"
 {
