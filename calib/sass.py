@@ -37,7 +37,17 @@ import subprocess
 import sys
 import tempfile
 
-BIN = None  # Triton's nvidia/bin, found once Triton is imported
+BIN = None  # Triton's nvidia/bin: tools() finds it unless a caller set it
+
+
+def tools():
+    """Triton's nvidia/bin (cuobjdump, ptxas), where BIN points if a caller
+    set it, else where the installed Triton keeps it."""
+    if BIN is not None:
+        return BIN
+    import triton
+
+    return os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin")
 
 
 def load(path):
@@ -251,7 +261,7 @@ def disassemble_at(cubin):
         p = os.path.join(d, "k.cubin")
         with open(p, "wb") as f:
             f.write(cubin)
-        tool = os.path.join(BIN, "cuobjdump")
+        tool = os.path.join(tools(), "cuobjdump")
         sass = subprocess.run(
             [tool, "-sass", p], capture_output=True, text=True, check=True
         )
@@ -270,14 +280,12 @@ def disassemble_at(cubin):
 
 def fingerprint(job):
     """Compile one kernel of one configuration; its SASS line count and hash."""
-    global BIN
     path, cap, name, tile, which = job
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
     from triton.experimental.gluon._runtime import GluonASTSource
 
-    BIN = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin")
     module = load(path)
     full = which.endswith("/full")
     if which in ("decode", "decode/full"):

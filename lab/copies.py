@@ -58,6 +58,20 @@ def edited(here, name, edits, source="base"):
     return d
 
 
+def lab_module(folder):
+    """lab/<folder>/prepare.py as a module of its own name, for the edits
+    another folder's copies reuse."""
+    import importlib.util
+
+    path = os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), folder, "prepare.py"
+    )
+    spec = importlib.util.spec_from_file_location(f"{folder}_prepare", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
 def written(here, name, text, source="base"):
     """here/name: here/source with its module replaced by text."""
     d = _copy(here, source, name)

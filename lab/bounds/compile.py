@@ -20,7 +20,6 @@ os.chdir(ROOT)
 
 import calibrate  # noqa: E402
 import sass  # noqa: E402
-import triton  # noqa: E402
 from triton.experimental.gluon._runtime import GluonASTSource  # noqa: E402
 
 import bench  # noqa: E402
@@ -78,9 +77,6 @@ def shipped(name):
 
 
 def main():
-    sass.BIN = os.path.join(
-        os.path.dirname(triton.__file__), "backends", "nvidia", "bin"
-    )
     shipped("pp_h64_t32_k1_w8_s1")
     for name, fn, cx, nw in KERNELS:
         sig = {n: "constexpr" for n in cx}

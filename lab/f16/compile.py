@@ -25,9 +25,6 @@ OPS = ("HMMA", "LDSM", "STS", "LDS.", "LDS ", "F2FP", "BAR.SYNC", "PRMT", "LDG")
 
 
 def main():
-    import triton
-
-    S.BIN = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin")
     copies = sys.argv[1:] or ["base", "f16"]
     for copy in copies:
         module = calibrate.load_kernel(os.path.join(HERE, copy, "sparse_mla_mma.py"))

@@ -15,7 +15,6 @@ ROOT = os.path.normpath(
     os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 )
 sys.path.insert(0, os.path.join(ROOT, "calib"))
-import triton  # noqa: E402
 from triton.experimental import gluon  # noqa: E402
 from triton.experimental.gluon import language as gl  # noqa: E402
 from triton.experimental.gluon.language.nvidia.ampere import mma_v2  # noqa: E402
@@ -105,9 +104,6 @@ def k(KR, Q, Sc, Out):
     rows = gl.arange(0, 64, layout=gl.SliceLayout(1, mma))
     cols = gl.arange(0, 64, layout=gl.SliceLayout(0, mma))
     gl.store(Out + rows[:, None] * 64 + cols[None, :], acc)
-
-
-S.BIN = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin")
 
 
 def main():

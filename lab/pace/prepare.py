@@ -22,7 +22,6 @@ consumer sets the tile.
     python3 lab/pace/prepare.py
 """
 
-import importlib.util
 import os
 import sys
 
@@ -34,15 +33,6 @@ sys.path.insert(0, os.path.join(LAB, "c2n"))  # lab/ppl/prepare.py imports it
 import copies  # noqa: E402
 
 COMMIT = "5616a4b"
-
-
-def _lab_module(folder):
-    """lab/<folder>/prepare.py as a module of its own name."""
-    path = os.path.join(LAB, folder, "prepare.py")
-    spec = importlib.util.spec_from_file_location(f"{folder}_prepare", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 # What the probes' consumer does with each buffer instead of its loop body.
@@ -75,7 +65,7 @@ def main():
     text = open(os.path.join(d, copies.MODULE)).read()
     copies.written(HERE, "nc", no_consumer(text))
     p16 = text
-    for old, new in _lab_module("p16").edits(text):
+    for old, new in copies.lab_module("p16").edits(text):
         assert p16.count(old) == 1, old[:60]
         p16 = p16.replace(old, new)
     copies.written(HERE, "ncp16", no_consumer(p16))
@@ -85,7 +75,7 @@ def main():
     assert p16.count(NO_PREFETCH[0]) == 1
     copies.written(HERE, "p16np", p16np)
     copies.written(HERE, "ncp16np", no_consumer(p16np))
-    ppw = _lab_module("ppl").pipelined(text, 120, "words")
+    ppw = copies.lab_module("ppl").pipelined(text, 120, "words")
     copies.written(HERE, "ncppw", no_consumer(ppw))
 
 

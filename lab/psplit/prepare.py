@@ -20,26 +20,15 @@ stores, its fence or its loads do.
     python3 lab/psplit/prepare.py
 """
 
-import importlib.util
 import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 LAB = os.path.join(HERE, "..")
 sys.path.insert(0, LAB)
+sys.path.insert(0, os.path.join(LAB, "c2n"))  # lab/pace imports lab/ppl's
 
 import copies  # noqa: E402
-
-
-def _pace():
-    """lab/pace/prepare.py, for its no_consumer()."""
-    path = os.path.join(LAB, "pace", "prepare.py")
-    spec = importlib.util.spec_from_file_location("pace_prepare", path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.path.insert(0, os.path.join(LAB, "c2n"))  # lab/pace imports lab/ppl's
-    spec.loader.exec_module(mod)
-    return mod
-
 
 STORE = '"st.shared.v4.b32 [b], {$16, $17, $18, $19}; "'
 NO_STORE = (
@@ -71,7 +60,7 @@ def replaced(text, old, new):
 def main():
     d = copies.base(HERE, commit="31cdb3d", name="base", target="sm90")
     text = open(os.path.join(d, copies.MODULE)).read()
-    nc = _pace().no_consumer(text)
+    nc = copies.lab_module("pace").no_consumer(text)
     copies.written(HERE, "nc", nc)
     copies.written(HERE, "ncnost", replaced(nc, STORE, NO_STORE))
     copies.written(HERE, "ncnofence", replaced(nc, FENCE, NO_FENCE))
