@@ -11,7 +11,12 @@ results wrong by design):
   producer-wide barrier stays: taken out of the source, Triton puts one
   back before the arrive, which one thread issues);
 - `ncnold`: every row's loads predicated off (the rows read as empty),
-  the next tile's L2 prefetch kept.
+  the next tile's L2 prefetch kept;
+- `ncnopf` (fourteenth session): ncnold without the L2 prefetch either,
+  so no row leaves DRAM; the index loads, the buffer waits, the barrier
+  and the arrive stay;
+- `ncnoldlp` (fourteenth session): ncnold with lab/lp's prefetch, one
+  `prefetch.global.L2` a 128-byte line instead of one bulk prefetch a row.
 
 lab/pace put the producer alone at about 1.9 µs a 64-token tile, and
 lab/dqs showed its arithmetic does not set that; these say whether its
@@ -51,6 +56,10 @@ NO_FENCE = (
 VALID = "        valid = idx >= 0\n        idx = gl.where(valid, idx, 0)\n"
 NO_LOADS = "        valid = idx < -1\n        idx = gl.where(valid, idx, 0)\n"
 
+# The next tile's rows into L2, not started.
+PREFETCH = "        _prefetch_rows(kv_n, idx_next, stride_n, size_n)\n"
+NO_PREFETCH = "        # lab/psplit ncnopf: no L2 prefetch.\n"
+
 
 def replaced(text, old, new):
     assert text.count(old) == 1, old[:60]
@@ -64,7 +73,10 @@ def main():
     copies.written(HERE, "nc", nc)
     copies.written(HERE, "ncnost", replaced(nc, STORE, NO_STORE))
     copies.written(HERE, "ncnofence", replaced(nc, FENCE, NO_FENCE))
-    copies.written(HERE, "ncnold", replaced(nc, VALID, NO_LOADS))
+    nold = replaced(nc, VALID, NO_LOADS)
+    copies.written(HERE, "ncnold", nold)
+    copies.written(HERE, "ncnopf", replaced(nold, PREFETCH, NO_PREFETCH))
+    copies.written(HERE, "ncnoldlp", copies.lab_module("lp").line_prefetch(nold))
 
 
 if __name__ == "__main__":
