@@ -12,10 +12,10 @@ scores, so per 32-token tile every warp reads its 16 heads' Q (bar the
 2 column groups it keeps in registers) and 16 tokens' K, all 512 columns,
 and 16 heads by 256 columns of P.V: about 46 KB of ldmatrix a warp, 360
 KB an SM, and lab/bounds found that phase at 95% of the ldmatrix rate.
-With SK = 4 a warp reads 32 tokens' K over 2 groups (8 KB), Q's 2 other
-groups for 32 heads (8 KB) and 32 tokens' V over 128 columns (8 KB):
-about 24 KB a warp, at the price of one cross-warp sum of [4, 64, 32]
-fp32 a tile.
+With SK = 4 a warp reads 32 tokens' K over its 2 groups (8 KB), its
+other Q group for 32 heads (4 KB; the first is in registers) and 32
+tokens' V over 128 columns (8 KB): about 20 KB a warp, at the price of
+one cross-warp sum of [4, 64, 32] fp32 a tile.
 
     python3 lab/sk/prepare.py
 """
