@@ -1,7 +1,8 @@
 """Cross-compile a lab copy's narrow 16-head configurations for sm_90a (no
 GPU), as lab/p16, lab/c2n, lab/ppl and lab/two did:
 shared memory, spills, setmaxnreg counts and the module's launch check,
-per cache and as the whole call, at a launch bound.
+per cache and as the whole call, at a launch bound. probe() compiles a
+lab probe kernel for sm_90 and sm_120 (lab/f16, lab/sk).
 
     .venv/bin/python lab/narrowcompile.py [COPY] [MAXNREG] [CONFIG...]
     # COPY under lab/ (p16/p16 unless told), MAXNREG 96 unless told; for
@@ -38,6 +39,32 @@ def compiled(module, name, whole=False, maxnreg=None, cap=90):
     )
     ck, log = calibrate.compile_logged(src, cap, options)
     return ck, log, constexprs, options
+
+
+def probe(fn, signature, counts, num_warps=8):
+    """Compile a probe kernel (no constexprs) for sm_90 and sm_120 and print,
+    for each, the SASS counts of the opcodes in `counts` (LDS without LDSM),
+    its registers, spills and shared memory, or why it did not compile."""
+    import sass as S
+
+    for cap in (90, 120):
+        src = GluonASTSource(fn=fn, signature=signature, constexprs={})
+        try:
+            ck, log = calibrate.compile_logged(src, cap, dict(num_warps=num_warps))
+        except Exception as e:
+            cause = e.__cause__ or e.__context__
+            print(f"sm_{cap}: {str(e)[-1500:]}\n  cause: {str(cause)[:1500]}")
+            continue
+        sass = "\n".join(S.disassemble(ck.asm["cubin"])[0])
+        use = calibrate.ptxas_usage(ck.asm["ptx"], cap, log)
+        found = {op: sass.count(op) for op in counts}
+        if "LDS" in found:
+            found["LDS"] -= sass.count("LDSM")
+        print(
+            f"sm_{cap}: "
+            + " ".join(f"{op} {n}" for op, n in found.items())
+            + f" regs {use['regs']} spill {use['spill']} smem {ck.metadata.shared}"
+        )
 
 
 def one(module, copy, name, whole, maxnreg):

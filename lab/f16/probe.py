@@ -15,13 +15,12 @@ ROOT = os.path.normpath(
     os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 )
 sys.path.insert(0, os.path.join(ROOT, "calib"))
+sys.path.insert(0, os.path.join(ROOT, "lab"))
 from triton.experimental import gluon  # noqa: E402
 from triton.experimental.gluon import language as gl  # noqa: E402
 from triton.experimental.gluon.language.nvidia.ampere import mma_v2  # noqa: E402
-from triton.experimental.gluon._runtime import GluonASTSource  # noqa: E402
 
-import sass as S  # noqa: E402
-from calibrate import compile_logged, ptxas_usage  # noqa: E402
+import narrowcompile  # noqa: E402
 
 # Two int16 (4 e4m3 bytes b0..b3) in, two f16x2 out: (b0, b1) and (b2, b3).
 K_ASM = gl.constexpr("""{
@@ -107,26 +106,8 @@ def k(KR, Q, Sc, Out):
 
 
 def main():
-    for cap in (90, 120):
-        src = GluonASTSource(
-            fn=k,
-            signature={"KR": "*i16", "Q": "*fp16", "Sc": "*fp32", "Out": "*fp32"},
-            constexprs={},
-        )
-        try:
-            ck, log = compile_logged(src, cap, dict(num_warps=8))
-        except Exception as e:
-            msg = str(e)
-            cause = e.__cause__ or e.__context__
-            print(f"sm_{cap}: {msg[-400:]}\n  cause: {str(cause)[:1500]}")
-            continue
-        sass = "\n".join(S.disassemble(ck.asm["cubin"])[0])
-        use = ptxas_usage(ck.asm["ptx"], cap, log)
-        print(
-            f"sm_{cap}: HMMA {sass.count('HMMA')} LDSM {sass.count('LDSM')} "
-            f"STS {sass.count('STS')} LDS {sass.count('LDS') - sass.count('LDSM')} "
-            f"F2FP {sass.count('F2FP')} SHFL {sass.count('SHFL')} regs {use['regs']}"
-        )
+    signature = {"KR": "*i16", "Q": "*fp16", "Sc": "*fp32", "Out": "*fp32"}
+    narrowcompile.probe(k, signature, ("HMMA", "LDSM", "STS", "LDS", "F2FP", "SHFL"))
 
 
 def run():

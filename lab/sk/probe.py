@@ -15,13 +15,12 @@ ROOT = os.path.normpath(
     os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 )
 sys.path.insert(0, os.path.join(ROOT, "calib"))
+sys.path.insert(0, os.path.join(ROOT, "lab"))
 from triton.experimental import gluon  # noqa: E402
 from triton.experimental.gluon import language as gl  # noqa: E402
 from triton.experimental.gluon.language.nvidia.ampere import mma_v2  # noqa: E402
-from triton.experimental.gluon._runtime import GluonASTSource  # noqa: E402
 
-import sass as S  # noqa: E402
-from calibrate import compile_logged, ptxas_usage  # noqa: E402
+import narrowcompile  # noqa: E402
 
 T = gl.constexpr(32)
 
@@ -86,22 +85,7 @@ SIG = {"Q": "*bf16", "K": "*bf16", "Sout": "*fp32", "Out": "*fp32"}
 
 
 def main():
-    for cap in (90, 120):
-        src = GluonASTSource(fn=k, signature=SIG, constexprs={})
-        try:
-            ck, log = compile_logged(src, cap, dict(num_warps=8))
-        except Exception as e:
-            cause = e.__cause__ or e.__context__
-            print(f"sm_{cap}: {str(e)[-1500:]}\n  cause: {str(cause)[:1500]}")
-            continue
-        sass = "\n".join(S.disassemble(ck.asm["cubin"])[0])
-        use = ptxas_usage(ck.asm["ptx"], cap, log)
-        print(
-            f"sm_{cap}: HMMA {sass.count('HMMA')} LDSM {sass.count('LDSM')} "
-            f"STS {sass.count('STS')} LDS {sass.count('LDS') - sass.count('LDSM')} "
-            f"BAR {sass.count('BAR')} regs {use['regs']} spill {use.get('spill')} "
-            f"smem {ck.metadata.shared}"
-        )
+    narrowcompile.probe(k, SIG, ("HMMA", "LDSM", "STS", "LDS", "BAR"))
 
 
 def run():
