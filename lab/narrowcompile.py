@@ -41,14 +41,15 @@ def compiled(module, name, whole=False, maxnreg=None, cap=90):
     return ck, log, constexprs, options
 
 
-def probe(fn, signature, counts, num_warps=8):
-    """Compile a probe kernel (no constexprs) for sm_90 and sm_120 and print,
+def probe(fn, signature, counts, num_warps=8, constexprs=None):
+    """Compile a probe kernel (at `constexprs`, none unless given) for sm_90
+    and sm_120 and print,
     for each, the SASS counts of the opcodes in `counts` (LDS without LDSM),
     its registers, spills and shared memory, or why it did not compile."""
     import sass as S
 
     for cap in (90, 120):
-        src = GluonASTSource(fn=fn, signature=signature, constexprs={})
+        src = GluonASTSource(fn=fn, signature=signature, constexprs=constexprs or {})
         try:
             ck, log = calibrate.compile_logged(src, cap, dict(num_warps=num_warps))
         except Exception as e:

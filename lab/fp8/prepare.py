@@ -1,0 +1,55 @@
+"""Make lab/fp8's module copies (git-ignored) from the shipped sm_120
+module (6b8e445): `base` as it is, and `f8`, in which the 64-head, 8-warp,
+32-token, one-buffer pipelined configurations (pp_h64_t32_k*_w8_s1) run
+`_f8_body` (f8.py.in): the tile on e4m3 MMAs as lab/fp8/NOTES.md's
+`VTILE 1` form (Q and P as hi and lo e4m3 terms, K's bytes as stored, V's
+transposed and re-quantised to each group's largest exponent so far, the
+rope in bf16); and `f8w`, the same gathering two tokens a thread, so
+that V's transposed groups are stored 16 bits at a time instead of bytes;
+and `f8b`, as `f8` with K's bytes stored as e4m3 values (unpacked from the
+words and packed again) instead of through a 32-bit view.
+
+    python3 lab/fp8/prepare.py
+"""
+
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+
+import copies  # noqa: E402
+
+sk = copies.lab_module("sk")
+
+COMMIT = "6b8e445"
+
+
+def f8_text(text, gather_rows=1, k_words=1):
+    """The base module with _f8_body added and _pp_decode_kernel calling it
+    for the 64-head, 32-token, 8-warp, one-buffer tile (lab/sk's wrapper,
+    which passes one extra argument: none here)."""
+    text = sk.sk_text(text, 0)
+    text = text.replace("        _sk_body(\n", "        _f8_body(\n", 1).replace(
+        "            0,\n        )\n    else:", "        )\n    else:", 1
+    )
+    added = open(os.path.join(HERE, "f8.py.in")).read()
+    sk_in = open(os.path.join(HERE, "..", "sk", "sk.py.in")).read().lstrip("\n")
+    assert sk_in in text
+    added = (
+        f"F8_GATHER_ROWS = gl.constexpr({gather_rows})\n"
+        f"F8_K_WORDS = gl.constexpr({k_words})\n\n\n" + added.lstrip("\n")
+    )
+    return text.replace(sk_in, added)
+
+
+def main():
+    d = copies.base(HERE, commit=COMMIT, name="base", target="sm120")
+    text = open(os.path.join(d, copies.MODULE)).read()
+    copies.written(HERE, "f8", f8_text(text))
+    copies.written(HERE, "f8w", f8_text(text, gather_rows=2))
+    copies.written(HERE, "f8b", f8_text(text, k_words=0))
+
+
+if __name__ == "__main__":
+    main()
