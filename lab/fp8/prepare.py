@@ -4,10 +4,11 @@ module (6b8e445): `base` as it is, and `f8`, in which the 64-head, 8-warp,
 `_f8_body` (f8.py.in): the tile on e4m3 MMAs as lab/fp8/NOTES.md's
 `VTILE 1` form (Q and P as hi and lo e4m3 terms, K's bytes as stored, V's
 transposed and re-quantised to each group's largest exponent so far, the
-rope in bf16); and `f8w`, the same gathering two tokens a thread, so
+rope in bf16); `f8w`, the same gathering two tokens a thread, so
 that V's transposed groups are stored 16 bits at a time instead of bytes;
-and `f8b`, as `f8` with K's bytes stored as e4m3 values (unpacked from the
-words and packed again) instead of through a 32-bit view.
+`f8b`, as `f8` with K's bytes stored as e4m3 values (unpacked from the
+words and packed again) instead of through a 32-bit view; and `f8q`, as
+`f8` with Q unscaled (for debug.py).
 
     python3 lab/fp8/prepare.py
 """
@@ -49,6 +50,12 @@ def main():
     copies.written(HERE, "f8", f8_text(text))
     copies.written(HERE, "f8w", f8_text(text, gather_rows=2))
     copies.written(HERE, "f8b", f8_text(text, k_words=0))
+    # For debug.py's bisection: f8 with every head's power of two forced to
+    # 1 (Q's hi and lo terms unscaled, nothing to undo after the scores).
+    qe = "    qe = gl.minimum(gl.maximum(qe, -100.0), 100.0)\n"
+    q1 = f8_text(text)
+    assert q1.count(qe) == 1
+    copies.written(HERE, "f8q", q1.replace(qe, qe + "    qe = qe * 0.0\n"))
 
 
 if __name__ == "__main__":
