@@ -43,9 +43,9 @@ def compiled(module, name, whole=False, maxnreg=None, cap=90):
 
 def probe(fn, signature, counts, num_warps=8, constexprs=None):
     """Compile a probe kernel (at `constexprs`, none unless given) for sm_90
-    and sm_120 and print,
-    for each, the SASS counts of the opcodes in `counts` (LDS without LDSM),
-    its registers, spills and shared memory, or why it did not compile."""
+    and sm_120 and print, for each, the SASS counts of the opcodes in
+    `counts` (LDS without LDSM), its registers, spills and shared memory,
+    or why it did not compile."""
     import sass as S
 
     for cap in (90, 120):
