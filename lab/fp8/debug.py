@@ -1,10 +1,11 @@
 """Bisect lab/fp8's wrong tile (on a GPU): one 64-head per-cache case
 through each copy named, with the harness's inputs (token groups scaled by
 e^N(0,1)) and without that spread, against the harness's float64
-reference: relative error of out and the largest lse error. Written in the
-fifteenth session and not yet run (no machine was lent).
+reference: relative error of out and the largest lse error
+(`results/run3/debug.txt`).
 
     DISABLE_MMA_V3=1 python3 lab/fp8/debug.py base f8 f8q   # after prepare.py
+    DISABLE_MMA_V3=1 python3 lab/fp8/debug.py f8nn f8nr
 """
 
 import os

@@ -7,8 +7,9 @@ transposed and re-quantised to each group's largest exponent so far, the
 rope in bf16); `f8w`, the same gathering two tokens a thread, so
 that V's transposed groups are stored 16 bits at a time instead of bytes;
 `f8b`, as `f8` with K's bytes stored as e4m3 values (unpacked from the
-words and packed again) instead of through a 32-bit view; and `f8q`, as
-`f8` with Q unscaled (for debug.py).
+words and packed again) instead of through a 32-bit view; and, for
+debug.py, `f8q` (Q unscaled), `f8nn` (no nope scores) and `f8nr` (no
+rope scores).
 
     python3 lab/fp8/prepare.py
 """
@@ -56,6 +57,18 @@ def main():
     q1 = f8_text(text)
     assert q1.count(qe) == 1
     copies.written(HERE, "f8q", q1.replace(qe, qe + "    qe = qe * 0.0\n"))
+    # And f8 without the nope groups' scores (f8nn) or without the rope's
+    # (f8nr): wrong by design, they tell which part makes a NaN.
+    nope = "            s = s + sg * f[None, :]\n"
+    rope = (
+        "        s = mma_v2(\n"
+        "            q_rope.load(a16), rope_s.permute((1, 0)).load(b16), "
+        "s * inv_qs[:, None]\n"
+        "        )\n"
+    )
+    assert q1.count(nope) == 1 and q1.count(rope) == 1
+    copies.written(HERE, "f8nn", q1.replace(nope, ""))
+    copies.written(HERE, "f8nr", q1.replace(rope, "        s = s * inv_qs[:, None]\n"))
 
 
 if __name__ == "__main__":
