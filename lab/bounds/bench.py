@@ -51,7 +51,7 @@ def _fill(smem, value, layout: gl.constexpr):
     r = gl.arange(0, smem.shape[0], layout=gl.SliceLayout(1, layout))
     c = gl.arange(0, smem.shape[1], layout=gl.SliceLayout(0, layout))
     x = (r[:, None] * 7 + c[None, :] * 3) % 17
-    smem.store((x.to(gl.float32) * value - 0.125).to(gl.bfloat16))
+    smem.store((x.to(gl.float32) * value - 0.125).to(smem.dtype))
 
 
 @gluon.jit

@@ -29,20 +29,13 @@ COMMIT = "6b8e445"
 
 def f8_text(text, gather_rows=1, k_words=1):
     """The base module with _f8_body added and _pp_decode_kernel calling it
-    for the 64-head, 32-token, 8-warp, one-buffer tile (lab/sk's wrapper,
-    which passes one extra argument: none here)."""
-    text = sk.sk_text(text, 0)
-    text = text.replace("        _sk_body(\n", "        _f8_body(\n", 1).replace(
-        "            0,\n        )\n    else:", "        )\n    else:", 1
-    )
+    for the 64-head, 32-token, 8-warp, one-buffer tile (lab/sk's wrapper)."""
     added = open(os.path.join(HERE, "f8.py.in")).read()
-    sk_in = open(os.path.join(HERE, "..", "sk", "sk.py.in")).read().lstrip("\n")
-    assert sk_in in text
     added = (
         f"F8_GATHER_ROWS = gl.constexpr({gather_rows})\n"
         f"F8_K_WORDS = gl.constexpr({k_words})\n\n\n" + added.lstrip("\n")
     )
-    return text.replace(sk_in, added)
+    return sk.wrapped(text, "_f8_body", (), added)
 
 
 def main():

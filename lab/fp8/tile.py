@@ -39,17 +39,10 @@ import collections  # noqa: E402
 import narrowcompile  # noqa: E402
 
 sys.path.insert(0, os.path.join(ROOT, "lab", "sk"))
-import loop  # noqa: E402  (lab/sk: the SASS branch pattern)
+import bench  # noqa: E402  (lab/bounds: _fill, and the shipped tile's MMA phase)
+import loop  # noqa: E402  (lab/sk: the tile loop in the SASS)
 
 F8 = gl.float8e4nv
-
-
-@gluon.jit
-def _fill(smem, value, layout: gl.constexpr):
-    r = gl.arange(0, smem.shape[0], layout=gl.SliceLayout(1, layout))
-    c = gl.arange(0, smem.shape[1], layout=gl.SliceLayout(0, layout))
-    x = (r[:, None] * 7 + c[None, :] * 3) % 17
-    smem.store((x.to(gl.float32) * value - 0.125).to(smem.dtype))
 
 
 @gluon.jit
@@ -96,12 +89,12 @@ def _tile8_kernel(Out, Scales, ITERS, VTILE: gl.constexpr):
         gl.float32, [BLOCK_H, T], gl.SwizzledSharedLayout(1, 1, 1, order=[1, 0])
     )
     for g in gl.static_range(7):
-        _fill(q_hi[g], 3.0, blk)
-        _fill(q_lo[g], 0.25, blk)
-        _fill(k8[g], 2.0, blk)
-        _fill(v8t[g], 1.5, blk)
-    _fill(q_rope, 0.01, blk)
-    _fill(rope, 0.02, blk)
+        bench._fill(q_hi[g], 3.0, blk)
+        bench._fill(q_lo[g], 0.25, blk)
+        bench._fill(k8[g], 2.0, blk)
+        bench._fill(v8t[g], 1.5, blk)
+    bench._fill(q_rope, 0.01, blk)
+    bench._fill(rope, 0.02, blk)
     gl.thread_barrier()
     qh0 = q_hi[0].load(a8)
     ql0 = q_lo[0].load(a8)
@@ -195,22 +188,8 @@ def loop_mix(fn, signature, constexprs=None, cap=120):
     src = GluonASTSource(fn=fn, signature=signature, constexprs=constexprs or {})
     ck, _ = calibrate.compile_logged(src, cap, dict(num_warps=8))
     lines = S.disassemble(ck.asm["cubin"])[0]
-    best = None
-    for i, line in enumerate(lines):
-        m = loop.BRANCH.search(line)
-        if m and int(m.group(1), 16) // 16 < i:
-            first = int(m.group(1), 16) // 16
-            n = sum("MMA" in x for x in lines[first:i])
-            if best is None or n > best[2]:
-                best = (first, i, n)
-    body = lines[best[0] : best[1] + 1]
-    ops = collections.Counter()
-    for line in body:
-        words = line.split()
-        if words:
-            ops[
-                words[1] if words[0].startswith("@") and len(words) > 1 else words[0]
-            ] += 1
+    first, last = loop.loop(lines, "MMA")
+    ops = loop.opcodes(lines, first, last)
     base = collections.Counter()
     for op, n in ops.items():
         base[op.split(".")[0]] += n
@@ -218,15 +197,13 @@ def loop_mix(fn, signature, constexprs=None, cap=120):
         n * LDSM_BYTES.get(op, 0) for op, n in ops.items() if op.startswith("LDSM")
     )
     return (
-        f"loop {len(body)} instructions: "
+        f"loop {last - first + 1} instructions: "
         + " ".join(f"{op} {base[op]}" for op in OPS + ("LDL", "STL"))
         + f" ldmatrix {ldsm} B a warp"
     )
 
 
 if __name__ == "__main__":
-    import bench  # noqa: E402  (lab/bounds: the shipped tile's MMA phase)
-
     print("bf16 tile (lab/bounds pp_tile+softmax), whole kernel:")
     narrowcompile.probe(
         bench._pp_tile_kernel,

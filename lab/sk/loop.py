@@ -23,8 +23,9 @@ WATCH = ("HMMA", "LDSM", "STS", "LDS", "BAR", "LDL", "STL", "MOV")
 BRANCH = re.compile(r"BRA(?:\.U)?\s+(?:!?U?P\d+,\s*)?0x([0-9a-f]+)")
 
 
-def loop(lines):
-    """(first, last) line of the backward branch's body holding most HMMA."""
+def loop(lines, op="HMMA"):
+    """(first, last) line of the backward branch's body holding most `op`
+    instructions (lab/fp8 passes "MMA", which counts sm_120's QMMA too)."""
     best = None
     for i, line in enumerate(lines):
         m = BRANCH.search(line)
@@ -33,10 +34,23 @@ def loop(lines):
         # 16-byte instructions, one a line.
         target = int(m.group(1), 16) // 16
         if target < i:
-            n = sum("HMMA" in x for x in lines[target:i])
+            n = sum(op in x for x in lines[target:i])
             if best is None or n > best[2]:
                 best = (target, i, n)
     return best[0], best[1]
+
+
+def opcodes(lines, first, last):
+    """How many times each full opcode (predicates dropped) occurs in
+    lines[first:last + 1]."""
+    ops = collections.Counter()
+    for line in lines[first : last + 1]:
+        words = line.split()
+        if words:
+            ops[
+                words[1] if words[0].startswith("@") and len(words) > 1 else words[0]
+            ] += 1
+    return ops
 
 
 def main(copy, name):
@@ -45,12 +59,8 @@ def main(copy, name):
     lines = S.disassemble(ck.asm["cubin"])[0]
     first, last = loop(lines)
     ops = collections.Counter()
-    for line in lines[first : last + 1]:
-        words = line.split()
-        if not words:
-            continue
-        op = words[1] if words[0].startswith("@") and len(words) > 1 else words[0]
-        ops[op.split(".")[0]] += 1
+    for op, n in opcodes(lines, first, last).items():
+        ops[op.split(".")[0]] += n
     top = " ".join(f"{op}={n}" for op, n in ops.most_common(22))
     print(f"{copy} {name}: loop of {last - first + 1} instructions: {top}")
     print("  " + " ".join(f"{op}={ops[op]}" for op in WATCH))

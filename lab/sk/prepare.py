@@ -31,9 +31,11 @@ import copies  # noqa: E402
 COMMIT = "15e13e5"
 
 
-def sk_text(text, sk):
-    """The base module with _sk_body added and _pp_decode_kernel calling it,
-    with SK = sk, for the 64-head, 32-token, 8-warp, one-buffer tile."""
+def wrapped(text, body, extra, added):
+    """The base module with the text `added` and _pp_decode_kernel calling
+    `body` (with _pp_decode_kernel's arguments, then `extra`) for the
+    64-head, 32-token, 8-warp, one-buffer tile, and its own body, renamed
+    _pp_body, for every other configuration."""
     at = text.index("@gluon.jit\ndef _pp_decode_kernel(")
     head = text.index("(", at) + 1
     close = text.index("):\n", head)
@@ -46,18 +48,24 @@ def sk_text(text, sk):
         + "".join(f"    {p},\n" for p in params)
         + "):\n"
         + "    if BLOCK_H == 64 and BLOCK_T == 32 and WARPS_N == 2 and NUM_BUFS == 1:\n"
-        + "        _sk_body(\n"
+        + f"        {body}(\n"
         + call
-        + f"            {sk},\n"
+        + "".join(f"            {x},\n" for x in extra)
         + "        )\n"
         + "    else:\n"
         + "        _pp_body(\n"
         + call
         + "        )\n\n\n"
     )
-    added = open(os.path.join(HERE, "sk.py.in")).read()
     at = text.index("@gluon.jit\ndef _pp_body(")
     return text[:at] + wrapper + added.lstrip("\n") + "\n\n" + text[at:]
+
+
+def sk_text(text, sk):
+    """The base module with _sk_body added and _pp_decode_kernel calling it,
+    with SK = sk, for the 64-head, 32-token, 8-warp, one-buffer tile."""
+    added = open(os.path.join(HERE, "sk.py.in")).read()
+    return wrapped(text, "_sk_body", (sk,), added)
 
 
 def main():
