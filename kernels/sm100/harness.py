@@ -1832,31 +1832,35 @@ def run_dequant(bundle, device, report):
 
 def check_supports(bundle, device, report):
     """supports() must refuse a cache whose pages are not 8-byte aligned (the
-    gathers load a token's 8 scale bytes as one word), and one whose pages are
-    not 16-byte aligned wherever the selection picks a configuration whose
-    family needs that (the warp-specialised producer's L2 prefetch); the
-    number of wrong answers."""
+    gathers load a token's 8 scale bytes as one word), and, wherever the
+    selection picks a configuration whose family needs it (the warp-specialised
+    producer), one whose pages are not 16-byte aligned (its L2 prefetch) or
+    whose page size is not a power of two (it finds a token's page by a
+    shift); the number of wrong answers."""
     failed = 0
     shapes = [
         (batch or 128, topk or 2048)
         for batch in bundle.BATCH_BOUNDS
         for topk in bundle.TOPK_BOUNDS
     ]
-    for pad in (576, 8, 4):
-        buf = torch.zeros(2, 64 * TOKEN_BYTES + pad, dtype=torch.uint8, device=device)
+    for page_size, pad in ((64, 576), (64, 8), (64, 4), (48, 576)):
+        stride = page_size * TOKEN_BYTES + pad
+        buf = torch.zeros(2, stride, dtype=torch.uint8, device=device)
         for batch, topk in shapes:
             name = bundle.select(batch, topk, 64)
             config = bundle.CONFIGS.get(name)
             if pad == 4 or config is None:
                 want = False
             else:
-                want = pad % 16 == 0 or config.family != "ws"
+                ws_ok = pad % 16 == 0 and page_size & (page_size - 1) == 0
+                want = ws_ok or config.family != "ws"
             q = torch.zeros(batch, 1, 64, HEAD_DIM, dtype=torch.bfloat16, device=device)
             idx = torch.zeros(batch, 1, topk, dtype=torch.int32, device=device)
-            got = bundle.supports(q, as_k_cache(buf, 64), idx)
+            got = bundle.supports(q, as_k_cache(buf, page_size), idx)
             failed += got != want
             report["supports"].append(
                 {
+                    "page_size": page_size,
                     "page_stride": buf.shape[1],
                     "batch": batch,
                     "topk": topk,
@@ -1867,7 +1871,7 @@ def check_supports(bundle, device, report):
             )
             if got != want:
                 print(
-                    f"FAIL supports(page stride {buf.shape[1]} B, batch {batch}, topk {topk}) = {got} ({name})"
+                    f"FAIL supports(page size {page_size}, stride {buf.shape[1]} B, batch {batch}, topk {topk}) = {got} ({name})"
                 )
     return failed
 

@@ -815,12 +815,26 @@ def _gl_sink_weight(lse2, Sink, heads, head_ok):
 
 
 @gluon.jit
-def _dequant(x, scale_words, group: gl.constexpr):
-    # UE8M0: byte `group` of the token's scale word is a bare exponent,
-    # 2^(e - 127), i.e. the fp32 bits e << 23.
-    e = ((scale_words >> (8 * group)) & 0xFF).to(gl.int32)
-    scale = (e << 23).to(gl.float32, bitcast=True)
-    return (x.to(gl.float32) * scale[:, None]).to(gl.bfloat16)
+def _page_shift(page_size):
+    """log2 of page_size, a power of two (_why_not_ws refuses other sizes),
+    as a sum of comparisons: once a program, on scalars."""
+    shift = (page_size >= 2).to(gl.int32)
+    for k in gl.static_range(2, 13):
+        shift += (page_size >= (1 << k)).to(gl.int32)
+    return shift
+
+
+@gluon.jit
+def _ws_token_offsets(idx, page_stride, page_size):
+    """_token_offsets with the page and slot by a shift and a mask: an integer
+    division by the runtime page size costs about 30 instructions and two
+    conversions a token in the producer's chain (lab/stall; lab/dqp, with
+    _dequant_store: 0.94-0.97x at 64 and 128 heads)."""
+    page_base = (idx >> _page_shift(page_size)).to(gl.int64) * page_stride
+    slot = idx & (page_size - 1)
+    data = page_base + slot * TOKEN_DATA_BYTES
+    scales_at = page_base + page_size * TOKEN_DATA_BYTES + slot * TOKEN_SCALE_BYTES
+    return data, scales_at
 
 
 def _dequant_store_ptx(group_bytes):
@@ -1258,7 +1272,7 @@ def _prefetch_rows(KV, idx, page_stride, page_size):
     twice: 0.3 µs less at B64 topk 512 and 2.8 at topk 2048.
     """
     valid = idx >= 0
-    data, scales_at = _token_offsets(gl.where(valid, idx, 0), page_stride, page_size)
+    data, scales_at = _ws_token_offsets(gl.where(valid, idx, 0), page_stride, page_size)
     gl.inline_asm_elementwise(
         "{ .reg .pred p, q; .reg .u32 l; mov.u32 l, %laneid; and.b32 l, l, 3; "
         "setp.ne.b32 p, $3, 0; "
@@ -1355,10 +1369,7 @@ def _ws_producer(
     (_dequant_store, _st_shared_group), which is where Triton places it: the
     launcher checks each compiled kernel (_k_ring_error).
     """
-    if CLUSTER_MERGE:
-        gl.static_assert(
-            BLOCK_T == 64, "_DEQUANT_STORE_PTX is built for 64-token tiles"
-        )
+    gl.static_assert(BLOCK_T == 64, "_DEQUANT_STORE_PTX is built for 64-token tiles")
     # 16 bytes per load; 4 threads cover a 64-value group of a token row,
     # the partition's warps (4, or 8 beside narrow consumers) the rows.
     gl.static_assert(
@@ -1380,8 +1391,6 @@ def _ws_producer(
     # Where this thread's pieces of a column group, and of the rope, go in a
     # K buffer of 8 groups.
     GROUP: gl.constexpr = BLOCK_T * 128
-    if not CLUSTER_MERGE:
-        at_group = _swizzled(rows, cols)
     at_rope = 7 * GROUP + _swizzled(
         gl.arange(0, BLOCK_T, layout=gl.SliceLayout(1, rope_lay)),
         gl.arange(0, 64, layout=gl.SliceLayout(0, rope_lay)),
@@ -1506,7 +1515,7 @@ def _ws_producer(
             idx_next = gl.load(idx_row + tok, mask=tok < end, other=-1)
         valid = idx >= 0
         idx = gl.where(valid, idx, 0)
-        data, scales_at = _token_offsets(idx, stride, size)
+        data, scales_at = _ws_token_offsets(idx, stride, size)
         if CLUSTER_MERGE:
             # Loaded first, stored last: stored first as well, the rope's
             # registers push the producer past its 120 with _dequant_store
@@ -1534,24 +1543,12 @@ def _ws_producer(
         _prefetch_rows(kv_n, idx_next, stride_n, size_n)
 
         mbarrier.wait(empty.index(buf), ((i // NUM_BUFS) & 1) ^ 1)
-        if CLUSTER_MERGE:
-            # Against the fp32 route below: 0.35-0.45 µs less at B64 topk 512
-            # and 1.7-1.8 at topk 2048. The configurations without a cluster
-            # keep the fp32 route (with _dequant_store they were 0.8-0.9 µs
-            # slower at B128 topk 512 and 2.4-2.5 at topk 2048).
-            at = buf * (8 * GROUP)
-            _dequant_store(at + rows * 128, words, n0, n1, n2, n3, n4, n5, n6)
-            _st_shared_group(at + at_rope, rope)
-        else:
-            at = at_group + buf * (8 * GROUP)
-            _st_shared_group(at, _dequant(n0, words, 0))
-            _st_shared_group(at + GROUP, _dequant(n1, words, 1))
-            _st_shared_group(at + 2 * GROUP, _dequant(n2, words, 2))
-            _st_shared_group(at + 3 * GROUP, _dequant(n3, words, 3))
-            _st_shared_group(at + 4 * GROUP, _dequant(n4, words, 4))
-            _st_shared_group(at + 5 * GROUP, _dequant(n5, words, 5))
-            _st_shared_group(at + 6 * GROUP, _dequant(n6, words, 6))
-            _st_shared_group(at_rope + buf * (8 * GROUP), rope)
+        # Against the fp32 route (a conversion to f16, two to fp32, two
+        # multiplies and a pack for two values), with _ws_token_offsets:
+        # 0.94-0.97x at 64 and 128 heads, the same at 16 (lab/dqp).
+        at = buf * (8 * GROUP)
+        _dequant_store(at + rows * 128, words, n0, n1, n2, n3, n4, n5, n6)
+        _st_shared_group(at + at_rope, rope)
         # The wgmma reads through the async proxy: order each thread's stores
         # first, then every producer thread's before the arrive.
         fence_async_shared()
@@ -3906,6 +3903,10 @@ def _why_not_ws(name, q, caches):
         # 16-byte aligned (SGLang pads the stride to a multiple of 576).
         if k_cache.stride(0) % 16 or k_cache.data_ptr() % 16:
             return f"{what}'s pages are not 16-byte aligned, which {name} needs"
+        # The producer finds a token's page by a shift (_ws_token_offsets).
+        page_size = k_cache.shape[1]
+        if page_size & (page_size - 1):
+            return f"{what}'s page size {page_size} is not a power of two, which {name} needs"
     return None
 
 
