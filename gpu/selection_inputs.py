@@ -74,6 +74,11 @@ the harness's results format:
   32 heads before, per cache at H 16 and 32 and as the whole call at H 16,
   batches 1 to 128, with the ws_h16_* checks; its rows replace the older
   ones of the same configuration, entry and shape;
+* lab/dqp's sweep (2026-12-03, sixteenth session): lab/wsa's sweep again
+  once every warp-specialised producer of the sm_90 module dequantises
+  with _dequant_store's PTX and finds pages by a shift; its rows replace
+  the older ones of the same configuration, entry and shape (its per-cache
+  pass ran out of time before H 16 at topk 2048 from B 16);
 * lab/qreg16's sweep of the byte-reading module (2026-12-02, ninth
   session): the sm_86 module (sm_80's kernel code) once its 16-head
   pipelined tile keeps six of Q's column groups in registers, each
@@ -121,6 +126,12 @@ QREG16 = "lab/qreg16/results/sweep"
 # (ninth session): those and the ones its tables chose for up to 32 heads
 # before, per cache at 16 and 32 heads and as the whole call at 16.
 WST = "lab/wst/results/sweep"
+# The sm_90 module once every warp-specialised producer dequantises with
+# _dequant_store's PTX and finds pages by a shift (sixteenth session): the
+# configurations lab/wsa's sweep times, re-timed by it. Its per-cache pass
+# stopped at its time limit before H 16 at topk 2048 from B 16, where the
+# older rows stay.
+DQP = "lab/dqp/results/sweep"
 # The sm_86 module (sm_80's kernel code) once its 16-head pipelined tile
 # keeps six of Q's column groups in registers (ninth session): each
 # configuration of that tile per cache at 16, 32 and 64 heads.
@@ -403,6 +414,23 @@ def add_wst(out):
     )
 
 
+def add_dqp(out):
+    """lab/wsa's sweep run again on the sm_90 module with lab/dqp's producer
+    (sixteenth session), with the checks of its ws_* configurations; its
+    rows replace the older ones of the same configuration, entry and shape
+    (per cache at H 16 and topk 2048 from B 16 it timed nothing: those keep
+    lab/wst's rows)."""
+    out["date"] = "2026-11-30 to 2026-12-03"
+    return take(
+        out,
+        sweep_rows(DQP, "sm90"),
+        load(f"{DQP}/check-sm90.json")["correctness"],
+        f"; {DQP} (every warp-specialised producer on _dequant_store's PTX, pages "
+        "by a shift) replaces the older rows of the configurations, entries and "
+        "shapes it timed",
+    )
+
+
 def pp_h16(row):
     """Whether a row is of the 16-head pipelined tile."""
     return row["variant"].startswith("pp_h16_")
@@ -529,7 +557,10 @@ def proxies():
 def main():
     os.makedirs(OUT, exist_ok=True)
     for name, results in (
-        ("sm90", add_wst(add_wsa(add_heads(add_run(sm90(), "sm90"), "sm90")))),
+        (
+            "sm90",
+            add_dqp(add_wst(add_wsa(add_heads(add_run(sm90(), "sm90"), "sm90")))),
+        ),
         (
             "sm120",
             add_qreg16(
