@@ -6,6 +6,10 @@ reference: relative error of out and the largest lse error
 
     DISABLE_MMA_V3=1 python3 lab/fp8/debug.py base f8 f8q   # after prepare.py
     DISABLE_MMA_V3=1 python3 lab/fp8/debug.py f8nn f8nr
+    DISABLE_MMA_V3=1 python3 lab/fp8/debug.py base f8 f8g1 f8qd
+
+Each line also counts the heads (of B x 64) whose lse, and whose out row,
+is not finite.
 """
 
 import os
@@ -47,7 +51,12 @@ def main(names):
             out, lse = mod.sparse_decode_with(CONFIG, q, kc, idx, None, scale)
             rel = float((out.double() - ref).norm() / ref.norm())
             le = float((lse.double().view_as(ref_lse) - ref_lse).abs().max())
-            print(f"spread={spread!s:5s} {name:6s} rel {rel:.2e} lse {le:.2e}")
+            bad_lse = int((~torch.isfinite(lse.float())).sum())
+            bad_out = int((~torch.isfinite(out.float())).any(-1).sum())
+            print(
+                f"spread={spread!s:5s} {name:6s} rel {rel:.2e} lse {le:.2e}"
+                f" non-finite lse {bad_lse}/{lse.numel()} out rows {bad_out}"
+            )
 
 
 if __name__ == "__main__":

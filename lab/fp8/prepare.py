@@ -8,8 +8,11 @@ rope in bf16); `f8w`, the same gathering two tokens a thread, so
 that V's transposed groups are stored 16 bits at a time instead of bytes;
 `f8b`, as `f8` with K's bytes stored as e4m3 values (unpacked from the
 words and packed again) instead of through a 32-bit view; and, for
-debug.py, `f8q` (Q unscaled), `f8nn` (no nope scores) and `f8nr` (no
-rope scores).
+debug.py, `f8q` (Q unscaled), `f8nn` (no nope scores), `f8nr` (no
+rope scores), `f8g1` (every token's group factor 1, on the scores and in
+V's re-quantisation: wrong by design, finite if nothing else is wrong) and
+`f8qd` (Q's register groups loaded straight in the MMA operand layout, no
+layout-change scratch in the prologue).
 
     python3 lab/fp8/prepare.py
 """
@@ -27,13 +30,14 @@ sk = copies.lab_module("sk")
 COMMIT = "6b8e445"
 
 
-def f8_text(text, gather_rows=1, k_words=1):
+def f8_text(text, gather_rows=1, k_words=1, q_direct=0):
     """The base module with _f8_body added and _pp_decode_kernel calling it
     for the 64-head, 32-token, 8-warp, one-buffer tile (lab/sk's wrapper)."""
     added = open(os.path.join(HERE, "f8.py.in")).read()
     added = (
         f"F8_GATHER_ROWS = gl.constexpr({gather_rows})\n"
-        f"F8_K_WORDS = gl.constexpr({k_words})\n\n\n" + added.lstrip("\n")
+        f"F8_K_WORDS = gl.constexpr({k_words})\n"
+        f"F8_Q_DIRECT = gl.constexpr({q_direct})\n\n\n" + added.lstrip("\n")
     )
     return sk.wrapped(text, "_f8_body", (), added)
 
@@ -62,6 +66,22 @@ def main():
     assert q1.count(nope) == 1 and q1.count(rope) == 1
     copies.written(HERE, "f8nn", q1.replace(nope, ""))
     copies.written(HERE, "f8nr", q1.replace(rope, "        s = s * inv_qs[:, None]\n"))
+    # f8 with every token's group factor forced to 1 (exponent 127): on the
+    # scores (f) and in V's re-quantisation (e8), whose running exponents are
+    # then all 127 (no shift, no rescale). Wrong by design, but finite unless
+    # the NaN comes from the operands themselves.
+    factor = "            f = (e << 23).to(gl.float32, bitcast=True)\n"
+    e8 = (
+        "    e8 = ((words[:, None] >> (8 * g8[None, :]).to(gl.int64)) & 0xFF)"
+        ".to(gl.int32)\n"
+    )
+    assert q1.count(factor) == 1 and q1.count(e8) == 1
+    g1 = q1.replace(
+        factor, "            f = ((e * 0 + 127) << 23).to(gl.float32, bitcast=True)\n"
+    )
+    copies.written(HERE, "f8g1", g1.replace(e8, e8 + "    e8 = e8 * 0 + 127\n"))
+    # f8 with Q's two register groups loaded straight in the operand layout.
+    copies.written(HERE, "f8qd", f8_text(text, q_direct=1))
 
 
 if __name__ == "__main__":
