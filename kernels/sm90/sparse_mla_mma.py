@@ -816,8 +816,10 @@ def _gl_sink_weight(lse2, Sink, heads, head_ok):
 
 @gluon.jit
 def _page_shift(page_size):
-    """log2 of page_size, a power of two (_why_not_ws refuses other sizes),
-    as a sum of comparisons: once a program, on scalars."""
+    """log2 of page_size, a power of two from 1 to 4096 (_why_not_ws refuses
+    other sizes), as a sum of comparisons on scalars: a dozen uniform
+    instructions, once a program, or once a tile where the tile's cache is
+    chosen in the loop (the whole call)."""
     shift = (page_size >= 2).to(gl.int32)
     for k in gl.static_range(2, 13):
         shift += (page_size >= (1 << k)).to(gl.int32)
@@ -3903,10 +3905,11 @@ def _why_not_ws(name, q, caches):
         # 16-byte aligned (SGLang pads the stride to a multiple of 576).
         if k_cache.stride(0) % 16 or k_cache.data_ptr() % 16:
             return f"{what}'s pages are not 16-byte aligned, which {name} needs"
-        # The producer finds a token's page by a shift (_ws_token_offsets).
+        # The producer finds a token's page by a shift (_ws_token_offsets,
+        # _page_shift).
         page_size = k_cache.shape[1]
-        if page_size & (page_size - 1):
-            return f"{what}'s page size {page_size} is not a power of two, which {name} needs"
+        if page_size & (page_size - 1) or page_size > 4096:
+            return f"{what}'s page size {page_size} is not a power of two up to 4096, which {name} needs"
     return None
 
 
