@@ -383,19 +383,31 @@ def take(out, new, checked, note, drop=lambda row: False):
     return out
 
 
+def take_sweep(out, folder, what, also="", drop=lambda row: False):
+    """take() of a sm_90 sweep's rows (folder/time-sm90.json and
+    whole-sm90.json) and of its checks, noted as `what` it timed (plus `also`
+    where `drop` takes older rows too)."""
+    return take(
+        out,
+        sweep_rows(folder, "sm90"),
+        load(f"{folder}/check-sm90.json")["correctness"],
+        f"; {folder} ({what}) replaces the older rows of the configurations, "
+        f"entries and shapes it timed{also}",
+        drop=drop,
+    )
+
+
 def add_wsa(out):
     """lab/wsa's sweep of the sm_90 module (per cache at H 64, 32 and 16,
     the whole call at H 16, 64 and 128 beside FlashMLA, batches 1 to 128)
     with the checks of its ws_* configurations; its rows replace the older
     ones of the same configuration, entry and shape, and every older ws_*
     row (the kernel those configurations run changed)."""
-    return take(
+    return take_sweep(
         out,
-        sweep_rows(WSA, "sm90"),
-        load(f"{WSA}/check-sm90.json")["correctness"],
-        f"; {WSA} (the ws_* configurations with role-split consumers) replaces "
-        "the older rows of the configurations, entries and shapes it timed, and "
-        "every older row of a ws_* configuration",
+        WSA,
+        "the ws_* configurations with role-split consumers",
+        also=", and every older row of a ws_* configuration",
         drop=lambda r: r["variant"].startswith("ws_"),
     )
 
@@ -405,13 +417,7 @@ def add_wst(out):
     whole call at H 16, batches 1 to 128) with the checks of its narrow
     ws_h16_* configurations; its rows replace the older ones of the same
     configuration, entry and shape."""
-    return take(
-        out,
-        sweep_rows(WST, "sm90"),
-        load(f"{WST}/check-sm90.json")["correctness"],
-        f"; {WST} (with the narrow ws_h16_* configurations) replaces the older "
-        "rows of the configurations, entries and shapes it timed",
-    )
+    return take_sweep(out, WST, "with the narrow ws_h16_* configurations")
 
 
 def add_dqp(out):
@@ -421,13 +427,10 @@ def add_dqp(out):
     (per cache at H 16 and topk 2048 from B 16 it timed nothing: those keep
     lab/wst's rows)."""
     out["date"] = "2026-11-30 to 2026-12-03"
-    return take(
+    return take_sweep(
         out,
-        sweep_rows(DQP, "sm90"),
-        load(f"{DQP}/check-sm90.json")["correctness"],
-        f"; {DQP} (every warp-specialised producer on _dequant_store's PTX, pages "
-        "by a shift) replaces the older rows of the configurations, entries and "
-        "shapes it timed",
+        DQP,
+        "every warp-specialised producer on _dequant_store's PTX, pages by a shift",
     )
 
 

@@ -630,7 +630,13 @@ def _combine_kernel(
 def _token_offsets(idx, page_stride, page_size):
     """Byte offsets of each token's data row and of its scale word in the paged cache."""
     page = idx // page_size
-    slot = idx - page * page_size
+    return _page_offsets(page, idx - page * page_size, page_stride, page_size)
+
+
+@gluon.jit
+def _page_offsets(page, slot, page_stride, page_size):
+    """Byte offsets of the data row and the scale word of the token in `slot`
+    of `page` of the paged cache."""
     page_base = page.to(gl.int64) * page_stride
     data = page_base + slot * TOKEN_DATA_BYTES
     scales_at = page_base + page_size * TOKEN_DATA_BYTES + slot * TOKEN_SCALE_BYTES

@@ -714,7 +714,13 @@ def _combine_kernel(
 def _token_offsets(idx, page_stride, page_size):
     """Byte offsets of each token's data row and of its scale word in the paged cache."""
     page = idx // page_size
-    slot = idx - page * page_size
+    return _page_offsets(page, idx - page * page_size, page_stride, page_size)
+
+
+@gluon.jit
+def _page_offsets(page, slot, page_stride, page_size):
+    """Byte offsets of the data row and the scale word of the token in `slot`
+    of `page` of the paged cache."""
     page_base = page.to(gl.int64) * page_stride
     data = page_base + slot * TOKEN_DATA_BYTES
     scales_at = page_base + page_size * TOKEN_DATA_BYTES + slot * TOKEN_SCALE_BYTES
@@ -832,11 +838,8 @@ def _ws_token_offsets(idx, page_stride, page_size):
     division by the runtime page size costs about 30 instructions and two
     conversions a token in the producer's chain (lab/stall; lab/dqp, with
     _dequant_store: 0.94-0.97x at 64 and 128 heads)."""
-    page_base = (idx >> _page_shift(page_size)).to(gl.int64) * page_stride
-    slot = idx & (page_size - 1)
-    data = page_base + slot * TOKEN_DATA_BYTES
-    scales_at = page_base + page_size * TOKEN_DATA_BYTES + slot * TOKEN_SCALE_BYTES
-    return data, scales_at
+    page = idx >> _page_shift(page_size)
+    return _page_offsets(page, idx & (page_size - 1), page_stride, page_size)
 
 
 def _dequant_store_ptx(group_bytes):

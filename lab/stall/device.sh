@@ -10,6 +10,7 @@
 set -u
 OUT=${OUT:-/tmp/stall}
 W=$(mktemp -d)
+mkdir -p "$OUT"
 prof() {
   local name=$1 kernel=$2 module=$3; shift 3
   timeout 240 ncu --clock-control none -k "regex:$kernel" --launch-skip 2 --launch-count 1 \
