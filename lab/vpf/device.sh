@@ -7,6 +7,8 @@
 # part). After `python3 lab/vpf/prepare.py`, from the repository root,
 # carrying lab/vpf/base and lab/vpf/$OTHER:
 #   bash lab/vpf/device.sh     # $OUT/$OTHER.tar.gz, tables last
+# HEADS (default "64 128") picks the head counts timed; REVERSE=1 times
+# OTHER before base in each pass (the second call: REVERSE=1 HEADS=128).
 set -u
 LAB=lab/vpf OTHER=${OTHER:-vpf}
 OUT=${OUT:-/tmp/vpf}
@@ -22,15 +24,16 @@ for c in base $OTHER; do
 done
 wait
 cat $W/exits.txt; echo "phase 1 $(($(date +%s) - S)) s"
-for heads in 64 128; do
+ORDER="base $OTHER"; [ "${REVERSE:-0}" = 1 ] && ORDER="$OTHER base"
+for heads in ${HEADS:-64 128}; do
   mkdir -p $W/h$heads
   for rep in 1 2; do
-    for c in base $OTHER; do
+    for c in $ORDER; do
       timeout 60 $(h $c) "${T[@]}" --heads $heads --whole-heads $heads --whole-batches 64,128 --no-check --out $W/h$heads/time-$c-$rep.json >$W/h$heads/time-$c-$rep.log 2>&1
       echo "h$heads $c $rep exit $? at $(($(date +%s) - S)) s"
     done
   done
 done
-cp $W/check-$OTHER.json $W/h64/
-for heads in 64 128; do echo "== H $heads"; python3 lab/narrowab.py $W/h$heads $OTHER; done | tee $W/summary.txt
+[ -d $W/h64 ] && cp $W/check-$OTHER.json $W/h64/
+for heads in ${HEADS:-64 128}; do echo "== H $heads"; python3 lab/narrowab.py $W/h$heads $OTHER; done | tee $W/summary.txt
 tar -czf "$OUT/$OTHER.tar.gz" -C $W .
