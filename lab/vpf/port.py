@@ -20,9 +20,9 @@ PRODUCER_PF = '''        pack=1,
 
 @gluon.jit
 def _prefetch_pair_rows(KV, idx, page_stride, page_size):
-    """_prefetch_rows for the split kernel's value group, whose rows are held
-    by two lanes each (16 rows a warp, where the producer's quads hold 16 a
-    warp as well): the even lane starts the row and its scale word.
+    """_prefetch_rows from a layout with two lanes a token (the split
+    kernel's value group: 4 warps, 16 rows each): the even lane starts the
+    row and its scale word.
 
     The page comes from `bfind`, not _page_shift: the same code on the same
     scalar as the producer's, which the compiler works out once before the
@@ -142,6 +142,16 @@ def _swizzled(rows, cols):""",
 """,
     ),
     (
+        """{{- /* The producer partition of every warp-specialised kernel: the same
+arguments whatever its consumers, so that they are written once. */}}
+""",
+        """{{- /* The producer partition of every warp-specialised kernel: the same
+arguments whatever its consumers, so that they are written once. Its dot
+is PREFETCH: "True" where the producer starts the next tile's rows into L2
+itself, "False" where the consumers do (_ws_split_kernel's value group). */}}
+""",
+    ),
+    (
         """                    HAS_TOPK_LENGTH1,
                 ),
             ),
@@ -231,11 +241,11 @@ def main():
     with open(TEMPLATE) as f:
         text = f.read()
     replacements = {
-        4: "    ml_ready,\n"
+        5: "    ml_ready,\n"
         + "".join(f"    {n},\n" for n in NEW)
         + "    TopkLength,\n",
-        5: VALUES_LOOP,
-        6: "                    ml_ready,\n"
+        6: VALUES_LOOP,
+        7: "                    ml_ready,\n"
         + "".join(f"                    {n},\n" for n in NEW)
         + "                    TopkLength,\n",
     }
