@@ -133,30 +133,9 @@ NARROW_CALL_PF = (
 )
 
 NARROW_DEF = "@gluon.jit\ndef _ws_narrow_kernel(\n"
-PREFETCHER = '''PF_LEAD = gl.constexpr({lead})
-PF_WARPS = gl.constexpr({warps})
-PF_REGS = gl.constexpr({regs})
-
-
-@gluon.jit
-def _pf_rows(KV, idx, page_stride, page_size):
-    """Start the rows of idx (and their scale words) into L2, one lane a
-    token: nothing waits for them."""
-    valid = idx >= 0
-    data, scales_at = _ws_token_offsets(gl.where(valid, idx, 0), page_stride, page_size)
-    gl.inline_asm_elementwise(
-        "{{ .reg .pred p; setp.ne.b32 p, $3, 0; "
-        "@p cp.async.bulk.prefetch.L2.global [$1], 576; "
-        "@p prefetch.global.L2 [$2]; mov.b32 $0, 0; }}",
-        "=r,l,l,r",
-        [KV + data, KV + scales_at, valid.to(gl.int32)],
-        dtype=gl.int32,
-        is_pure=False,
-        pack=1,
-    )
-
-
-@gluon.jit
+# The tile prefetch every prefetch partition runs (lab/vpf's value group
+# too, renamed): the tile's source, its indices, its rows into L2.
+PF_TILE = '''@gluon.jit
 def _pf_tile(
     t0,
     end,
@@ -193,7 +172,34 @@ def _pf_tile(
     ok = (rows < left) & (t0 + rows < end)
     idx = gl.load(row + rows, mask=ok, other=-1)
     _pf_rows(kv, idx, stride, size)
+'''
+PREFETCHER = (
+    '''PF_LEAD = gl.constexpr({lead})
+PF_WARPS = gl.constexpr({warps})
+PF_REGS = gl.constexpr({regs})
 
+
+@gluon.jit
+def _pf_rows(KV, idx, page_stride, page_size):
+    """Start the rows of idx (and their scale words) into L2, one lane a
+    token: nothing waits for them."""
+    valid = idx >= 0
+    data, scales_at = _ws_token_offsets(gl.where(valid, idx, 0), page_stride, page_size)
+    gl.inline_asm_elementwise(
+        "{{ .reg .pred p; setp.ne.b32 p, $3, 0; "
+        "@p cp.async.bulk.prefetch.L2.global [$1], 576; "
+        "@p prefetch.global.L2 [$2]; mov.b32 $0, 0; }}",
+        "=r,l,l,r",
+        [KV + data, KV + scales_at, valid.to(gl.int32)],
+        dtype=gl.int32,
+        is_pure=False,
+        pack=1,
+    )
+
+
+'''
+    + PF_TILE
+    + '''
 
 @gluon.jit
 def _ws_prefetcher(
@@ -260,6 +266,7 @@ def _ws_prefetcher(
 
 
 '''
+)
 
 
 LAUNCH = "        dict(num_warps=num_warps, maxnreg=_WS_MAXNREG),\n"
@@ -321,47 +328,21 @@ LOOP_EARLY = """    nxt = _pf_indices(
 
 
 """
-PF_INDICES = '''@gluon.jit
-def _pf_indices(
-    t0,
-    end,
-    base1,
-    len0,
-    n_virt,
-    idx_row,
-    idx1_row,
-    KV,
-    KV1,
-    page_stride,
-    page_stride1,
-    page_size,
-    page_size1,
-    rows,
-    HAS_EXTRA: gl.constexpr,
-):
-    """The tile at virtual token t0's indices (-1 past end) and its cache."""
-    _, _, row, left, kv, stride, size = _gl_tile_source(
-        t0,
-        base1,
-        len0,
-        n_virt,
-        idx_row,
-        idx1_row,
-        KV,
-        KV1,
-        page_stride,
-        page_stride1,
-        page_size,
-        page_size1,
-        HAS_EXTRA,
+# pfw3-pfw5's helper: _pf_tile that returns the indices and the cache
+# instead of prefetching them, so the loop can load them a tile early.
+PF_INDICES = (
+    PF_TILE.replace("def _pf_tile(", "def _pf_indices(")
+    .replace(
+        "Prefetch the tile at virtual token t0 (nothing past end).",
+        "The tile at virtual token t0's indices (-1 past end) and its cache.",
     )
-    ok = (rows < left) & (t0 + rows < end)
-    return gl.load(row + rows, mask=ok, other=-1), kv, stride, size
-
-
-@gluon.jit
-def _ws_prefetcher(
-'''
+    .replace(
+        "    idx = gl.load(row + rows, mask=ok, other=-1)\n"
+        "    _pf_rows(kv, idx, stride, size)\n",
+        "    return gl.load(row + rows, mask=ok, other=-1), kv, stride, size\n",
+    )
+    + "\n\n@gluon.jit\ndef _ws_prefetcher(\n"
+)
 
 
 def early(text):

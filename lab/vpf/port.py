@@ -10,7 +10,14 @@ finds a token's page (lab/vpf/NOTES.md).
 """
 
 import os
+import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+import copies  # noqa: E402
+
+# The tile prefetch, as lab/pfw's prefetch warps and lab/vpf's copies run it.
+PF_TILE = copies.lab_module("pfw").PF_TILE
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 TEMPLATE = os.path.join(ROOT, "templates", "ws_kernel.tmpl")
 
@@ -55,44 +62,9 @@ def _prefetch_pair_rows(KV, idx, page_stride, page_size):
     )
 
 
-@gluon.jit
-def _prefetch_tile(
-    t0,
-    end,
-    base1,
-    len0,
-    n_virt,
-    idx_row,
-    idx1_row,
-    KV,
-    KV1,
-    page_stride,
-    page_stride1,
-    page_size,
-    page_size1,
-    rows,
-    HAS_EXTRA: gl.constexpr,
-):
-    """Start the rows of the tile at virtual token t0 into L2 (none past end)."""
-    _, _, row, left, kv, stride, size = _gl_tile_source(
-        t0,
-        base1,
-        len0,
-        n_virt,
-        idx_row,
-        idx1_row,
-        KV,
-        KV1,
-        page_stride,
-        page_stride1,
-        page_size,
-        page_size1,
-        HAS_EXTRA,
-    )
-    ok = (rows < left) & (t0 + rows < end)
-    idx = gl.load(row + rows, mask=ok, other=-1)
-    _prefetch_pair_rows(kv, idx, stride, size)
-'''
+''' + PF_TILE.replace("_pf_tile", "_prefetch_tile").replace(
+    "_pf_rows", "_prefetch_pair_rows"
+)
 EDITS = [
     # The helpers, after _prefetch_rows (the first "pack=1," block ending
     # the file's _prefetch_rows is found by its unique neighbourhood).

@@ -144,46 +144,7 @@ def _vpf_rows(KV, idx, page_stride, page_size):
     )
 
 
-@gluon.jit
-def _vpf_tile(
-    t0,
-    end,
-    base1,
-    len0,
-    n_virt,
-    idx_row,
-    idx1_row,
-    KV,
-    KV1,
-    page_stride,
-    page_stride1,
-    page_size,
-    page_size1,
-    rows,
-    HAS_EXTRA: gl.constexpr,
-):
-    """Prefetch the tile at virtual token t0 (nothing past end)."""
-    _, _, row, left, kv, stride, size = _gl_tile_source(
-        t0,
-        base1,
-        len0,
-        n_virt,
-        idx_row,
-        idx1_row,
-        KV,
-        KV1,
-        page_stride,
-        page_stride1,
-        page_size,
-        page_size1,
-        HAS_EXTRA,
-    )
-    ok = (rows < left) & (t0 + rows < end)
-    idx = gl.load(row + rows, mask=ok, other=-1)
-    _vpf_rows(kv, idx, stride, size)
-
-
-'''
+''' + pfw.PF_TILE.replace("_pf_", "_vpf_") + "\n\n"
 NARROW_CALL_END = pfw.TAIL + "        [WS_NARROW_PRODUCER_WARPS],\n"
 
 
