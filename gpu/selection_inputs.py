@@ -79,6 +79,11 @@ the harness's results format:
   with _dequant_store's PTX and finds pages by a shift; its rows replace
   the older ones of the same configuration, entry and shape (its per-cache
   pass ran out of time before H 16 at topk 2048 from B 16);
+* lab/vpf's sweep (2026-12-03, eighteenth session): lab/wsa's sweep again
+  once the 64-head role split's value group prefetches the tile after next
+  into L2 in place of its producer; its rows replace the older ones of the
+  same configuration, entry and shape, and every older ws_h64_* row (its
+  per-cache pass ran out of time before H 16 at topk 2048 from B 8);
 * lab/qreg16's sweep of the byte-reading module (2026-12-02, ninth
   session): the sm_86 module (sm_80's kernel code) once its 16-head
   pipelined tile keeps six of Q's column groups in registers, each
@@ -132,6 +137,11 @@ WST = "lab/wst/results/sweep"
 # stopped at its time limit before H 16 at topk 2048 from B 16, where the
 # older rows stay.
 DQP = "lab/dqp/results/sweep"
+# The sm_90 module once the 64-head role split's value group prefetches the
+# tile after next and its producer no longer does (eighteenth session):
+# lab/wsa's sweep again, stopped like lab/dqp's before H 16 at topk 2048
+# from B 8.
+VPF = "lab/vpf/results/sweep"
 # The sm_86 module (sm_80's kernel code) once its 16-head pipelined tile
 # keeps six of Q's column groups in registers (ninth session): each
 # configuration of that tile per cache at 16, 32 and 64 heads.
@@ -434,6 +444,22 @@ def add_dqp(out):
     )
 
 
+def add_vpf(out):
+    """lab/wsa's sweep run again on the sm_90 module with lab/vpf's value
+    group prefetch (eighteenth session), with the checks of its ws_*
+    configurations; its rows replace the older ones of the same
+    configuration, entry and shape, and every older ws_h64_* row (the
+    kernel those configurations run changed; where the sweep stopped, at
+    H 16 and topk 2048, the narrow kernels keep lab/dqp's rows)."""
+    return take_sweep(
+        out,
+        VPF,
+        "the 64-head role split's value group prefetching the tile after next",
+        also=", and every older row of a ws_h64_* configuration",
+        drop=lambda r: r["variant"].startswith("ws_h64_"),
+    )
+
+
 def pp_h16(row):
     """Whether a row is of the 16-head pipelined tile."""
     return row["variant"].startswith("pp_h16_")
@@ -562,7 +588,9 @@ def main():
     for name, results in (
         (
             "sm90",
-            add_dqp(add_wst(add_wsa(add_heads(add_run(sm90(), "sm90"), "sm90")))),
+            add_vpf(
+                add_dqp(add_wst(add_wsa(add_heads(add_run(sm90(), "sm90"), "sm90"))))
+            ),
         ),
         (
             "sm120",

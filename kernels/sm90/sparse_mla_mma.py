@@ -170,7 +170,7 @@ SELECTION = (
             "mma_h16_t64_k32_w8_s1",
         ),
         (  # batch <= 8: topk <= 512, any
-            "wsc_h64_t64_k8_w8_s2",
+            "ws_h16_t64_k8_w4_s3",
             "ws_h16_t64_k16_w4_s3",
         ),
         (  # batch <= 16: topk <= 512, any
@@ -196,7 +196,7 @@ SELECTION = (
             "mma_h16_t64_k32_w8_s1",
         ),
         (  # batch <= 8: topk <= 512, any
-            "wsc_h64_t64_k8_w8_s2",
+            "ws_h16_t64_k8_w4_s3",
             "ws_h64_t64_k16_w8_s2",
         ),
         (  # batch <= 16: topk <= 512, any
@@ -249,8 +249,8 @@ FULL_TOPK_BOUNDS = (640, None)
 FULL_SELECTION = (
     (  # heads <= 16
         (  # batch <= 1: tokens <= 640, any
+            "mma_h16_t64_k32_w8_s1",
             "ws_h16_t64_k32_w4_s2",
-            "ws_h16_t64_k32_w4_s3",
         ),
         (  # batch <= 8: tokens <= 640, any
             "ws_h16_t64_k16_w4_s3",
@@ -313,16 +313,16 @@ FULL_SELECTION = (
             "ws_h64_t64_k4_w8_s2",
         ),
         (  # batch <= 32: tokens <= 640, any
-            "wsc_h64_t64_k2_w8_s2",
+            "ws_h64_t64_k2_w8_s2",
             "ws_h64_t64_k2_w8_s2",
         ),
         (  # batch <= 64: tokens <= 640, any
-            "peer:flashmla",
-            "peer:flashmla",
+            "ws_h64_t64_k1_w8_s2",
+            "ws_h64_t64_k1_w8_s2",
         ),
         (  # batch any: tokens <= 640, any
             "peer:flashmla",
-            "peer:flashmla",
+            "ws_h64_t64_k1_w8_s2",
         ),
     ),
 )
@@ -1292,6 +1292,82 @@ def _prefetch_rows(KV, idx, page_stride, page_size):
 
 
 @gluon.jit
+def _prefetch_pair_rows(KV, idx, page_stride, page_size):
+    """_prefetch_rows from a layout with two lanes a token (the split
+    kernel's value group: 4 warps, 16 rows each): the even lane starts the
+    row and its scale word.
+
+    The page comes from `bfind`, not _page_shift: the same code on the same
+    scalar as the producer's, which the compiler works out once before the
+    partitions fork and keeps live across their register hand-over (24-56 B
+    of spills, lab/vpf).
+    """
+    valid = idx >= 0
+    safe = gl.where(valid, idx, 0)
+    shift = gl.inline_asm_elementwise(
+        "bfind.u32 $0, $1;",
+        "=r,r",
+        [safe * 0 + page_size],
+        dtype=gl.int32,
+        is_pure=True,
+        pack=1,
+    )
+    data, scales_at = _page_offsets(
+        safe >> shift, safe & (page_size - 1), page_stride, page_size
+    )
+    gl.inline_asm_elementwise(
+        "{ .reg .pred p; .reg .u32 l; mov.u32 l, %laneid; and.b32 l, l, 1; "
+        "setp.ne.b32 p, $3, 0; setp.eq.and.u32 p, l, 0, p; "
+        "@p cp.async.bulk.prefetch.L2.global [$1], 576; "
+        "@p prefetch.global.L2 [$2]; mov.b32 $0, 0; }",
+        "=r,l,l,r",
+        [KV + data, KV + scales_at, valid.to(gl.int32)],
+        dtype=gl.int32,
+        is_pure=False,
+        pack=1,
+    )
+
+
+@gluon.jit
+def _prefetch_tile(
+    t0,
+    end,
+    base1,
+    len0,
+    n_virt,
+    idx_row,
+    idx1_row,
+    KV,
+    KV1,
+    page_stride,
+    page_stride1,
+    page_size,
+    page_size1,
+    rows,
+    HAS_EXTRA: gl.constexpr,
+):
+    """Prefetch the tile at virtual token t0 (nothing past end)."""
+    _, _, row, left, kv, stride, size = _gl_tile_source(
+        t0,
+        base1,
+        len0,
+        n_virt,
+        idx_row,
+        idx1_row,
+        KV,
+        KV1,
+        page_stride,
+        page_stride1,
+        page_size,
+        page_size1,
+        HAS_EXTRA,
+    )
+    ok = (rows < left) & (t0 + rows < end)
+    idx = gl.load(row + rows, mask=ok, other=-1)
+    _prefetch_pair_rows(kv, idx, stride, size)
+
+
+@gluon.jit
 def _swizzled(rows, cols):
     """Byte offsets of (token row, column) in one [BLOCK_T, 64] bf16 column
     group of a K buffer: 128-byte rows whose 16-byte chunks are XOR-swizzled
@@ -1363,6 +1439,7 @@ def _ws_producer(
     CLUSTER_MERGE: gl.constexpr,
     HAS_EXTRA: gl.constexpr,
     HAS_TOPK_LENGTH1: gl.constexpr,
+    PREFETCH: gl.constexpr,
 ):
     """Gather tiles of BLOCK_T tokens, dequantise them and fill the K ring.
 
@@ -1544,8 +1621,10 @@ def _ws_producer(
         if not CLUSTER_MERGE:
             rope = _load_rope(kv, data, valid, rope_lay)
         # The next tile's rows start into L2 once its indices arrive (before
-        # this tile's rows do), so its gather hits L2.
-        _prefetch_rows(kv_n, idx_next, stride_n, size_n)
+        # this tile's rows do), so its gather hits L2. The split kernel's
+        # value group does it there instead (_ws_values).
+        if PREFETCH:
+            _prefetch_rows(kv_n, idx_next, stride_n, size_n)
 
         mbarrier.wait(empty.index(buf), ((i // NUM_BUFS) & 1) ^ 1)
         # Against the fp32 route (a conversion to f16, two to fp32, two
@@ -1888,6 +1967,7 @@ def _ws_decode_kernel(
                     CLUSTER_MERGE,
                     HAS_EXTRA,
                     HAS_TOPK_LENGTH1,
+                    True,
                 ),
             ),
         ],
@@ -2213,6 +2293,14 @@ def _ws_values(
     p_full,
     p_free,
     ml_ready,
+    KV,
+    idx_row,
+    KV1,
+    idx1_row,
+    page_stride,
+    page_size,
+    page_stride1,
+    page_size1,
     TopkLength,
     pid_b,
     pid_h,
@@ -2260,9 +2348,52 @@ def _ws_values(
     )
     acc = gl.zeros([BLOCK_H, HEAD_DIM // 2], gl.float32, acc_layout)
     n_tiles = gl.cdiv(gl.maximum(end - start, 0), BLOCK_T)
+    # This group waits for P most of its time (lab/stall), so it starts the
+    # rows into L2 for the producer: tile i + 2's once tile i is stored, as
+    # far ahead of the producer's loads as its own prefetch was, with two
+    # lanes a row (lab/vpf).
+    pf_lay: gl.constexpr = gl.SliceLayout(
+        1, gl.BlockedLayout([1, 1], [16, 2], [gl.num_warps(), 1], [1, 0])
+    )
+    pf_rows = gl.arange(0, BLOCK_T, layout=pf_lay)
+    if n_tiles > 1:
+        _prefetch_tile(
+            start + BLOCK_T,
+            end,
+            base1,
+            n0,
+            n_virt,
+            idx_row,
+            idx1_row,
+            KV,
+            KV1,
+            page_stride,
+            page_stride1,
+            page_size,
+            page_size1,
+            pf_rows,
+            HAS_EXTRA,
+        )
     for i in range(n_tiles):
         buf = i % NUM_BUFS
         mbarrier.wait(ready.index(buf), (i // NUM_BUFS) & 1)
+        _prefetch_tile(
+            start + (i + 2) * BLOCK_T,
+            end,
+            base1,
+            n0,
+            n_virt,
+            idx_row,
+            idx1_row,
+            KV,
+            KV1,
+            page_stride,
+            page_stride1,
+            page_size,
+            page_size1,
+            pf_rows,
+            HAS_EXTRA,
+        )
         mbarrier.wait(p_full, i & 1)
         alpha = a_smem.load(rows)
         acc = acc * alpha[:, None]
@@ -2470,6 +2601,14 @@ def _ws_split_kernel(
                     p_full,
                     p_free,
                     ml_ready,
+                    KV,
+                    idx_row,
+                    KV1,
+                    idx1_row,
+                    page_stride,
+                    page_size,
+                    page_stride1,
+                    page_size1,
                     TopkLength,
                     pid_b,
                     pid_h,
@@ -2523,6 +2662,7 @@ def _ws_split_kernel(
                     CLUSTER_MERGE,
                     HAS_EXTRA,
                     HAS_TOPK_LENGTH1,
+                    False,
                 ),
             ),
         ],
@@ -2834,6 +2974,7 @@ def _ws_narrow_kernel(
                     CLUSTER_MERGE,
                     HAS_EXTRA,
                     HAS_TOPK_LENGTH1,
+                    True,
                 ),
             ),
         ],
