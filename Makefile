@@ -107,7 +107,8 @@ qdesc: $(if $(TORCH),$(TVENV)/.done)
 
 # The harness's peers on the CPU (calib/peers_check.py): absent ones
 # reported with the reason, stand-ins checked against the reference, a
-# wrong one failing, a bucket given to a peer declined by the module.
+# wrong one failing, a bucket given to a peer declined by the module (and
+# deferred by its defers_full).
 peers: $(if $(TORCH),$(TVENV)/.done)
 	@py=$$($(torch_py)); if [ -z "$$py" ]; then \
 	  echo "peers: skipped (no torch; run 'make deps-torch')"; exit 0; fi; \
@@ -117,7 +118,8 @@ peers: $(if $(TORCH),$(TVENV)/.done)
 # The route a decode call takes through a real SGLang release (0.5.23's
 # sm_120 entry module, SIMT module and environ.py) patched for sm_120, run
 # under the Triton interpreter (gpu/route): gate unset, SGLang's own
-# backends; gate set after import, the MMA kernel's whole call.
+# backends; gate set after import, the MMA kernel's whole call; gate set and
+# the whole-call bucket given to a peer, SGLang's backend choice (FlashInfer).
 route: build $(if $(TORCH),$(TVENV)/.done)
 	@py=$$($(torch_py)); if [ -z "$$py" ]; then \
 	  echo "route: skipped (no torch; run 'make deps-torch')"; exit 0; fi; \

@@ -62,7 +62,10 @@ def rows(report, peer):
 def check_declines(harness, expect):
     """The module declines a bucket the selection gives to a peer: the same
     call that supports_full() accepts is refused, with a log line naming the
-    peer, once the whole call's table names the peer there."""
+    peer, once the whole call's table names the peer there; defers_full()
+    (asked by mlagen's route guard, here with the same keywords) says so,
+    logs it at INFO, and is False otherwise, without raising on arguments
+    that are not SGLang's."""
     import logging
 
     import torch
@@ -75,10 +78,16 @@ def check_declines(harness, expect):
     expect(
         bundle.supports_full(**kwargs), f"supports_full accepts {case[0]} as selected"
     )
+    expect(not bundle.defers_full(**kwargs), "defers_full keeps it as selected")
+    expect(
+        not bundle.defers_full(None, None, None, None, None, "512", None),
+        "defers_full is False, not an exception, on arguments SGLang does not pass",
+    )
     lines = []
     handler = logging.Handler()
     handler.emit = lambda record: lines.append(record.getMessage())
     logging.getLogger().addHandler(handler)
+    bundle._log.setLevel(logging.INFO)
     bundle.FULL_SELECTION = tuple(
         tuple(tuple("peer:flashinfer" for _ in row) for row in table)
         for table in bundle.FULL_SELECTION
@@ -90,6 +99,15 @@ def check_declines(harness, expect):
     )
     expect(
         any("the selection gives this shape to flashinfer" in line for line in lines),
+        f"and says so in the log: {lines}",
+    )
+    expect(bundle.defers_full(**kwargs), "defers_full defers it to SGLang")
+    expect(
+        any(
+            "gives this shape to flashinfer" in line
+            and line.endswith("SGLang's backend choice runs")
+            for line in lines
+        ),
         f"and says so in the log: {lines}",
     )
 

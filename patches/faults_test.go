@@ -315,13 +315,19 @@ func TestRootThroughSymlink(t *testing.T) {
 // line) instead of dropping it, and verify reports it. (The statements a
 // route guard copies from SGLang's branch are the one part that cannot be
 // told apart from an upstream change of that branch: they are copied again
-// when they differ.) A block that is only out of date (the old function's
+// when they differ; but a branch whose call no longer passes what the
+// guard's defers_full test does was edited, as was the test.) A block that is only out of date (the old function's
 // signature changed outside it) is still brought up to date.
 func TestEditedBlocksRefused(t *testing.T) {
 	for _, c := range []struct{ file, from, to string }{
 		{"pkg/flash_mla_sm120_triton.py", "        if mma_kernel.supports(", "        if q.shape[2] >= 16 and mma_kernel.supports("},
 		{"pkg/flash_mla_sm120_triton.py", "            return mma_kernel.sparse_decode_full(", "            print('mma')\n            return mma_kernel.sparse_decode_full("},
-		{"pkg/flash_mla_sm120.py", "    if envs.SGLANG_SM120_MMA_FLASHMLA.get():\n        return flash_mla", "    if envs.SGLANG_SM120_MMA_FLASHMLA.get() or True:\n        return flash_mla"},
+		{"pkg/flash_mla_sm120.py", "    if envs.SGLANG_SM120_MMA_FLASHMLA.get():\n        from . import", "    if envs.SGLANG_SM120_MMA_FLASHMLA.get() or True:\n        from . import"},
+		// The route guard's defers_full test, taken out or asked with other
+		// arguments than the branch's call passes.
+		{"pkg/flash_mla_sm120.py", "        if not mma_kernel.defers_full(q, None, None, None, None, 512, None):\n", "        if True:\n"},
+		{"pkg/flash_mla_sm120.py", "mma_kernel.defers_full(q, None, None, None, None, 512, None)", "mma_kernel.defers_full(q, None, None, None, None, 512, 1.0)"},
+		{"pkg/flash_mla_sm120.py", "            return flash_mla_sparse_decode_triton(q, None", "            return flash_mla_sparse_decode_triton(q * 2, None"},
 		{"sglang/srt/environ.py", "SGLANG_SM120_MMA_FLASHMLA = EnvBool(False)", "SGLANG_SM120_MMA_FLASHMLA = EnvBool(True)"},
 	} {
 		t.Run(filepath.Base(c.file), func(t *testing.T) {

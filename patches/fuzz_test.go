@@ -88,9 +88,35 @@ func fuzzTree(src []byte) map[string][]byte {
 	return files
 }
 
+// fuzzEntryKeywords is the entry point with the whole call's arguments
+// read from the keywords in the call, over several lines.
+const fuzzEntryKeywords = `import os
+
+from pkg.flash_mla_sm120_triton import flash_mla_sparse_decode_triton
+
+_sm120_default_backend = "triton" if os.environ.get("SGLANG_SM120_TRITON_FLASHMLA", "1") == "1" else "torch"
+
+
+def flash_mla_with_kvcache_sm120(**kwargs):
+    q = kwargs["q"]
+    if _sm120_default_backend == "triton":
+        out, lse = flash_mla_sparse_decode_triton(
+            q,
+            kwargs["k_cache"],
+            kwargs["indices"],
+            kwargs.get("topk_length"),
+            attn_sink=kwargs.get("attn_sink"),
+            head_dim_v=512,
+            softmax_scale=kwargs.get("softmax_scale"),
+        )
+        return (out, lse)
+    return q, None
+`
+
 // FuzzPatchRevert checks the rewriter's promises on any input that parses:
 // right after patching nothing is left unwired (dispatcher, whole-call
-// guard, route guards); patching a patched tree changes nothing; patching
+// guard, route guards, each route guard asking defers_full before it runs
+// the branch); patching a patched tree changes nothing; patching
 // then reverting gives back the input byte for byte; every prefix of a
 // patch's or a revert's writes (a run killed between two of them) still
 // runs and is brought to a whole state by the next patch or revert; and a
@@ -99,6 +125,8 @@ func FuzzPatchRevert(f *testing.F) {
 	rec := mustRecipe(f)
 	f.Add([]byte(fuzzModule))
 	f.Add([]byte(fuzzEntry))
+	f.Add([]byte(fuzzEntryKeywords))
+	f.Add([]byte(strings.ReplaceAll(strings.ReplaceAll(fuzzEntryKeywords, "    ", "\t"), "\n", "\r\n")))
 	f.Add([]byte(fuzzViaReexport))
 	f.Fuzz(func(t *testing.T, src []byte) {
 		files := fuzzTree(src)
@@ -125,9 +153,16 @@ func FuzzPatchRevert(f *testing.F) {
 			t.Fatalf("not wired right after patching:\n%s\ninput:\n%s", once.Report, src)
 		}
 		// Inserted lines use the file's line endings: a CRLF file stays CRLF.
+		// A route guard never sends a call into the whole call without
+		// asking defers_full first.
 		for _, c := range once.Changes {
 			if c.Before != nil && allCRLF(c.Before) && !allCRLF(c.After) {
 				t.Fatalf("%s: CRLF file got other line endings:\n%q", c.Path, c.After)
+			}
+			for _, b := range findBlocks(c.After, rec) {
+				if previousRoute(c.After, b, rec) {
+					t.Fatalf("%s: a route guard without the defers_full test:\n%s", c.Path, c.After[b.open:b.close])
+				}
 			}
 		}
 		patched := co.with(once.Changes)

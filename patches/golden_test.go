@@ -43,6 +43,10 @@ def supports_full(q, k_cache, indices, topk_length, attn_sink, head_dim_v, softm
 
 def sparse_decode_full(q, k_cache, indices, topk_length, attn_sink, head_dim_v, softmax_scale, *extra):
     raise NotImplementedError("fake kernel for golden tests")
+
+
+def defers_full(q, k_cache, indices, topk_length, attn_sink, head_dim_v, softmax_scale, *extra):
+    return False
 `
 
 // fakeEmitted is what the golden tests take this mlagen to emit: the fake

@@ -84,6 +84,13 @@ func hasWholeCall(kernel []byte, rec *Recipe) bool {
 	return err == nil && k.whole(rec)
 }
 
+// hasDefers reports whether a kernel module's source defines what the route
+// guard asks before SGLang's backend choice (defers_full).
+func hasDefers(kernel []byte, rec *Recipe) bool {
+	k, err := readKernel(kernel)
+	return err == nil && len(k.missing([]string{rec.WholeCall.Defers})) == 0
+}
+
 // check describes the module for the report; body is the source without
 // the install header.
 func (k *kernelSource) check(path string, body []byte, rec *Recipe, emitted func(string) ([]byte, error)) *KernelCheck {

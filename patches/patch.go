@@ -80,6 +80,9 @@ type planner struct {
 	// whole: the kernel module being installed has the whole-call entry
 	// points, so the whole call gets its guard.
 	whole bool
+	// routed is the first entry point that gets a route guard, which calls
+	// the kernel module's defers_full ("" when none does).
+	routed string
 	// entries are the files that get a route guard.
 	entries map[string]bool
 }
@@ -307,11 +310,21 @@ func (p *planner) route() error {
 		return &Problem{Msg: "the gate would not take effect on this tree's backend choice (nothing was written):", Lines: rs.problems}
 	}
 	for _, e := range rs.entries {
-		if e.guard != nil {
-			p.entries[e.path] = true
-			if err := p.apply(e.guard, p.s.Info(e.path), "route guard", "before the backend choice of"); err != nil {
-				return err
-			}
+		if e.guard == nil {
+			continue
+		}
+		if p.routed == "" {
+			p.routed = fmt.Sprintf("%s (%s:%d)", e.fn, e.path, e.line)
+		}
+		p.entries[e.path] = true
+		fi := p.s.Info(e.path)
+		if e.guard.have != nil && previousRoute(fi.Syntax().Src(), *e.guard.have, p.rec) && e.guard.state(fi.Syntax().Src()) == "stale" {
+			p.add(e.path, resolve.Edit{Start: e.guard.have.open, End: e.guard.have.close, Text: e.guard.body()},
+				fmt.Sprintf("route guard before the backend choice of %s upgraded: it asks %s first, so a shape the selection gives to a peer goes on to SGLang's backend choice", e.fn, p.rec.WholeCall.Defers))
+			continue
+		}
+		if err := p.apply(e.guard, fi, "route guard", "before the backend choice of"); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -347,6 +360,10 @@ func (p *planner) files(kernelSrc []byte) ([]Change, error) {
 	}
 	if why := k.fault(rec); why != "" {
 		return nil, &Problem{Msg: fmt.Sprintf("the kernel module to install cannot be used: %s; use a kernel module emitted by this mlagen (nothing was written)", why)}
+	}
+	if miss := k.missing([]string{rec.WholeCall.Defers}); p.routed != "" && len(miss) > 0 {
+		return nil, &Problem{Msg: fmt.Sprintf("the kernel module to install cannot be used: it does not define %s, which the route guard before the backend choice of %s calls; use a kernel module emitted by this mlagen (nothing was written)",
+			rec.WholeCall.Defers, p.routed)}
 	}
 	changes := p.changes(t)
 	kp := kernelPath(rec, p.mod)

@@ -19,7 +19,7 @@ import (
 
 var (
 	envsLineRE   = regexp.MustCompile(`^[ \t]*from ([A-Za-z_][A-Za-z0-9_.]*) import ([A-Za-z_][A-Za-z0-9_]*)$`)
-	kernelLineRE = regexp.MustCompile(`^[ \t]*((?:from \. )?import [A-Za-z_][A-Za-z0-9_]* as mma_kernel)$`)
+	kernelLineRE = regexp.MustCompile(`^[ \t]*((?:from (?:\.|[A-Za-z_][A-Za-z0-9_.]*) )?import [A-Za-z_][A-Za-z0-9_]* as mma_kernel)$`)
 )
 
 // edited reports where the block b of fi differs from what mlagen renders
@@ -86,13 +86,78 @@ func (s *session) rerender(fi *resolve.Info, b block, have []string, eol string)
 		}
 		return renderWholeCall(rec, indent, unit, rec.WholeCall.Params, g), nil
 	case partRoute:
-		head := len(g.gateTest(rec, indent)) + 1
-		if len(have) < head+2 {
-			return nil, fmt.Errorf("it is shorter than any route guard mlagen writes")
-		}
-		return renderRoute(rec, indent, strings.Join(have[head:len(have)-1], eol), g), nil
+		return s.rerenderRoute(fi, b, have, eol, indent, g)
 	}
 	return nil, fmt.Errorf("unknown block %q", b.part)
+}
+
+// rerenderRoute renders route guard b again from its own lines: the branch
+// it copies (one level deeper) and the arguments its Defers test passes,
+// which must be those of a call in that branch; a guard without the test
+// (no kernel import after the gate) as the previous mlagen wrote it.
+func (s *session) rerenderRoute(fi *resolve.Info, b block, have []string, eol, indent string, g gateRead) ([]string, error) {
+	rec := s.rec
+	head := len(g.gateTest(rec, indent)) + 1
+	if len(have) < head+2 {
+		return nil, fmt.Errorf("it is shorter than any route guard mlagen writes")
+	}
+	if !kernelLineRE.MatchString(have[head]) {
+		return renderPreviousRoute(rec, indent, strings.Join(have[head:len(have)-1], eol), g), nil
+	}
+	unit := strings.TrimPrefix(leadingSpace(have[head]), indent)
+	st := fi.Syntax()
+	var calls []int32
+	st.Descendants(0, func(i int32) bool {
+		if st.End(i) <= b.open || st.Start(i) >= b.close {
+			return false
+		}
+		if st.Kind(i) == "call" && st.Child(i, "arguments") >= 0 {
+			calls = append(calls, i)
+		}
+		return true
+	})
+	test := "mma_kernel." + rec.WholeCall.Defers
+	for len(calls) > 0 && st.Text(st.Child(calls[0], "function")) != test {
+		calls = calls[1:] // the gate's test
+	}
+	if len(calls) == 0 {
+		return nil, fmt.Errorf("it does not ask %s", test)
+	}
+	args := argTexts(st, calls[0])
+	start := head + 2 + len(blackCall(indent+unit, "if not "+test, args, ":"))
+	if start >= len(have) {
+		return nil, fmt.Errorf("it is shorter than any route guard mlagen writes")
+	}
+	branch, ok := dedentLines(strings.Join(have[start:len(have)-1], eol), unit)
+	if !ok {
+		return nil, fmt.Errorf("its branch is not indented as mlagen indents it")
+	}
+	same := false
+	for _, c := range calls[1:] {
+		same = same || strings.Join(argTexts(st, c), "\x00") == strings.Join(args, "\x00")
+	}
+	if !same {
+		return nil, fmt.Errorf("its %s test does not pass the arguments of a call in its branch", rec.WholeCall.Defers)
+	}
+	return renderRoute(rec, indent, unit, args, branch, g), nil
+}
+
+// argTexts are the arguments of call node c, as written.
+func argTexts(st *resolve.Syntax, c int32) []string {
+	var out []string
+	list := st.Child(c, "arguments")
+	for a := st.First(list); a >= 0; a = st.Next(a) {
+		if st.Named(a) && st.Kind(a) != "comment" {
+			out = append(out, st.Text(a))
+		}
+	}
+	return out
+}
+
+// previousRoute reports whether route guard b of src is the previous
+// mlagen's: one that does not ask the kernel module's Defers first.
+func previousRoute(src []byte, b block, rec *Recipe) bool {
+	return b.part == partRoute && !b.unfinished && !strings.Contains(string(src[b.open:b.close]), "mma_kernel."+rec.WholeCall.Defers+"(")
 }
 
 // readGate is how the lines of a block read the gate and import the

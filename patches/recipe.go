@@ -100,18 +100,25 @@ type Recipe struct {
 // with the gate set, Function's first positional parameters (which must be
 // Params, by name and order: the kernel's whole-call contract) go to the
 // kernel module's Decode when its Supports accepts them; otherwise the old
-// body runs.
+// body runs. Defers, asked with the same arguments by the route guard
+// before SGLang's backend choice, says when the selection gives the call's
+// shape to a peer: the guard then leaves the call to SGLang's choice.
+// Required is how many of Params the kernel's whole-call entry points take
+// without a default (the others default to None).
 type WholeCall struct {
 	Function string   `json:"function"`
 	Params   []string `json:"params"`
+	Required int      `json:"required"`
 	Supports string   `json:"supports"`
 	Decode   string   `json:"decode"`
+	Defers   string   `json:"defers"`
 }
 
 // Route is what the recipe knows of SGLang's backend choice: a function
 // that forwards to WholeCall.Function only in the branch of an if that tests
 // a variable set from one of Choices is an entry; mlagen copies that branch
-// under the gate right before the choice. EnvironmentReads are the
+// under the gate right before the choice, where it runs unless
+// WholeCall.Defers says the selection gives the call to a peer. EnvironmentReads are the
 // identifiers that show a test (or the value it tests) reads the
 // environment: a choice made from anything else is not one mlagen knows.
 type Route struct {
@@ -152,7 +159,7 @@ func (r *Recipe) check() error {
 	idents := []struct{ what, v string }{
 		{"old", r.Old}, {"dispatcher", r.Dispatcher}, {"gate", r.Gate},
 		{"environ_class", r.EnvironClass}, {"environ_field", r.EnvironField}, {"environ_import", r.EnvironImport},
-		{"whole_call.function", r.WholeCall.Function}, {"whole_call.supports", r.WholeCall.Supports}, {"whole_call.decode", r.WholeCall.Decode},
+		{"whole_call.function", r.WholeCall.Function}, {"whole_call.supports", r.WholeCall.Supports}, {"whole_call.decode", r.WholeCall.Decode}, {"whole_call.defers", r.WholeCall.Defers},
 	}
 	for _, p := range append(append(append([]string(nil), r.KernelParams...), r.WholeCall.Params...), r.KernelAPI...) {
 		idents = append(idents, struct{ what, v string }{"a parameter or kernel function", p})
@@ -173,6 +180,9 @@ func (r *Recipe) check() error {
 	}
 	if len(r.WholeCall.Params) == 0 || len(r.Route.Choices) == 0 {
 		return fmt.Errorf("whole_call.params and route.choices are required")
+	}
+	if r.WholeCall.Required <= 0 || r.WholeCall.Required > len(r.WholeCall.Params) {
+		return fmt.Errorf("whole_call.required must be 1 to %d (whole_call.params)", len(r.WholeCall.Params))
 	}
 	if r.Marker == "" || r.KernelModule == "" || r.DistInfo == "" {
 		return fmt.Errorf("marker, kernel_module and dist_info are required")

@@ -96,15 +96,75 @@ func renderWholeCall(rec *Recipe, indent, unit string, args []string, g gateRead
 	return append(l, indent+closeMarker(rec, partWholeCall))
 }
 
-// renderRoute returns the guard put right before an entry's backend choice:
-// with the gate set, the branch that forwards to the whole call (its
-// statements copied verbatim, so the route is exactly SGLang's own) runs
-// whatever the choice says.
-func renderRoute(rec *Recipe, indent, branch string, g gateRead) []string {
+// renderRoute returns the guard put right before an entry's backend choice
+// (at indent; unit is one more level): with the gate set, unless the kernel
+// module's Defers says the selection gives the call to a peer (asked with
+// args, the arguments of the branch's call to the whole call, as written
+// there), the branch that forwards to the whole call runs (its statements
+// copied verbatim, one level deeper, so the route is exactly SGLang's own)
+// whatever the choice says; a deferred call goes on to SGLang's choice.
+func renderRoute(rec *Recipe, indent, unit string, args []string, branch string, g gateRead) []string {
+	l := []string{indent + openLine(rec, partRoute)}
+	l = append(l, g.gateTest(rec, indent)...)
+	l = append(l, indent+unit+g.kernelImp, "")
+	l = append(l, blackCall(indent+unit, "if not mma_kernel."+rec.WholeCall.Defers, args, ":")...)
+	l = append(l, indentLines(branch, unit))
+	return append(l, indent+closeMarker(rec, partRoute))
+}
+
+// renderPreviousRoute is the route guard earlier mlagen releases wrote: the
+// branch under the gate alone, so every call went into the whole call, a
+// shape the selection gives to a peer included. Patch upgrades it; verify
+// reports it; pristine.go recognises it as mlagen's, so that patch may
+// upgrade it and --revert take it out.
+func renderPreviousRoute(rec *Recipe, indent, branch string, g gateRead) []string {
 	l := []string{indent + openLine(rec, partRoute)}
 	l = append(l, g.gateTest(rec, indent)...)
 	l = append(l, branch)
 	return append(l, indent+closeMarker(rec, partRoute))
+}
+
+// indentLines puts unit at the start of every line of text that is not
+// empty; text keeps its line endings (LF, CRLF or CR, as the file has them).
+func indentLines(text, unit string) string {
+	var b strings.Builder
+	start := true
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		if start && c != '\n' && c != '\r' {
+			b.WriteString(unit)
+		}
+		b.WriteByte(c)
+		start = c == '\n' || (c == '\r' && (i+1 == len(text) || text[i+1] != '\n'))
+	}
+	return b.String()
+}
+
+// dedentLines undoes indentLines: ok is false when a line that is not
+// empty does not start with unit.
+func dedentLines(text, unit string) (string, bool) {
+	var b strings.Builder
+	for i := 0; i < len(text); {
+		if text[i] != '\n' && text[i] != '\r' {
+			if !strings.HasPrefix(text[i:], unit) {
+				return "", false
+			}
+			i += len(unit)
+		}
+		e := i
+		for e < len(text) && text[e] != '\n' && text[e] != '\r' {
+			e++
+		}
+		if e < len(text) {
+			e++
+			if text[e-1] == '\r' && e < len(text) && text[e] == '\n' {
+				e++
+			}
+		}
+		b.WriteString(text[i:e])
+		i = e
+	}
+	return b.String(), true
 }
 
 // blackCall formats head(args)tail as black does: on one line if it fits,

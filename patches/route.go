@@ -17,8 +17,9 @@ import (
 // understands (an if or elif at the top of the function's body whose test
 // reads one of the recipe's variables, and whose branch returns) gets a
 // guard right before the choice that runs that branch, copied verbatim, when
-// the gate is set; any other choice would make the gate inert there, and is
-// reported as a problem.
+// the gate is set and the kernel module does not defer the call to a peer
+// (a shape the selection gives to one goes on to SGLang's choice); any other
+// choice would make the gate inert there, and is reported as a problem.
 
 // entry is one function that forwards to the whole call.
 type entry struct {
@@ -61,6 +62,7 @@ type branch struct {
 	stmt   int32 // the if statement at the top of the function's body
 	clause int32 // that if statement, or the elif clause whose consequence holds the call
 	block  int32 // the consequence that holds the call
+	call   int32 // the call of the whole call
 	choice *choice
 }
 
@@ -103,7 +105,9 @@ func (s *session) routes(mod string, g gateRead) routeScan {
 		e := entry{path: site.Path, fn: st.Text(st.Child(def, "name")), line: line}
 		if br != nil {
 			e.choice = br.choice
-			w, prob := s.routeGuard(fi, def, br, g)
+			ge := g
+			ge.kernelImp = s.kernelImport(site.Path, mod)
+			w, prob := s.routeGuard(fi, def, br, ge)
 			if prob != "" {
 				rs.problems = append(rs.problems, fmt.Sprintf("%s:%d: %s", site.Path, line, prob))
 				continue
@@ -186,7 +190,20 @@ func (s *session) branchOf(fi *resolve.Info, def int32, node int32) (*branch, st
 	if !endsInReturn(st, c.block) {
 		return nil, fmt.Sprintf("the branch `%s` that calls %s does not end in return, so the code after the choice would run too; wire it by hand", st.Text(c.tests[0]), s.rec.WholeCall.Function)
 	}
-	return &branch{stmt: stmt, clause: c.clause, block: c.block, choice: er.choice(st.Text(c.tests[0]), s.rec)}, ""
+	return &branch{stmt: stmt, clause: c.clause, block: c.block, call: callOf(st, node), choice: er.choice(st.Text(c.tests[0]), s.rec)}, ""
+}
+
+// callOf is the call whose function the reference at node is (the name, or
+// the attribute that ends a dotted name), or -1.
+func callOf(st *resolve.Syntax, node int32) int32 {
+	expr := node
+	if p := st.Parent(node); p >= 0 && st.Kind(p) == "attribute" && st.Field(node) == "attribute" {
+		expr = p
+	}
+	if p := st.Parent(expr); p >= 0 && st.Kind(p) == "call" && st.Field(expr) == "function" {
+		return p
+	}
+	return -1
 }
 
 // condAt reports whether node n is the part of a conditional that runs only

@@ -219,13 +219,27 @@ func (s *session) gateRead(mod string) gateRead {
 	if env := s.environ(); env != nil {
 		g.envsModule = s.ModuleName(env.Path(), s.rec.SourceRoot)
 	}
-	kstem := strings.TrimSuffix(s.rec.KernelModule, ".py")
-	if strings.Contains(s.ModuleName(mod, s.rec.SourceRoot), ".") {
-		g.kernelImp = "from . import " + kstem + " as mma_kernel"
-	} else {
-		g.kernelImp = "import " + kstem + " as mma_kernel"
-	}
+	g.kernelImp = s.kernelImport(mod, mod)
 	return g
+}
+
+// kernelImport is the import statement that brings the kernel module,
+// installed beside the defining module mod, in as mma_kernel from the file
+// at from: relatively from a module of the same package (as gateRead
+// says), by the package's dotted name from a module elsewhere (an entry
+// point of another package), plainly where the kernel module is at the top
+// of the import path.
+func (s *session) kernelImport(from, mod string) string {
+	kstem := strings.TrimSuffix(s.rec.KernelModule, ".py")
+	name := s.ModuleName(mod, s.rec.SourceRoot)
+	dot := strings.LastIndex(name, ".")
+	switch {
+	case dot < 0:
+		return "import " + kstem + " as mma_kernel"
+	case resolve.DirOf(from) == resolve.DirOf(mod):
+		return "from . import " + kstem + " as mma_kernel"
+	}
+	return "from " + name[:dot] + " import " + kstem + " as mma_kernel"
 }
 
 func kernelHeader(rec *Recipe) string {

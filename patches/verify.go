@@ -260,14 +260,28 @@ func (v *verifier) entries(rt *RouteReport) {
 	rs := v.s.routes(v.mod, v.g)
 	rep.Problems = append(rep.Problems, rs.problems...)
 	rt.Notes = append(rt.Notes, rs.notes...)
+	kstem := strings.TrimSuffix(rec.KernelModule, ".py")
+	k, hasKernel := v.s.co.Tree.Files[rep.KernelModule]
+	defers := !hasKernel || hasDefers(k.Data, rec) // a missing module is reported on its own
 	guarded := map[string]bool{}
 	for _, e := range rs.entries {
 		re := RouteEntry{RouteHop: RouteHop{Path: e.path, Line: e.line, Function: e.fn, Wired: true,
 			How: fmt.Sprintf("forwards to %s whatever the environment says", rec.WholeCall.Function)}}
 		if e.choice != nil {
 			re.Choice, re.Variable, re.Releases = e.choice.describe(), e.choice.variable, e.choice.releases
-			re.How = fmt.Sprintf("the route guard runs the branch that calls %s before SGLang's backend choice %s", rec.WholeCall.Function, e.choice.describe())
-			if pr := e.guard.problem(v.s.Info(e.path).Syntax().Src()); pr != "" {
+			re.How = fmt.Sprintf("the route guard runs the branch that calls %s before SGLang's backend choice %s, unless %s.%s() says the selection gives the call's shape to a peer (SGLang's choice then runs)",
+				rec.WholeCall.Function, e.choice.describe(), kstem, rec.WholeCall.Defers)
+			src := v.s.Info(e.path).Syntax().Src()
+			pr := e.guard.problem(src)
+			switch {
+			case pr != "" && e.guard.have != nil && previousRoute(src, *e.guard.have, rec) && e.guard.state(src) == "stale":
+				pr = fmt.Sprintf("%s:%d: the mlagen route guard of %s is an earlier mlagen's: it sends every decode call into %s, a shape the selection gives to a peer included, without asking %s.%s() first: run mlagen patch again to upgrade it",
+					e.path, e.guard.have.openLine, e.fn, rec.WholeCall.Function, kstem, rec.WholeCall.Defers)
+			case pr == "" && !defers:
+				pr = fmt.Sprintf("%s:%d: the mlagen route guard of %s calls %s.%s, which the kernel module does not define: run mlagen patch again",
+					e.path, e.guard.have.openLine, e.fn, kstem, rec.WholeCall.Defers)
+			}
+			if pr != "" {
 				rep.Problems = append(rep.Problems, pr)
 				re.Wired = false
 			}

@@ -186,8 +186,11 @@ func isDocstring(st *resolve.Syntax, n int32) bool {
 }
 
 // routeGuard is the guard before an entry's backend choice: the branch br
-// that forwards to the whole call, copied under the gate right before the
-// first statement of the function's body that makes the choice.
+// that forwards to the whole call, copied one level deeper under the gate
+// and the kernel module's Defers test (asked with the arguments of the
+// branch's call to the whole call), right before the first statement of the
+// function's body that makes the choice. It refuses what it cannot copy
+// without changing what the code does.
 func (s *session) routeGuard(fi *resolve.Info, def int32, br *branch, g gateRead) (*want, string) {
 	st := fi.Syntax()
 	src := st.Src()
@@ -210,8 +213,7 @@ func (s *session) routeGuard(fi *resolve.Info, def int32, br *branch, g gateRead
 	if !ok {
 		return nil, "the backend choice does not start on a line of its own; wire it by hand"
 	}
-	locals := g.locals(s.rec)[:1] // the route guard imports no kernel
-	if n := spellsIn(fi, body, locals); n != "" {
+	if n := spellsIn(fi, body, g.locals(s.rec)); n != "" {
 		return nil, fmt.Sprintf("the function uses the name %s, which the route guard binds; wire it by hand", n)
 	}
 	first, last := st.First(br.block), int32(-1)
@@ -221,14 +223,143 @@ func (s *session) routeGuard(fi *resolve.Info, def int32, br *branch, g gateRead
 	if first < 0 || lineStart(src, st.Start(first)) <= st.Start(br.clause) {
 		return nil, "the branch that calls the whole call is on the line of its if; wire it by hand"
 	}
+	inBranch := bodyStatements(fi, br.block)
+	if len(inBranch) == 0 {
+		return nil, "the branch that calls the whole call has no statements mlagen can copy; wire it by hand"
+	}
+	_, inner, ok := stmtLine(src, st.Start(inBranch[0]), st.Start(br.clause))
+	if !ok || !strings.HasPrefix(inner, indent) || len(inner) == len(indent) {
+		return nil, "the branch that calls the whole call is not indented below its if; wire it by hand"
+	}
+	if prob := multiLineString(fi, br.block); prob != "" {
+		return nil, prob
+	}
+	args, prob := s.routeArgs(fi, br)
+	if prob != "" {
+		return nil, prob
+	}
 	branch := string(src[lineStart(src, st.Start(first)):lineEnd(src, st.End(last))])
 	w := &want{path: fi.Path(), part: partRoute, at: at, eol: eolAt(src, lineEnd(src, at)),
 		where: st.Text(st.Child(def, "name")),
-		lines: renderRoute(s.rec, indent, branch, g)}
+		lines: renderRoute(s.rec, indent, inner[len(indent):], args, branch, g)}
 	if bs := blocksIn(fi, s.rec, partRoute, st.Start(def), st.End(def)); len(bs) > 0 {
 		w.have = &bs[0]
 	}
 	return w, ""
+}
+
+// multiLineString is why the branch at block cannot be indented one level
+// deeper ("" when it can): a string that spans lines, whose value would
+// change.
+func multiLineString(fi *resolve.Info, block int32) string {
+	st := fi.Syntax()
+	prob := ""
+	st.Descendants(block, func(i int32) bool {
+		if prob == "" && st.Kind(i) == "string" && strings.ContainsAny(st.Text(i), "\r\n") {
+			line, _ := resolve.LineCol(st.Src(), st.Start(i))
+			prob = fmt.Sprintf("the branch that calls the whole call holds a string that spans lines (line %d), which the route guard would change by indenting it; wire it by hand", line)
+		}
+		return prob == ""
+	})
+	return prob
+}
+
+// plainArg are the kinds of syntax node an argument of the whole call may
+// be made of for the route guard to pass it to Defers as well: names,
+// attributes, subscripts, constants and operators on them, and a mapping's
+// get (kwargs.get("topk_length"), as an entry point with FlashMLA's keyword
+// names may read its arguments). Evaluating such an argument once more,
+// before the branch, changes nothing; any other call, an assignment
+// expression, a lambda or an await might.
+var plainArg = map[string]bool{
+	"identifier": true, "attribute": true, "subscript": true, "slice": true, "keyword_argument": true,
+	"integer": true, "float": true, "true": true, "false": true, "none": true, "ellipsis": true,
+	"string": true, "string_start": true, "string_content": true, "string_end": true, "escape_sequence": true, "concatenated_string": true,
+	"unary_operator": true, "binary_operator": true, "boolean_operator": true, "comparison_operator": true, "not_operator": true,
+	"parenthesized_expression": true, "conditional_expression": true, "tuple": true, "argument_list": true,
+}
+
+// routeArgs are the arguments of the branch's call to the whole call, as
+// written there, which the route guard passes to Defers; or why they cannot
+// be passed as they are.
+func (s *session) routeArgs(fi *resolve.Info, br *branch) ([]string, string) {
+	st := fi.Syntax()
+	wc := s.rec.WholeCall
+	list := int32(-1)
+	if br.call >= 0 {
+		list = st.Child(br.call, "arguments")
+	}
+	if list < 0 || st.Kind(list) != "argument_list" {
+		return nil, fmt.Sprintf("the branch does not call %s with an argument list mlagen can pass to %s; wire it by hand", wc.Function, wc.Defers)
+	}
+	var args []string
+	given := map[string]bool{}
+	for c := st.First(list); c >= 0; c = st.Next(c) {
+		if !st.Named(c) || st.Kind(c) == "comment" {
+			continue
+		}
+		text := st.Text(c)
+		switch st.Kind(c) {
+		case "list_splat", "dictionary_splat":
+			return nil, fmt.Sprintf("the branch calls %s with %s: mlagen cannot tell which arguments %s would get; wire it by hand", wc.Function, text, wc.Defers)
+		case "keyword_argument":
+			name := st.Text(st.Child(c, "name"))
+			if !contains(wc.Params, name) || given[name] {
+				return nil, fmt.Sprintf("the branch passes %s a keyword argument %s that %s does not take; wire it by hand", wc.Function, name, wc.Defers)
+			}
+			given[name] = true
+		default:
+			if len(given) >= len(wc.Params) {
+				return nil, fmt.Sprintf("the branch passes %s more arguments than %s takes; wire it by hand", wc.Function, wc.Defers)
+			}
+			given[wc.Params[len(given)]] = true
+		}
+		if strings.ContainsAny(text, "\r\n") {
+			first, _, _ := strings.Cut(strings.ReplaceAll(text, "\r", "\n"), "\n")
+			return nil, fmt.Sprintf("the argument `%s ...` of the branch's call to %s spans lines (mlagen passes %s arguments of one line); wire it by hand", strings.TrimSpace(first), wc.Function, wc.Defers)
+		}
+		if prob := s.plainArgument(fi, br, c); prob != "" {
+			return nil, fmt.Sprintf("the argument `%s` of the branch's call to %s %s; wire it by hand", text, wc.Function, prob)
+		}
+		args = append(args, text)
+	}
+	for _, p := range wc.Params[:wc.Required] {
+		if !given[p] {
+			return nil, fmt.Sprintf("the branch's call to %s does not pass %s, which %s takes; wire it by hand", wc.Function, p, wc.Defers)
+		}
+	}
+	return args, ""
+}
+
+// isGet reports whether call node c is a get method call: x.get(...).
+func isGet(st *resolve.Syntax, c int32) bool {
+	f, args := st.Child(c, "function"), st.Child(c, "arguments")
+	return f >= 0 && args >= 0 && st.Kind(f) == "attribute" && st.Kind(args) == "argument_list" && strings.HasSuffix(st.Text(f), ".get")
+}
+
+// plainArgument says why the route guard cannot evaluate argument node
+// arg before the branch runs ("" when it can): it is not made of plainArg
+// nodes, or it names something the branch binds.
+func (s *session) plainArgument(fi *resolve.Info, br *branch, arg int32) string {
+	st := fi.Syntax()
+	prob := ""
+	st.Descendants(arg, func(i int32) bool {
+		switch {
+		case prob != "":
+		case st.Kind(i) == "call" && isGet(st, i):
+		case st.Named(i) && !plainArg[st.Kind(i)]:
+			prob = fmt.Sprintf("is not a plain name or value (it holds a %s), so the route guard would evaluate it a second time, before the branch", strings.ReplaceAll(st.Kind(i), "_", " "))
+		case st.Kind(i) == "identifier":
+			for _, b := range fi.Lookup(i) {
+				if at := st.Start(b.Node); at >= st.Start(br.block) && at < st.End(br.block) {
+					line, _ := resolve.LineCol(st.Src(), at)
+					prob = fmt.Sprintf("names %s, which the branch binds (line %d): the route guard asks %s before the branch runs", st.Text(i), line, s.rec.WholeCall.Defers)
+				}
+			}
+		}
+		return prob == ""
+	})
+	return prob
 }
 
 // choiceStatement reports whether statement n is an if whose test (or an

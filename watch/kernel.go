@@ -70,9 +70,12 @@ func (w *watcher) kernelLine(k sglanglog.KernelLine, rec sglanglog.Record) {
 	if where != "" {
 		where = "  (" + where + ")"
 	}
-	if k.Ran {
+	switch {
+	case k.Ran:
 		w.p.line("%s kernel: decode on the MMA kernel (%s)%s", stamp(w.since()), k, where)
-	} else {
+	case k.Deferred:
+		w.p.line("%s kernel: decode NOT on the MMA kernel (%s); SGLang's backend choice runs%s", stamp(w.since()), k, where)
+	default:
 		w.p.line("%s kernel: decode NOT on the MMA kernel (%s); SGLang's kernel runs%s", stamp(w.since()), k, where)
 	}
 }

@@ -32,7 +32,10 @@ installed SGLang (SGLANG_ROOT = .../site-packages/sglang):
        {choices})
      and put a guard before that choice that runs the branch reaching the
      whole call, so the gate takes effect whatever the backend variable
-     says; a choice mlagen does not know stops the run (nothing written),
+     says, unless the kernel's {defers}() says the selection gives the
+     call's shape to a peer (the choice then runs as before); a choice
+     mlagen does not know, or a branch whose call it cannot pass on to
+     {defers}() as written, stops the run (nothing written),
   5. register the gate {gate} in SGLang's environ.py (every guard
      reads it at call time, never at import; unset or false, SGLang runs
      exactly as before) and, for an installed SGLang, list the kernel
@@ -89,12 +92,14 @@ the gate takes effect: parse every file that names {old},
 imports, aliases and re-exports, and report those that still reach the old
 kernel (only the dispatcher's own fallback call may); check that the whole
 call and every backend choice above it carry mlagen's guards as mlagen writes
-them, that the kernel module is present and defines what they call, that the
-gate is registered and, when SGLang is installed, that RECORD lists the
-kernel module (a RECORD that lists it over upstream files means pip replaced
-them: verify prints the command that restores the wiring). Then print the
-route a decode call takes with {gate}=1: entry point ->
-whole call -> per-cache dispatcher -> kernel module. Writes nothing.
+them (a route guard an earlier mlagen wrote, without the {defers}() test,
+fails: mlagen patch upgrades it), that the kernel module is present and
+defines what they call, that the gate is registered and, when SGLang is
+installed, that RECORD lists the kernel module (a RECORD that lists it over
+upstream files means pip replaced them: verify prints the command that
+restores the wiring). Then print the route a decode call takes with
+{gate}=1: entry point -> whole call -> per-cache
+dispatcher -> kernel module. Writes nothing.
 
 Examples:
   mlagen verify ~/sglang
@@ -256,7 +261,8 @@ func helpText(tmpl string) string {
 		choices = append(choices, c.Variable+" in "+c.Releases)
 	}
 	return strings.NewReplacer("{choices}", strings.Join(choices, ";\n       "), "{old}", rec.Old, "{new}", rec.Dispatcher, "{gate}", rec.Gate, "{kmod}", rec.KernelModule,
-		"{whole}", rec.WholeCall.Function, "{decode}", rec.WholeCall.Decode, "{supports}", rec.WholeCall.Supports).Replace(tmpl)
+		"{whole}", rec.WholeCall.Function, "{decode}", rec.WholeCall.Decode, "{supports}", rec.WholeCall.Supports,
+		"{defers}", rec.WholeCall.Defers).Replace(tmpl)
 }
 
 // targetNames lists the targets for a flag's help.

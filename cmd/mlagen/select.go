@@ -32,10 +32,13 @@ harness may pick the other variant. The choice still follows the numbers.
 Peers: the harness also times what SGLang runs without mlagen (FlashMLA,
 FlashInfer, SGLang's own Triton path) on the same inputs, as rows named
 "peer:NAME". A bucket where a peer that passed its checks was faster than
-every mlagen configuration goes to the peer: the table names it, the
-module's supports_full() / supports() decline the bucket, and with the gate
-set SGLang's own path runs there. select lists, per bucket where a peer
-was timed, which one wins and by how much (--json: "verdicts").
+every mlagen configuration goes to the peer: the table names it, and with
+the gate set SGLang's own code runs there. For the whole call the module's
+defers_full() says so and the route guard leaves the call to SGLang's
+backend choice (FlashInfer by default from SGLang 0.5.15); per cache,
+supports() declines and SGLang's kernel runs. select lists, per bucket
+where a peer was timed, which one wins and by how much (--json:
+"verdicts").
 
 The sweep flags must describe the sweep the results measured (default: the
 target's curated sweep, the target taken from the results file).

@@ -14,6 +14,14 @@ fresh process:
                    SIMT kernel, on both caches
     set-default    gate set after import, default backend: the MMA kernel
     set-torch      gate set after import, backend torch: the MMA kernel
+    set-peer       gate set after import, default backend, and the module's
+                   whole-call table (FULL_SELECTION) replaced, in that
+                   process only, by one of the same shape whose every bucket
+                   names "peer:flashinfer": defers_full() leaves the call to
+                   SGLang's backend choice, so FlashInfer's branch runs (the
+                   stand-in records it), with no MMA kernel entry point
+                   (supports_full, sparse_decode_full, sparse_decode) and no
+                   SIMT call reached
 
 Calling flash_mla_with_kvcache_sm120 with FlashMLA's keywords (a window cache,
 an extra cache, topk lengths, an attention sink), it counts the calls that
@@ -48,7 +56,10 @@ SCENARIOS = {
     "unset-triton": {"SGLANG_SM120_FLASHMLA_BACKEND": "triton"},
     "set-default": {},
     "set-torch": {"SGLANG_SM120_FLASHMLA_BACKEND": "torch"},
+    "set-peer": {},
 }
+# The whole-call bucket set-peer gives to a peer, as mlagen select writes it.
+PEER = "peer:flashinfer"
 
 
 class TookFlashInfer(Exception):
@@ -87,6 +98,13 @@ def counted(module, name, calls):
         return real(*args, **kwargs)
 
     setattr(module, name, wrapper)
+
+
+def peer_table(table):
+    """A selection table of the same shape whose every bucket names PEER."""
+    if isinstance(table, str):
+        return PEER
+    return tuple(peer_table(row) for row in table)
 
 
 def errors(out, lse, ref_out, ref_lse):
@@ -130,8 +148,10 @@ def child(tree, scenario, interpret):
     # warm up, once under capture), and every call goes down the same path.
     counted(entry, ENTRY, calls)
     counted(simt, "_run_triton_sparse_decode", calls)
-    for name in ("sparse_decode", "sparse_decode_full"):
+    for name in ("defers_full", "supports_full", "sparse_decode", "sparse_decode_full"):
         counted(mma, name, calls)
+    if scenario == "set-peer":
+        mma.FULL_SELECTION = peer_table(mma.FULL_SELECTION)
     harness = os.path.join("kernels", mma.TARGET.replace("_", ""), "harness.py")
     spec = importlib.util.spec_from_file_location("route_harness", harness)
     h = importlib.util.module_from_spec(spec)
@@ -202,9 +222,27 @@ def judge(seen):
     simt = calls.get("_run_triton_sparse_decode", 0)
     full, per = calls.get("sparse_decode_full", 0), calls.get("sparse_decode", 0)
     bad = []
+    asked = calls.get("defers_full", 0)
+    if sc.startswith("unset") and asked:
+        bad.append("gate unset, but the route guard asked defers_full()")
+    elif sc.startswith("set") and asked != entries:
+        bad.append("the route guard did not ask defers_full() once per call")
     if sc == "unset-default":
         if not seen["flashinfer"] or simt or full or per:
             bad.append("the default backend did not take FlashInfer's branch alone")
+        return bad
+    if sc == "set-peer":
+        if not seen["flashinfer"] or simt or full or per or calls.get("supports_full"):
+            bad.append(
+                "a bucket given to a peer did not go to SGLang's backend choice"
+                " (FlashInfer's branch) alone"
+            )
+        peer = PEER.split(":", 1)[1]
+        if not any(
+            f"gives this shape to {peer}" in line and "backend choice runs" in line
+            for line in seen["log"]
+        ):
+            bad.append(f"no 'gives this shape to {peer}' log line")
         return bad
     if seen["flashinfer"]:
         return ["took FlashInfer's branch"]

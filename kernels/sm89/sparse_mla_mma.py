@@ -17,6 +17,10 @@ Two entry points, each with its static selection by heads, batch and tokens:
   measured on NVIDIA H200 standing in for sm_89, DISABLE_MMA_V3=1 (torch 2.11.0+cu130, Triton 3.6.0, 2026-12-02), gpu/results/selection-input-sm89.json (whole call)).
 
 Where ``supports*`` is False the caller runs SGLang's own code.
+``defers_full`` (the arguments of ``supports_full``) is True where the whole
+call could serve the inputs but its table gives the shape to a peer
+("peer:NAME"): mlagen's route guard then leaves the call to SGLang's own
+backend choice.
 ``sparse_decode_with`` and ``sparse_decode_full_with`` run a named
 configuration whatever the tables say; the harness checks every one that
 way. Each shape's launches are worked out once (a plan) and reused. Nothing
@@ -1655,6 +1659,19 @@ def _cache_refusal(what, k_cache, indices, topk_length, batch):
     return None
 
 
+def _deferral(name):
+    """The log line of a whole call that defers_full() leaves to SGLang's
+    backend choice, its configuration being a peer's ("peer:NAME"); None
+    for any other configuration."""
+    if not name.startswith("peer:"):
+        return None
+    return (
+        f"mlagen: sparse-MLA decode not on the MMA kernel ({_WHOLE_CALL}): "
+        f"the selection gives this shape to {name[5:]}, measured faster on the "
+        "GPU the selection was measured on; SGLang's backend choice runs"
+    )
+
+
 def _config_refusal(name, q, caches):
     """Why configuration `name` cannot serve these (what, k_cache) caches;
     None when it can."""
@@ -1768,6 +1785,46 @@ def supports_full(
         extra_topk_length,
     )
     _ASKED.append((args, plan))
+    return True
+
+
+def defers_full(
+    q,
+    k_cache,
+    indices,
+    topk_length,
+    attn_sink,
+    head_dim_v,
+    softmax_scale,
+    extra_k_cache=None,
+    extra_indices=None,
+    extra_topk_length=None,
+):
+    """True when the whole call could serve this call of SGLang's
+    flash_mla_sparse_decode_triton (same arguments) but select_full() gives
+    its shape to a peer ("peer:NAME"): mlagen's route guard then leaves the
+    call to SGLang's own backend choice, and this logs so once per peer.
+    False otherwise, inputs the whole call cannot take included: those go on
+    to supports_full(), which says why. It works out (or finds) the plan
+    supports_full() reuses; it never raises."""
+    try:
+        plan = _full_plan(
+            None,
+            q,
+            k_cache,
+            indices,
+            topk_length,
+            attn_sink,
+            head_dim_v,
+            extra_k_cache,
+            extra_indices,
+            extra_topk_length,
+        )
+    except Exception:  # not what SGLang passes: supports_full() says why
+        return False
+    if plan.deferral is None:
+        return False
+    _say(logging.INFO, plan.deferral)
     return True
 
 
@@ -2047,7 +2104,7 @@ def _whole_call_plan(config, q, k0, i0, l0, sink, head_dim_v, k1, i1, l1):
     if config not in CONFIGS or on_gpu:
         refusal = _config_refusal(config, q, [(c[0], c[1]) for c in caches])
         if refusal:
-            return _Plan.refused(refusal)
+            return _Plan.refused(refusal, _deferral(config))
     return _Plan(_WHOLE_CALL, config, q, [c[1:] for c in caches], sink)
 
 
@@ -2081,11 +2138,15 @@ class _Plan:
     """
 
     refusal = None
+    # A refused whole call's log line when the refusal is a peer's bucket
+    # (_deferral), which defers_full() reports.
+    deferral = None
 
     @classmethod
-    def refused(cls, refusal):
+    def refused(cls, refusal, deferral=None):
         plan = cls.__new__(cls)
         plan.refusal = refusal
+        plan.deferral = deferral
         return plan
 
     def __init__(self, entry, name, q, caches, sink):

@@ -11,8 +11,11 @@ import (
 //
 //	mlagen: sparse-MLA decode on the MMA kernel (<entry>, target <t>, config <name>)
 //	mlagen: sparse-MLA decode not on the MMA kernel (<entry>): <reason>; SGLang's kernel runs
+//	mlagen: sparse-MLA decode not on the MMA kernel (whole call): <reason>; SGLang's backend choice runs
 //
-// <entry> is "whole call" or "per cache".
+// <entry> is "whole call" or "per cache". The last line is defers_full's: the
+// selection gives the call's shape to a peer, and mlagen's route guard
+// leaves the call to SGLang's backend choice.
 type KernelLine struct {
 	// Ran is true for "on the MMA kernel", false for a fallback.
 	Ran    bool   `json:"ran"`
@@ -21,6 +24,9 @@ type KernelLine struct {
 	Config string `json:"config,omitempty"`
 	// Reason is why the module declined (fallback lines only).
 	Reason string `json:"reason,omitempty"`
+	// Deferred: the line says SGLang's backend choice runs (the module
+	// deferred the call to a peer), not SGLang's kernel.
+	Deferred bool `json:"deferred,omitempty"`
 }
 
 // The expressions are not anchored at the start: SGLang's prefix comes
@@ -28,7 +34,7 @@ type KernelLine struct {
 // logger name before the message.
 var (
 	kernelRanRE      = regexp.MustCompile(`mlagen: sparse-MLA decode on the MMA kernel \(([^,()]+), target ([^,()]+), config ([^,()]+)\)`)
-	kernelFallbackRE = regexp.MustCompile(`mlagen: sparse-MLA decode not on the MMA kernel \(([^()]+)\): (.*); SGLang's kernel runs`)
+	kernelFallbackRE = regexp.MustCompile(`mlagen: sparse-MLA decode not on the MMA kernel \(([^()]+)\): (.*); SGLang's (kernel|backend choice) runs`)
 )
 
 // MatchKernel recognises a kernel module line in the message text of a
@@ -41,7 +47,7 @@ func MatchKernel(text string) (KernelLine, bool) {
 		return KernelLine{Ran: true, Entry: strings.TrimSpace(m[1]), Target: strings.TrimSpace(m[2]), Config: strings.TrimSpace(m[3])}, true
 	}
 	if m := kernelFallbackRE.FindStringSubmatch(text); m != nil {
-		return KernelLine{Entry: strings.TrimSpace(m[1]), Reason: strings.TrimSpace(m[2])}, true
+		return KernelLine{Entry: strings.TrimSpace(m[1]), Reason: strings.TrimSpace(m[2]), Deferred: m[3] == "backend choice"}, true
 	}
 	return KernelLine{}, false
 }
