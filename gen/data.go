@@ -150,8 +150,11 @@ func newPyTables(prefix, label string, s Selection) pyTables {
 	t := pyTables{Prefix: prefix, Label: label, Source: s.Source, HeadBounds: s.HeadBounds(), BatchBounds: s.BatchBounds, TopkBounds: s.TopkBounds, Tables: s.Tables()}
 	for _, v := range s.Verdicts {
 		row := verdictRow{Verdict: v, PeerName: strings.TrimPrefix(v.Peer, PeerPrefix), Ratio: fmt.Sprintf("%.2f", v.Ratio()), Winner: "mlagen"}
-		if IsPeer(v.Winner) {
-			row.Winner = row.PeerName + " (bucket declined)"
+		switch {
+		case IsPeer(v.Winner):
+			row.Winner = strings.TrimPrefix(v.Winner, PeerPrefix) + " (bucket declined)"
+		case v.PeerUS < v.MlagenUS:
+			row.Winner = "mlagen (" + row.PeerName + " is faster, but SGLang's path does not reach it)"
 		}
 		t.Verdicts = append(t.Verdicts, row)
 	}

@@ -34,11 +34,32 @@ const EntryWholeCall = "whole call"
 // PeerPrefix starts the variant name of a peer's row ("peer:flashmla"):
 // what SGLang runs without mlagen, timed by the harness on the same inputs.
 // A bucket a peer wins is the peer's: the selection names it, and the
-// module's supports*() decline the shape so that SGLang's own path runs.
+// module declines the shape so that SGLang's own path runs. A peer can win
+// only where that path leads to it (PeerReached).
 const PeerPrefix = "peer:"
 
 // IsPeer says whether a selection name is a peer's.
 func IsPeer(name string) bool { return strings.HasPrefix(name, PeerPrefix) }
+
+// reachedPeers are, per entry, the peers that SGLang's path reaches once
+// the module declines a call. Per cache, SGLang's dispatcher then runs its
+// own kernel (_run_triton_sparse_decode: the sglang-triton and
+// simt-baseline peers). A whole call that defers_full() leaves to SGLang
+// goes to its sm_120 entry's backend choice: FlashInfer, that same Triton
+// path, or PyTorch. FlashMLA is on neither path (SGLang calls it on sm_90
+// and sm_100 without that entry), nor is a file: peer of one's own: giving
+// them a bucket would send its calls to neither them nor mlagen.
+var reachedPeers = map[string][]string{
+	"":             {"sglang-triton", "simt-baseline"},
+	EntryWholeCall: {"flashinfer", "sglang-triton", "simt-baseline"},
+}
+
+// PeerReached says whether SGLang's path reaches peer name (with
+// PeerPrefix) when the module declines a call of entry ("" per cache, or
+// EntryWholeCall).
+func PeerReached(entry, name string) bool {
+	return slices.Contains(reachedPeers[entry], strings.TrimPrefix(name, PeerPrefix))
+}
 
 // Timing is one timed shape of one configuration, or of a peer. Heads is 0
 // in results written before the harness recorded it; a whole-call row's
@@ -137,10 +158,11 @@ func measuredSelection(r Results, ranked map[shape][]timed, entry string, topks 
 				if v, ok := verdictOf(k, ranked[k]); ok {
 					s.Verdicts = append(s.Verdicts, v)
 				}
+				can := choices(k, ranked[k])
 				name := SIMTName
 				switch {
-				case len(ranked[k]) > 0:
-					name = ranked[k][0].name
+				case len(can) > 0:
+					name = can[0].name
 				case hasShape(r, k):
 					// Timed, but nothing that fits passed: SGLang's kernel.
 				case i < len(heads)-1:
@@ -172,7 +194,8 @@ func measuredSelection(r Results, ranked map[shape][]timed, entry string, topks 
 }
 
 // verdictOf is the verdict of one timed shape where a peer and mlagen
-// were both timed (ranked fastest first); ok is false where not.
+// were both timed (ranked fastest first); ok is false where not. Peer is
+// the fastest peer, reached or not; Winner is the bucket's choice.
 func verdictOf(k shape, ranked []timed) (v Verdict, ok bool) {
 	v = Verdict{Heads: k.heads, Batch: k.batch, Topk: k.topk}
 	for _, c := range ranked {
@@ -186,11 +209,18 @@ func verdictOf(k shape, ranked []timed) (v Verdict, ok bool) {
 	if v.Peer == "" || v.Mlagen == "" {
 		return v, false
 	}
-	v.Winner = v.Mlagen
-	if v.PeerUS < v.MlagenUS {
-		v.Winner = v.Peer
-	}
+	v.Reached = PeerReached(k.entry, v.Peer)
+	w := choices(k, ranked)[0]
+	v.Winner, v.WinnerUS = w.name, w.us
 	return v, true
+}
+
+// choices are the ranked variants the bucket of shape k can go to: every
+// mlagen configuration, and the peers SGLang's path reaches there.
+func choices(k shape, ranked []timed) []timed {
+	return slices.DeleteFunc(slices.Clone(ranked), func(c timed) bool {
+		return IsPeer(c.name) && !PeerReached(k.entry, c.name)
+	})
 }
 
 // measuredBatches is bucketBatch plus every other batch the entry's rows
@@ -269,7 +299,8 @@ func NearTies(r Results, fits map[string]bool, frac float64) []NearTie {
 	var ties []NearTie
 	for _, b := range measuredBatches(r, "") {
 		for _, tk := range bucketTopk {
-			c := ranked[shape{"", h, b, tk}]
+			k := shape{"", h, b, tk}
+			c := choices(k, ranked[k])
 			if len(c) >= 2 && c[1].us <= c[0].us*(1+frac) {
 				ties = append(ties, NearTie{b, tk, c[0].name, c[1].name, c[0].us, c[1].us})
 			}

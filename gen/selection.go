@@ -45,8 +45,9 @@ type Selection struct {
 }
 
 // Verdict is one measured shape where a peer (what SGLang runs without
-// mlagen) was timed beside mlagen's configurations: the faster of the two,
-// and each side's best time in µs.
+// mlagen) was timed beside mlagen's configurations: each side's fastest, its
+// best time in µs, and the bucket's choice (Winner: the peer only where it
+// was faster and SGLang's path reaches it).
 type Verdict struct {
 	Heads    int     `json:"heads"`
 	Batch    int     `json:"batch"`
@@ -56,6 +57,13 @@ type Verdict struct {
 	MlagenUS float64 `json:"mlagen_us"`
 	Peer     string  `json:"peer"`
 	PeerUS   float64 `json:"peer_us"`
+	// Reached: SGLang's path reaches Peer when the module declines the
+	// bucket (PeerReached); a faster peer it does not reach leaves the
+	// bucket to mlagen.
+	Reached bool `json:"reached"`
+	// WinnerUS is the Winner's time: a reached peer that took the bucket
+	// may be slower than an unreached one.
+	WinnerUS float64 `json:"winner_us"`
 }
 
 // Ratio is mlagen's time over the peer's: below 1 mlagen is faster.

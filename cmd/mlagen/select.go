@@ -32,8 +32,12 @@ harness may pick the other variant. The choice still follows the numbers.
 Peers: the harness also times what SGLang runs without mlagen (FlashMLA,
 FlashInfer, SGLang's own Triton path) on the same inputs, as rows named
 "peer:NAME". A bucket where a peer that passed its checks was faster than
-every mlagen configuration goes to the peer: the table names it, and with
-the gate set SGLang's own code runs there. For the whole call the module's
+every mlagen configuration goes to the peer, if SGLang's own path reaches
+it once the module declines: the table names it, and with the gate set
+SGLang's own code runs there. That path is SGLang's Triton kernel per
+cache, and its sm_120 entry's backend choice (FlashInfer, that Triton
+path, PyTorch) for the whole call; FlashMLA is on neither, so a bucket it
+wins stays mlagen's fastest configuration. For the whole call the module's
 defers_full() says so and the route guard leaves the call to SGLang's
 backend choice (FlashInfer by default from SGLang 0.5.15); per cache,
 supports() declines and SGLang's kernel runs. select lists, per bucket
@@ -194,13 +198,20 @@ func printSelection(w io.Writer, t gen.Target, rep selectReport) {
 		}
 		fmt.Fprintf(w, "against the peers timed beside it (%s; µs, CUDA-graph replay where measured):\n", part.what)
 		for _, v := range part.sel.Verdicts {
+			peer := strings.TrimPrefix(v.Peer, gen.PeerPrefix)
 			verdict := fmt.Sprintf("mlagen, %.2fx the peer's speed", 1/v.Ratio())
-			if gen.IsPeer(v.Winner) {
-				verdict = fmt.Sprintf("%s (mlagen takes %.2fx its time): the module declines this bucket", strings.TrimPrefix(v.Peer, gen.PeerPrefix), v.Ratio())
+			switch {
+			case v.Winner == v.Peer:
+				verdict = fmt.Sprintf("%s (mlagen takes %.2fx its time): the module declines this bucket", peer, v.Ratio())
+			case gen.IsPeer(v.Winner):
+				verdict = fmt.Sprintf("%s takes it at %.1f (mlagen takes %.2fx that; %s, faster, is not reached when the module declines): the module declines this bucket",
+					strings.TrimPrefix(v.Winner, gen.PeerPrefix), v.WinnerUS, v.MlagenUS/v.WinnerUS, peer)
+			case v.Ratio() > 1:
+				verdict = fmt.Sprintf("%s is faster (mlagen takes %.2fx its time), but a call the module declines does not reach it (SGLang's %s path): mlagen keeps the bucket", peer, v.Ratio(), part.what)
 			}
 			fmt.Fprintf(w, "  heads %d batch %d %s %d: %s %.1f, %s %.1f: %s\n",
 				v.Heads, v.Batch, part.unit, v.Topk,
-				v.Mlagen, v.MlagenUS, strings.TrimPrefix(v.Peer, gen.PeerPrefix), v.PeerUS, verdict)
+				v.Mlagen, v.MlagenUS, peer, v.PeerUS, verdict)
 		}
 	}
 	if len(rep.NearTies) > 0 {

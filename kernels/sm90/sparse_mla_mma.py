@@ -325,7 +325,7 @@ FULL_SELECTION = (
             "ws_h64_t64_k1_w8_s2",
         ),
         (  # batch any: tokens <= 640, any
-            "peer:flashmla",
+            "ws_h64_t64_k1_w8_s2",
             "ws_h64_t64_k1_w8_s2",
         ),
     ),
