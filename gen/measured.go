@@ -155,10 +155,10 @@ func measuredSelection(r Results, ranked map[shape][]timed, entry string, topks 
 			var row []string
 			for ti, tk := range topks {
 				k := shape{entry, h, b, tk}
-				if v, ok := verdictOf(k, ranked[k]); ok {
+				can := choices(k, ranked[k])
+				if v, ok := verdictOf(k, ranked[k], can); ok {
 					s.Verdicts = append(s.Verdicts, v)
 				}
-				can := choices(k, ranked[k])
 				name := SIMTName
 				switch {
 				case len(can) > 0:
@@ -194,9 +194,10 @@ func measuredSelection(r Results, ranked map[shape][]timed, entry string, topks 
 }
 
 // verdictOf is the verdict of one timed shape where a peer and mlagen
-// were both timed (ranked fastest first); ok is false where not. Peer is
-// the fastest peer, reached or not; Winner is the bucket's choice.
-func verdictOf(k shape, ranked []timed) (v Verdict, ok bool) {
+// were both timed (ranked fastest first, can the ones the bucket can go
+// to: choices); ok is false where not. Peer is the fastest peer, reached or
+// not; Winner is the bucket's choice, can[0].
+func verdictOf(k shape, ranked, can []timed) (v Verdict, ok bool) {
 	v = Verdict{Heads: k.heads, Batch: k.batch, Topk: k.topk}
 	for _, c := range ranked {
 		switch {
@@ -210,8 +211,7 @@ func verdictOf(k shape, ranked []timed) (v Verdict, ok bool) {
 		return v, false
 	}
 	v.Reached = PeerReached(k.entry, v.Peer)
-	w := choices(k, ranked)[0]
-	v.Winner, v.WinnerUS = w.name, w.us
+	v.Winner, v.WinnerUS = can[0].name, can[0].us
 	return v, true
 }
 

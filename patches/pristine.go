@@ -3,6 +3,7 @@ package patches
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/mlagen/mlagen/patches/resolve"
@@ -132,10 +133,7 @@ func (s *session) rerenderRoute(fi *resolve.Info, b block, have []string, eol, i
 	if !ok {
 		return nil, fmt.Errorf("its branch is not indented as mlagen indents it")
 	}
-	same := false
-	for _, c := range calls[1:] {
-		same = same || strings.Join(argTexts(st, c), "\x00") == strings.Join(args, "\x00")
-	}
+	same := slices.ContainsFunc(calls[1:], func(c int32) bool { return slices.Equal(argTexts(st, c), args) })
 	if !same {
 		return nil, fmt.Errorf("its %s test does not pass the arguments of a call in its branch", rec.WholeCall.Defers)
 	}
@@ -145,10 +143,18 @@ func (s *session) rerenderRoute(fi *resolve.Info, b block, have []string, eol, i
 // argTexts are the arguments of call node c, as written.
 func argTexts(st *resolve.Syntax, c int32) []string {
 	var out []string
-	list := st.Child(c, "arguments")
+	for _, a := range argNodes(st, st.Child(c, "arguments")) {
+		out = append(out, st.Text(a))
+	}
+	return out
+}
+
+// argNodes are the arguments in argument list node list (no comments).
+func argNodes(st *resolve.Syntax, list int32) []int32 {
+	var out []int32
 	for a := st.First(list); a >= 0; a = st.Next(a) {
 		if st.Named(a) && st.Kind(a) != "comment" {
-			out = append(out, st.Text(a))
+			out = append(out, a)
 		}
 	}
 	return out

@@ -294,10 +294,7 @@ func (s *session) routeArgs(fi *resolve.Info, br *branch) ([]string, string) {
 	}
 	var args []string
 	given := map[string]bool{}
-	for c := st.First(list); c >= 0; c = st.Next(c) {
-		if !st.Named(c) || st.Kind(c) == "comment" {
-			continue
-		}
+	for _, c := range argNodes(st, list) {
 		text := st.Text(c)
 		switch st.Kind(c) {
 		case "list_splat", "dictionary_splat":

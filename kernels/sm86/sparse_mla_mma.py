@@ -1609,10 +1609,11 @@ _PLANS = {}
 # Past this many keys the plans are dropped and rebuilt as calls come (a
 # server sees one key per batch size and cache layout).
 _MAX_PLANS = 4096
-# The last whole call supports_full() accepted: its argument objects and its
-# plan, taken (once) by the sparse_decode_full() that SGLang's dispatcher
-# makes right after with the same objects, so that call does not work out
-# the key again. Empty when there is none.
+# The last whole call defers_full() or supports_full() looked up: its
+# argument objects and its plan, taken (once, _take_asked) by the
+# supports_full() or sparse_decode_full() that SGLang makes right after
+# with the same objects, so that a call works out its key once. Empty when
+# there is none.
 _ASKED = []
 
 # A kernel family: launches(plan, config, fixed, bind, constexprs) lists the
@@ -1780,29 +1781,6 @@ def supports_full(
     """True when sparse_decode_full serves this call of SGLang's
     flash_mla_sparse_decode_triton (same arguments); False, logged once per
     reason, when SGLang's own code must run it."""
-    _ASKED.clear()
-    try:
-        plan = _full_plan(
-            None,
-            q,
-            k_cache,
-            indices,
-            topk_length,
-            attn_sink,
-            head_dim_v,
-            extra_k_cache,
-            extra_indices,
-            extra_topk_length,
-        )
-        refusal = plan.refusal
-    except (AttributeError, TypeError) as err:
-        refusal = f"an argument is not what SGLang passes ({err})"
-    if refusal:
-        _say(
-            logging.WARNING,
-            _not_served(_WHOLE_CALL, f"supports_full() refused: {refusal}"),
-        )
-        return False
     args = (
         q,
         k_cache,
@@ -1814,6 +1792,19 @@ def supports_full(
         extra_indices,
         extra_topk_length,
     )
+    try:
+        plan = _take_asked(args)
+        if plan is None:
+            plan = _full_plan(None, *args)
+        refusal = plan.refusal
+    except (AttributeError, TypeError) as err:
+        refusal = f"an argument is not what SGLang passes ({err})"
+    if refusal:
+        _say(
+            logging.WARNING,
+            _not_served(_WHOLE_CALL, f"supports_full() refused: {refusal}"),
+        )
+        return False
     _ASKED.append((args, plan))
     return True
 
@@ -1835,27 +1826,53 @@ def defers_full(
     its shape to a peer ("peer:NAME"): mlagen's route guard then leaves the
     call to SGLang's own backend choice, and this logs so once per peer.
     False otherwise, inputs the whole call cannot take included: those go on
-    to supports_full(), which says why. It works out (or finds) the plan
-    supports_full() reuses; it never raises."""
+    to supports_full(), which says why. It leaves the plan it works out for
+    the supports_full() that follows; it never raises."""
+    args = (
+        q,
+        k_cache,
+        indices,
+        topk_length,
+        attn_sink,
+        head_dim_v,
+        extra_k_cache,
+        extra_indices,
+        extra_topk_length,
+    )
+    _ASKED.clear()
     try:
-        plan = _full_plan(
-            None,
-            q,
-            k_cache,
-            indices,
-            topk_length,
-            attn_sink,
-            head_dim_v,
-            extra_k_cache,
-            extra_indices,
-            extra_topk_length,
-        )
+        plan = _full_plan(None, *args)
     except Exception:  # not what SGLang passes: supports_full() says why
         return False
     if plan.deferral is None:
+        _ASKED.append((args, plan))
         return False
     _say(logging.INFO, plan.deferral)
     return True
+
+
+def _take_asked(args):
+    """The plan _ASKED holds when it was looked up for these very argument
+    objects (in supports_full()'s order), taken; None otherwise. SGLang
+    makes these calls back to back, with nothing in between that could
+    reshape a tensor in place."""
+    try:
+        a, plan = _ASKED.pop()
+    except IndexError:  # nothing asked just before (or another thread took it)
+        return None
+    if (
+        a[0] is args[0]
+        and a[1] is args[1]
+        and a[2] is args[2]
+        and a[3] is args[3]
+        and a[4] is args[4]
+        and a[5] == args[5]
+        and a[6] is args[6]
+        and a[7] is args[7]
+        and a[8] is args[8]
+    ):
+        return plan
+    return None
 
 
 def sparse_decode_full(
@@ -1875,25 +1892,21 @@ def sparse_decode_full(
     (and a combine where the selected configuration splits the tokens).
     Returns (out [B, 1, H, 512] bf16, lse [B, H, 1] fp32) as that function
     does; softmax_scale None means q.shape[-1] ** -0.5."""
-    try:
-        a, plan = _ASKED.pop()
-    except IndexError:  # nothing asked just before (or another thread took it)
-        a = None
-    # The very objects supports_full() was just asked about: SGLang's
-    # dispatcher calls the two back to back, with nothing in between that
-    # could reshape a tensor in place.
-    if (
-        a is not None
-        and a[0] is q
-        and a[1] is k_cache
-        and a[2] is indices
-        and a[3] is topk_length
-        and a[4] is attn_sink
-        and a[5] == head_dim_v
-        and a[6] is extra_k_cache
-        and a[7] is extra_indices
-        and a[8] is extra_topk_length
-    ):
+    plan = _take_asked(
+        (
+            q,
+            k_cache,
+            indices,
+            topk_length,
+            attn_sink,
+            head_dim_v,
+            extra_k_cache,
+            extra_indices,
+            extra_topk_length,
+        )
+    )
+    # supports_full() accepted the very same objects just before.
+    if plan is not None:
         return _run_full(
             plan,
             q,
