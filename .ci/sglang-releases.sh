@@ -14,6 +14,12 @@
 #   pip       installed with pip into a scratch venv and patched there, then
 #             reinstalled: pip removes the kernel module (RECORD listed it)
 #             and verify fails on the upstream files
+#   callers   the route names the DeepSeek-V4 backend's call of the entry and
+#             its test of the GPU, reached on TARGET's GPUs (for a target
+#             that is not 12.x: not reached, wired with --allow-unreached)
+#   sm_89     (a 12.x TARGET) patch --target sm_89 exits 1, says the server
+#             never calls the entry there and writes nothing;
+#             --allow-unreached wires it with every caller not reached
 #
 # One line per release; any failure prints the step and its output and exits 1.
 #
@@ -38,6 +44,12 @@ PY=${PYTHON:-python3}
 PIPSEL=(--no-deps --only-binary=:all: --python-version 3.11 --platform manylinux_2_34_x86_64)
 KARGS=(--target "$TARGET")
 if [ -n "${MLAGEN_KERNELS:-}" ]; then KARGS+=(--kernels "$MLAGEN_KERNELS"); fi
+# SGLang's DeepSeek-V4 backend calls the sm_120 entry on 12.x GPUs only.
+VARGS=()
+case "$TARGET" in
+  sm_12*) REACH=yes ;;
+  *) REACH=no KARGS+=(--allow-unreached) VARGS=(--allow-unreached) ;;
+esac
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/mlagen-releases.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
@@ -83,6 +95,27 @@ check_route() {
   [ "$got" = "$2" ] || fail "route enters through '$got', want '$2'" "$1"
   [ "$(json "$1" 'len(r["missed"])')" = 0 ] || fail "references missed" "$1"
   [ "$(json "$1" 'len(r["problems"])')" = 0 ] || fail "problems reported" "$1"
+  got=$(json "$1" '",".join(sorted({c["reach"] for e in r["route"]["entries"] for c in e["callers"]}))') || exit 1
+  [ "$got" = "$REACH" ] || fail "the backend's calls of the entry are reached '$got' on $TARGET, want '$REACH'" "$1"
+}
+
+# unreached REL: the pristine tree of cycle patched for sm_89, whose GPUs the
+# DeepSeek-V4 backend never calls the entry on: refused, nothing written;
+# wired with --allow-unreached, every caller reported as not reached.
+unreached() {
+  local d=$WORK/$1
+  mkdir -p "$d/s89"
+  cp -a "$d/pristine/." "$d/s89/"
+  if "$BIN" patch --target sm_89 "$d/s89/sglang" > "$d/s89.log" 2>&1; then
+    fail "patch --target sm_89 passed on a tree whose backend calls the entry on 12.x GPUs only" "$d/s89.log"
+  fi
+  grep -q "on sm_89 the server never calls" "$d/s89.log" || fail "patch --target sm_89 refused without saying why" "$d/s89.log"
+  diff -r "$d/pristine" "$d/s89" > "$d/s89.diff" 2>&1 || fail "the refused patch wrote something" "$d/s89.diff"
+  "$BIN" patch --target sm_89 --allow-unreached --json "$d/s89/sglang" > "$d/s89.json" 2> "$d/s89.err" \
+    || fail "patch --target sm_89 --allow-unreached (exit $?)" "$d/s89.err"
+  [ "$(json "$d/s89.json" '",".join(sorted({c["reach"] for e in r["route"]["entries"] for c in e["callers"]}))')" = no ] \
+    || fail "--allow-unreached: the callers are not all reported as not reached" "$d/s89.json"
+  CALLER=$(json "$d/s89.json" '"; ".join(c["path"] + ":" + str(c["line"]) + " under " + c["test"] for e in r["route"]["entries"] for c in e["callers"])')
 }
 
 # cycle REL WHEEL VARIABLE: patch, verify, repatch, revert on the unpacked wheel.
@@ -98,7 +131,7 @@ cycle() {
   (cd "$root" && "$PY" -c 'import ast,sys; [ast.parse(open(p, "rb").read(), p) for p in sys.argv[1:]]' $(cat "$d/edited")) \
     > "$d/parse.log" 2>&1 || fail "an edited file does not parse as Python" "$d/parse.log"
   grep -q '/flash_mla_sm120_mma.py,sha256=' "$d"/site/sglang-*.dist-info/RECORD || fail "RECORD does not list the kernel module"
-  "$BIN" verify --json "$root" > "$d/verify.json" 2> "$d/verify.err" || fail "verify (exit $?)" "$d/verify.json"
+  "$BIN" verify "${VARGS[@]}" --json "$root" > "$d/verify.json" 2> "$d/verify.err" || fail "verify (exit $?)" "$d/verify.json"
   check_route "$d/verify.json" "$3"
   "$BIN" patch "${KARGS[@]}" --json "$root" > "$d/again.json" 2>&1 || fail "second patch" "$d/again.json"
   [ "$(json "$d/again.json" 'r["nothing_to_do"]')" = True ] || fail "a second patch changed more" "$d/again.json"
@@ -154,6 +187,11 @@ for REL in "${RELEASES[@]}"; do
   t1=$SECONDS
   cycle "$REL" "$w" "$(variable "$REL")"
   piptrip "$REL" "$w"
-  echo "sglang $REL: patch ok ($EDITS files, route through $(variable "$REL"), $WHOLE), verify ok, repatch no-op, revert identical, pip removes the module, reinstall caught ($((SECONDS - t0)) s, download $((t1 - t0)) s)"
+  reach="caller not reached on $TARGET (wired with --allow-unreached)"
+  if [ "$REACH" = yes ]; then
+    unreached "$REL"
+    reach="caller reached on $TARGET, sm_89 refused ($CALLER)"
+  fi
+  echo "sglang $REL: patch ok ($EDITS files, route through $(variable "$REL"), $WHOLE), verify ok, repatch no-op, revert identical, pip removes the module, reinstall caught, $reach ($((SECONDS - t0)) s, download $((t1 - t0)) s)"
 done
 echo "all ${#RELEASES[@]} releases passed in $((SECONDS - START)) s (wheels cached in $CACHE)"

@@ -9,7 +9,8 @@
 // Data flows one way: a Checkout (the Python tree from resolve.Scan and, for
 // an installed SGLang, its RECORD) is loaded into a resolve.Session with the
 // names the recipe is about (session.go); want.go and route.go work out the
-// wanted state (the defining module, the whole call, the route, the gate);
+// wanted state (the defining module, the whole call, the route, the gate),
+// caller.go on which GPUs SGLang's model backend calls the route's entries;
 // Patch, Verify and Revert (patch.go, verify.go, revert.go) turn it into
 // byte edits of marked blocks (blocks.go, render.go; pristine.go tells a
 // block mlagen wrote from one edited by hand; kernel.go checks the kernel
@@ -124,6 +125,19 @@ type WholeCall struct {
 type Route struct {
 	Choices          []Choice `json:"choices"`
 	EnvironmentReads []string `json:"environment_reads"`
+	// Platform says on which GPUs SGLang's model backend calls the entries.
+	Platform Platform `json:"platform"`
+}
+
+// Platform is what the recipe knows of the test SGLang makes above the
+// entries: a call of an entry in the branch of an if whose test spells one
+// of Predicates (a name, an attribute or a function called, last in the
+// test's dotted name) runs only on GPUs whose compute capability major is
+// one of Majors; GPUs says which in words.
+type Platform struct {
+	Predicates []string `json:"predicates"`
+	Majors     []int    `json:"majors"`
+	GPUs       string   `json:"gpus"`
 }
 
 // Choice is one environment variable SGLang has chosen the backend by.
@@ -167,6 +181,9 @@ func (r *Recipe) check() error {
 	for _, c := range r.Route.Choices {
 		idents = append(idents, struct{ what, v string }{"route.choices.variable", c.Variable})
 	}
+	for _, p := range r.Route.Platform.Predicates {
+		idents = append(idents, struct{ what, v string }{"route.platform.predicates", p})
+	}
 	for _, f := range idents {
 		if !identRE.MatchString(f.v) {
 			return fmt.Errorf("%s %q is not a Python identifier", f.what, f.v)
@@ -183,6 +200,9 @@ func (r *Recipe) check() error {
 	}
 	if r.WholeCall.Required <= 0 || r.WholeCall.Required > len(r.WholeCall.Params) {
 		return fmt.Errorf("whole_call.required must be 1 to %d (whole_call.params)", len(r.WholeCall.Params))
+	}
+	if pf := r.Route.Platform; len(pf.Predicates) == 0 || len(pf.Majors) == 0 || pf.GPUs == "" {
+		return fmt.Errorf("route.platform needs predicates, majors and gpus")
 	}
 	if r.Marker == "" || r.KernelModule == "" || r.DistInfo == "" {
 		return fmt.Errorf("marker, kernel_module and dist_info are required")

@@ -103,6 +103,24 @@ type RouteEntry struct {
 	Choice   string `json:"choice,omitempty"`
 	Variable string `json:"variable,omitempty"`
 	Releases string `json:"releases,omitempty"`
+	// Callers are the calls of the entry found in the tree (SGLang's model
+	// backend), with whether each runs on the kernel module's target.
+	Callers []RouteCaller `json:"callers"`
+}
+
+// RouteCaller is one call of an entry point, one hop further out.
+type RouteCaller struct {
+	Path     string `json:"path"`
+	Line     int    `json:"line"`
+	Function string `json:"function"`
+	// Test is the test of the GPU that decides whether the call runs, as
+	// written ("not x" for the earlier test of an if whose later branch
+	// holds the call); empty when none does.
+	Test string `json:"test,omitempty"`
+	// Reach: "yes" (it runs on the target's GPUs), "no" (never there), or
+	// "unknown" (no test of the GPU mlagen reads decides it).
+	Reach string `json:"reach"`
+	How   string `json:"how"`
 }
 
 // FileChange is one file a run writes.
@@ -137,8 +155,11 @@ func (r *Report) MarshalJSON() ([]byte, error) {
 	}
 	if c.Route != nil {
 		rt := *c.Route
-		if rt.Entries == nil {
-			rt.Entries = []RouteEntry{}
+		rt.Entries = append([]RouteEntry{}, rt.Entries...)
+		for i := range rt.Entries {
+			if rt.Entries[i].Callers == nil {
+				rt.Entries[i].Callers = []RouteCaller{}
+			}
 		}
 		if rt.Notes == nil {
 			rt.Notes = []string{}
@@ -260,6 +281,14 @@ func (rt *RouteReport) write(p func(string, ...any)) {
 		}
 	}
 	for i := range rt.Entries {
+		for _, c := range rt.Entries[i].Callers {
+			p("  %-10s  %s:%d %s", "caller", c.Path, c.Line, c.Function)
+			if c.Reach == "no" {
+				p("  %-10s    not reached: %s", "", c.How)
+			} else {
+				p("  %-10s    %s", "", c.How)
+			}
+		}
 		hop("entry", &rt.Entries[i].RouteHop)
 	}
 	if rt.WholeCall != nil {

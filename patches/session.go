@@ -22,6 +22,11 @@ type Options struct {
 	// target (gen.Bundle): the proof says whether the installed module is
 	// byte for byte that. nil: not compared.
 	Emitted func(target string) ([]byte, error)
+	// AllowUnreached wires (Patch) and passes (Verify) a tree whose model
+	// backend calls the route's entries only on other GPUs than the kernel
+	// module's target: the route is then reported as not reached, in a
+	// note. Without it Patch refuses (nothing written) and Verify fails.
+	AllowUnreached bool
 	// reuse lets Patch's proof build on its own parses.
 	reuse *resolve.Reuse
 	// whole disables the partial (chunked) parse; tests use it to check

@@ -19,6 +19,8 @@ type verifier struct {
 	fi      *resolve.Info
 	g       gateRead
 	emitted func(string) ([]byte, error)
+	// allowUnreached: Options.AllowUnreached.
+	allowUnreached bool
 }
 
 // Verify is the proof: it parses the checkout as it is and resolves every
@@ -57,7 +59,7 @@ func Verify(co *Checkout, opt Options) (*Report, error) {
 	if fi == nil {
 		return nil, &Problem{Msg: fmt.Sprintf("%s: no such Python file in the tree", mod)}
 	}
-	v := &verifier{s: s, rec: rec, rep: rep, mod: mod, fi: fi, g: s.gateRead(mod), emitted: opt.Emitted}
+	v := &verifier{s: s, rec: rec, rep: rep, mod: mod, fi: fi, g: s.gateRead(mod), emitted: opt.Emitted, allowUnreached: opt.AllowUnreached}
 	v.structure()
 	v.references()
 	v.route()
@@ -254,6 +256,28 @@ func (v *verifier) wholeCallHop(w *want, kstem string) *RouteHop {
 	return hop
 }
 
+// callers adds entry e's callers to its hop re: a problem when each runs
+// only on other GPUs than the kernel module's target (a note with
+// allowUnreached), a note when the tree has none.
+func (v *verifier) callers(rt *RouteReport, e entry, re *RouteEntry) {
+	target := ""
+	if v.rep.Kernel != nil {
+		target = v.rep.Kernel.Target
+	}
+	hops, why, err := v.s.entryReach(e, target)
+	switch {
+	case err != nil:
+		v.rep.Problems = append(v.rep.Problems, fmt.Sprintf("%s:%d: the calls of %s cannot be read: %v", e.path, e.line, e.fn, err))
+	case why != "" && v.allowUnreached:
+		rt.Notes = append(rt.Notes, why+"; wired anyway (--allow-unreached)")
+	case why != "":
+		v.rep.Problems = append(v.rep.Problems, why+": "+unreachedFix(e.fn, target))
+	case len(hops) == 0:
+		rt.Notes = append(rt.Notes, fmt.Sprintf("no call of %s was found in the tree, so on which GPUs the server reaches it is not proven (a caller outside the tree, or through a name mlagen does not resolve)", e.fn))
+	}
+	re.Callers = hops
+}
+
 // entries checks the route guards of the whole call's entry points.
 func (v *verifier) entries(rt *RouteReport) {
 	rec, rep := v.rec, v.rep
@@ -289,6 +313,7 @@ func (v *verifier) entries(rt *RouteReport) {
 				guarded[fmt.Sprintf("%s:%d", e.path, e.guard.have.open)] = true
 			}
 		}
+		v.callers(rt, e, &re)
 		rt.Entries = append(rt.Entries, re)
 	}
 	// A route guard no entry accounts for guards a choice that is gone or

@@ -71,14 +71,16 @@ var examples = map[string]example{
 	"mlagen emit --target sm_90 --ws-split-k none --kernels k-triton":  {},
 
 	// patch, verify
-	"mlagen patch --dry-run ~/sglang":                                       {fixtures: []string{"sglang"}},
-	"mlagen patch --check ~/sglang":                                         {fixtures: []string{"sglang", "patched"}},
-	"mlagen patch --json --dry-run ~/sglang | jq .route":                    {fixtures: []string{"sglang"}},
-	"mlagen patch --kernels kernels/sm120 ~/sglang":                         {fixtures: []string{"repo", "sglang"}},
-	"mlagen patch --revert ~/sglang":                                        {fixtures: []string{"sglang", "patched"}},
-	"mlagen patch --target sm_90 .venv/lib/python3.11/site-packages/sglang": {fixtures: []string{"site-packages"}},
-	"mlagen verify --json ~/sglang | jq '.missed | length'":                 {fixtures: []string{"sglang", "patched"}},
-	"mlagen verify --json ~/sglang | jq .route.entries":                     {fixtures: []string{"sglang", "patched"}},
+	"mlagen patch --dry-run ~/sglang":                        {fixtures: []string{"sglang"}},
+	"mlagen patch --check ~/sglang":                          {fixtures: []string{"sglang", "patched"}},
+	"mlagen patch --json --dry-run ~/sglang | jq .route":     {fixtures: []string{"sglang"}},
+	"mlagen patch --kernels kernels/sm120 ~/sglang":          {fixtures: []string{"repo", "sglang"}},
+	"mlagen patch --revert ~/sglang":                         {fixtures: []string{"sglang", "patched"}},
+	"mlagen patch .venv/lib/python3.11/site-packages/sglang": {fixtures: []string{"site-packages"}},
+	"mlagen patch --target sm_89 ~/sglang":                   {fixtures: []string{"sglang"}, exit: 1},
+	"mlagen patch --target sm_89 --allow-unreached ~/sglang": {fixtures: []string{"sglang"}},
+	"mlagen verify --json ~/sglang | jq '.missed | length'":  {fixtures: []string{"sglang", "patched"}},
+	"mlagen verify --json ~/sglang | jq .route.entries":      {fixtures: []string{"sglang", "patched"}},
 
 	// select, version
 	"mlagen select --check gpu/results/selection-input-sm90.json":                                {fixtures: []string{"repo"}},

@@ -41,7 +41,11 @@ installed SGLang (SGLANG_ROOT = .../site-packages/sglang):
      exactly as before) and, for an installed SGLang, list the kernel
      module in the dist-info RECORD so that pip uninstall removes it,
   6. re-read the tree and prove that no reference was missed, and print the
-     route a decode call takes with the gate set.
+     route a decode call takes with the gate set, from the calls of each
+     entry point in SGLang's model backend: SGLang calls the sm_120 entry
+     only under a test of the GPU ({platform}), so a kernel module whose
+     --target is another GPU's would never run there; patch refuses it
+     (nothing written) unless --allow-unreached says to wire it anyway.
 
 Nothing outside the edited byte ranges changes; files are replaced by rename,
 all or none, never through a symlink or outside the root, with their owners
@@ -68,9 +72,11 @@ guards call, and whether it is what this mlagen emits for its TARGET.
 Examples:
   mlagen patch --dry-run ~/sglang            # show the diff, write nothing
   mlagen patch ~/sglang                      # wire it (kernel rendered for sm_120)
-  mlagen patch --target sm_90 .venv/lib/python3.11/site-packages/sglang
+  mlagen patch .venv/lib/python3.11/site-packages/sglang   # an installed SGLang
   mlagen patch --kernels kernels/sm120 ~/sglang
   mlagen patch --check ~/sglang              # CI: exit 1 unless fully wired
+  mlagen patch --target sm_89 ~/sglang      # exit 1: SGLang calls the entry on sm_120 GPUs only
+  mlagen patch --target sm_89 --allow-unreached ~/sglang   # wire it anyway (a harness that calls the entry)
   mlagen patch --revert ~/sglang             # take it all out again
   mlagen patch --json --dry-run ~/sglang | jq .route
 
@@ -78,7 +84,8 @@ Then start the server with {gate}=1 in its environment.
 
 Exit status: 0 done (or nothing to do), 1 a problem (not found, several
 modules, syntax error in a referencing file, a backend choice mlagen does not
-know, a kernel module without the functions the wiring calls, a reference
+know, a --target whose GPUs the model backend never calls the entry on, a
+kernel module without the functions the wiring calls, a reference
 the proof cannot judge, a refused star import or edited block, a pending
 journal under --dry-run or --check, not wired under --check), 2 bad usage, an unknown --target, or a --kernels folder without
 the module (nothing written).
@@ -98,8 +105,12 @@ defines what they call, that the gate is registered and, when SGLang is
 installed, that RECORD lists the kernel module (a RECORD that lists it over
 upstream files means pip replaced them: verify prints the command that
 restores the wiring). Then print the route a decode call takes with
-{gate}=1: entry point -> whole call -> per-cache
-dispatcher -> kernel module. Writes nothing.
+{gate}=1: caller in the model backend -> entry point ->
+whole call -> per-cache dispatcher -> kernel module. A caller runs only on
+the GPUs its test of the platform allows ({platform}): where every
+call of an entry runs only on other GPUs than the kernel module's TARGET,
+the kernel would never run, and verify fails (--allow-unreached: a note).
+Writes nothing.
 
 Examples:
   mlagen verify ~/sglang
@@ -107,7 +118,8 @@ Examples:
   mlagen verify --json ~/sglang | jq .route.entries
 
 Exit status: 0 fully wired, 1 something unwired or missing (or a backend
-choice that would make the gate inert), 2 bad usage (or SGLANG_ROOT is not
+choice that would make the gate inert, or a kernel module whose TARGET the
+model backend never calls the entry on), 2 bad usage (or SGLANG_ROOT is not
 a directory).
 `
 
@@ -120,6 +132,7 @@ func runPatch(e *env, args []string) int {
 	dryRun := f.Bool("dry-run", false, "write nothing; print the unified diff (and the report on stderr)")
 	check := f.Bool("check", false, "write nothing; exit 1 unless the tree is fully wired (for CI)")
 	revert := f.Bool("revert", false, "remove everything mlagen added, restoring the original bytes")
+	allow := f.Bool("allow-unreached", false, "wire the tree even where SGLang's model backend never calls the entry on --target's GPUs (for a harness that calls it itself)")
 	asJSON := f.Bool("json", false, "print the report as JSON on stdout")
 	if done, code := f.parse(e, args); done {
 		return code
@@ -135,7 +148,7 @@ func runPatch(e *env, args []string) int {
 	if err != nil {
 		return failure(e, "patch", err)
 	}
-	opt := patches.Options{Recipe: rec, Module: *module, Emitted: emittedBundle}
+	opt := patches.Options{Recipe: rec, Module: *module, Emitted: emittedBundle, AllowUnreached: *allow}
 	if *check {
 		return proveAndReport(e, "patch", root, opt, *asJSON)
 	}
@@ -188,6 +201,7 @@ func kernelFor(e *env, target, kernelsDir string) ([]byte, int) {
 func runVerify(e *env, args []string) int {
 	f := newCmdFlags("verify", helpText(verifyHelp))
 	module := f.String("module", "", "the module holding the dispatcher, when several do")
+	allow := f.Bool("allow-unreached", false, "pass a tree whose model backend never calls the entry on the kernel module's TARGET (reported as a note)")
 	asJSON := f.Bool("json", false, "print the report as JSON on stdout")
 	if done, code := f.parse(e, args); done {
 		return code
@@ -200,7 +214,7 @@ func runVerify(e *env, args []string) int {
 	if err != nil {
 		return failure(e, "verify", err)
 	}
-	return proveAndReport(e, "verify", root, patches.Options{Recipe: rec, Module: *module, Emitted: emittedBundle}, *asJSON)
+	return proveAndReport(e, "verify", root, patches.Options{Recipe: rec, Module: *module, Emitted: emittedBundle, AllowUnreached: *allow}, *asJSON)
 }
 
 // oneRoot is the one SGLANG_ROOT argument; a missing one, several, or one
@@ -262,7 +276,7 @@ func helpText(tmpl string) string {
 	}
 	return strings.NewReplacer("{choices}", strings.Join(choices, ";\n       "), "{old}", rec.Old, "{new}", rec.Dispatcher, "{gate}", rec.Gate, "{kmod}", rec.KernelModule,
 		"{whole}", rec.WholeCall.Function, "{decode}", rec.WholeCall.Decode, "{supports}", rec.WholeCall.Supports,
-		"{defers}", rec.WholeCall.Defers).Replace(tmpl)
+		"{defers}", rec.WholeCall.Defers, "{platform}", rec.Route.Platform.GPUs).Replace(tmpl)
 }
 
 // targetNames lists the targets for a flag's help.

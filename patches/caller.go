@@ -1,0 +1,321 @@
+package patches
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/mlagen/mlagen/patches/resolve"
+)
+
+// SGLang's model backend calls the route's entries, and not on every GPU:
+// its DeepSeek-V4 backend calls flash_mla_with_kvcache_sm120 only in the
+// branch of `if get_platform().is_sm120:` (`if _is_sm120:` up to 0.5.18),
+// and on any other GPU decode takes another branch. A kernel module
+// rendered for sm_89 and wired below that entry would never run, and every
+// other check would still pass. So the proof goes one hop further out: it
+// finds every call of each entry in the tree and reads the ifs around it
+// as far as the recipe's platform predicates go (Platform). Where every
+// call it finds runs only on other GPUs than the target's, patch refuses
+// and verify fails, unless told that the route is wanted anyway.
+
+// reach says whether a call runs on the target's GPUs.
+type reach int8
+
+const (
+	reachUnknown reach = iota // no platform test decides it
+	reachYes
+	reachNo
+)
+
+func (r reach) String() string {
+	return [...]string{"unknown", "yes", "no"}[r]
+}
+
+// caller is one call of an entry.
+type caller struct {
+	path, fn string
+	line     int
+	test     string // the platform test that decides it, as written ("" when none does)
+	testLine int
+	reach    reach
+}
+
+// callers finds the calls of entry fn (defined at the top level of path)
+// in the tree, and whether each runs on GPUs of compute capability major
+// (-1: the target is not known; every call is then reachUnknown).
+func (s *session) callers(path, fn string, major int) ([]caller, error) {
+	// The backend names the entry but none of the recipe's names, so the
+	// session's parses do not follow it: a session of its own does, over
+	// the files that spell it.
+	cs, err := resolve.Load(s.co.Tree, &resolve.Config{Names: []string{fn}}, resolve.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("reading the calls of %s: %w", fn, err)
+	}
+	defer cs.Close()
+	var out []caller
+	for _, site := range cs.References(resolve.Def(path, fn), false).Sites {
+		if !site.Call || strings.HasPrefix(site.Kind, "import") {
+			continue
+		}
+		st := cs.Info(site.Path).Syntax()
+		c := caller{path: site.Path, line: site.Line, fn: qualifiedDef(st, site.Node)}
+		c.reach, c.test, c.testLine = s.platformAt(st, site.Node, major)
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// qualifiedDef names the function around node i as Class.method (or the
+// module, when the call is at its top level).
+func qualifiedDef(st *resolve.Syntax, i int32) string {
+	var names []string
+	for n := st.Parent(i); n >= 0; n = st.Parent(n) {
+		if k := st.Kind(n); k == "function_definition" || k == "class_definition" {
+			names = append([]string{st.Text(st.Child(n, "name"))}, names...)
+		}
+	}
+	if len(names) == 0 {
+		return "(module level)"
+	}
+	return strings.Join(names, ".")
+}
+
+// tri is a test's value on the target's GPUs: true, false or unknown (0).
+type tri int8
+
+// platformAt reads the ifs around node up to the top of its file: a
+// branch whose own test (or an earlier test of the same if, which must not
+// hold) tests the GPU is taken on the target's GPUs or not, as far as that
+// test goes. The call never runs there when some branch around it is not
+// taken (reachNo); the tests of the GPU allow it where one is taken and
+// none is not (reachYes; tests of anything else aside); otherwise no test
+// of the GPU decides (reachUnknown). With the verdict come the test that
+// decides it, as the branch needs it ("not x" for an earlier test), and its
+// line.
+func (s *session) platformAt(st *resolve.Syntax, node int32, major int) (reach, string, int) {
+	verdict, test := reachUnknown, int32(-1)
+	negated := false
+	for n, p := node, st.Parent(node); p >= 0; n, p = p, st.Parent(p) {
+		own, before := int32(-1), []int32(nil)
+		switch {
+		case (st.Kind(p) == "if_statement" || st.Kind(p) == "elif_clause") && st.Field(n) == "consequence":
+			own = st.Child(p, "condition")
+			if st.Kind(p) == "elif_clause" {
+				before = earlierTests(st, st.Parent(p), p)
+			}
+		case st.Kind(n) == "else_clause" && st.Kind(p) == "if_statement":
+			before = earlierTests(st, p, n)
+		default:
+			continue
+		}
+		// runs: own holds and no earlier test does, as far as the tests of
+		// the GPU among them go (tri-valued and; the others do not count).
+		runs, decider, neg := tri(1), int32(-1), false
+		if v, ok := s.platformValue(st, own, major); ok {
+			runs, decider = v, own
+		}
+		for _, b := range before {
+			v, ok := s.platformValue(st, b, major)
+			if !ok {
+				continue
+			}
+			switch {
+			case v == 1:
+				runs, decider, neg = -1, b, true
+			case v == 0 && runs == 1:
+				runs = 0
+			}
+			if decider < 0 {
+				decider, neg = b, true
+			}
+		}
+		if decider < 0 {
+			continue
+		}
+		switch {
+		case runs == -1:
+			verdict, test, negated = reachNo, decider, neg
+		case runs == 1 && verdict == reachUnknown:
+			verdict, test, negated = reachYes, decider, neg
+		case test < 0:
+			test, negated = decider, neg
+		}
+		if verdict == reachNo {
+			break
+		}
+	}
+	if test < 0 {
+		return reachUnknown, "", 0
+	}
+	line, _ := resolve.LineCol(st.Src(), st.Start(test))
+	text := st.Text(test)
+	if negated {
+		text = negation(st, test)
+	}
+	return verdict, text, line
+}
+
+// negation spells not t: t's operand when t is itself a not.
+func negation(st *resolve.Syntax, t int32) string {
+	switch st.Kind(t) {
+	case "not_operator":
+		return st.Text(st.Child(t, "argument"))
+	case "boolean_operator", "conditional_expression":
+		return "not (" + st.Text(t) + ")"
+	}
+	return "not " + st.Text(t)
+}
+
+// earlierTests are the tests of if statement stmt before its clause c (an
+// elif or else clause): the if's own and those of the elifs before c.
+func earlierTests(st *resolve.Syntax, stmt, c int32) []int32 {
+	tests := []int32{st.Child(stmt, "condition")}
+	for e := st.First(stmt); e >= 0 && e != c; e = st.Next(e) {
+		if st.Kind(e) == "elif_clause" {
+			tests = append(tests, st.Child(e, "condition"))
+		}
+	}
+	return tests
+}
+
+// platformValue is test t's value on GPUs of compute capability major, as
+// far as its tests of the GPU go, and whether it has any (names one of the
+// recipe's predicates, possibly under not, and, or and parentheses). The
+// other parts of an and do not change it (the call is reached on the
+// target's GPUs when the rest holds); those of an or leave it unknown
+// unless a test of the GPU in it holds.
+func (s *session) platformValue(st *resolve.Syntax, t int32, major int) (tri, bool) {
+	if t < 0 {
+		return 0, false
+	}
+	pf := s.rec.Route.Platform
+	switch st.Kind(t) {
+	case "parenthesized_expression":
+		for c := st.First(t); c >= 0; c = st.Next(c) {
+			if st.Named(c) && st.Kind(c) != "comment" {
+				return s.platformValue(st, c, major)
+			}
+		}
+	case "not_operator":
+		v, ok := s.platformValue(st, st.Child(t, "argument"), major)
+		return -v, ok
+	case "boolean_operator":
+		l, lok := s.platformValue(st, st.Child(t, "left"), major)
+		r, rok := s.platformValue(st, st.Child(t, "right"), major)
+		if !lok && !rok {
+			return 0, false
+		}
+		if strings.TrimSpace(st.Text(st.Child(t, "operator"))) == "and" {
+			switch {
+			case l == -1 || r == -1:
+				return -1, true
+			case (l == 1 || !lok) && (r == 1 || !rok):
+				return 1, true
+			}
+			return 0, true
+		}
+		switch {
+		case l == 1 || r == 1:
+			return 1, true
+		case l == -1 && r == -1:
+			return -1, true
+		}
+		return 0, true
+	case "identifier", "attribute", "call":
+		if slices.Contains(pf.Predicates, predicateName(st, t)) {
+			switch {
+			case major < 0:
+				return 0, true
+			case slices.Contains(pf.Majors, major):
+				return 1, true
+			}
+			return -1, true
+		}
+	}
+	return 0, false
+}
+
+// predicateName is the name a test spells last: x for x, a.b.x and x(...)
+// or a.x(...).
+func predicateName(st *resolve.Syntax, t int32) string {
+	switch st.Kind(t) {
+	case "identifier":
+		return st.Text(t)
+	case "attribute":
+		return st.Text(st.Child(t, "attribute"))
+	case "call":
+		return predicateName(st, st.Child(t, "function"))
+	}
+	return ""
+}
+
+// targetMajor is the compute capability major of a target ("sm_89": 8,
+// "sm_120": 12, "sm_90a": 9), or -1.
+func targetMajor(target string) int {
+	digits := strings.TrimRight(strings.TrimPrefix(target, "sm_"), "abcdefghijklmnopqrstuvwxyz")
+	n, err := strconv.Atoi(digits)
+	if err != nil || n < 10 || !strings.HasPrefix(target, "sm_") {
+		return -1
+	}
+	return n / 10
+}
+
+// unreached reports whether every call found runs only on other GPUs.
+func unreached(cs []caller) bool {
+	return len(cs) > 0 && !slices.ContainsFunc(cs, func(c caller) bool { return c.reach != reachNo })
+}
+
+// callerHop is caller c of entry fn as the route reports it.
+func (s *session) callerHop(c caller, fn, target string) RouteCaller {
+	gpus := s.rec.Route.Platform.GPUs
+	rc := RouteCaller{Path: c.path, Line: c.line, Function: c.fn, Test: c.test, Reach: c.reach.String()}
+	switch {
+	case c.test == "":
+		rc.How = fmt.Sprintf("calls %s; no test of the GPU around the call", fn)
+	case c.reach == reachYes:
+		rc.How = fmt.Sprintf("calls %s under `%s` (line %d), which holds on %s: %s is one", fn, c.test, c.testLine, gpus, target)
+	case c.reach == reachNo:
+		rc.How = fmt.Sprintf("calls %s only under `%s` (line %d), which holds on %s, not on %s", fn, c.test, c.testLine, gpus, target)
+	case target == "":
+		rc.How = fmt.Sprintf("calls %s under `%s` (line %d), which holds on %s (the kernel module names no TARGET to compare)", fn, c.test, c.testLine, gpus)
+	default:
+		rc.How = fmt.Sprintf("calls %s under `%s` (line %d), which mlagen cannot decide for %s", fn, c.test, c.testLine, target)
+	}
+	return rc
+}
+
+// unreachedWhy says, for an entry whose every caller runs only on other
+// GPUs, that the kernel would never run on target; unreachedFix what to do.
+func (s *session) unreachedWhy(path string, line int, fn, target string, cs []caller) string {
+	var at []string
+	for _, c := range cs {
+		at = append(at, fmt.Sprintf("%s:%d (%s, under `%s`, line %d)", c.path, c.line, c.fn, c.test, c.testLine))
+	}
+	return fmt.Sprintf("%s:%d: on %s the server never calls %s, so the kernel would never run: the tree calls it only at %s, and only on %s",
+		path, line, target, fn, strings.Join(at, "; "), s.rec.Route.Platform.GPUs)
+}
+
+func unreachedFix(fn, target string) string {
+	return fmt.Sprintf("patch for a target of those GPUs, use an SGLang whose model backend calls %s on %s, or pass --allow-unreached to wire it anyway (for a harness that calls the entry itself)", fn, target)
+}
+
+// entryReach is what the route says of entry e's callers on target ("":
+// not known): each caller's hop, and, when every caller found runs only on
+// other GPUs, why the kernel would never run there ("" otherwise).
+func (s *session) entryReach(e entry, target string) ([]RouteCaller, string, error) {
+	cs, err := s.callers(e.path, e.fn, targetMajor(target))
+	if err != nil {
+		return nil, "", err
+	}
+	var hops []RouteCaller
+	for _, c := range cs {
+		hops = append(hops, s.callerHop(c, e.fn, target))
+	}
+	why := ""
+	if unreached(cs) {
+		why = s.unreachedWhy(e.path, e.line, e.fn, target, cs)
+	}
+	return hops, why, nil
+}

@@ -1,0 +1,107 @@
+package patches
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/mlagen/mlagen/patches/resolve"
+)
+
+// TestPlatformAt reads the tests around a call of entry() the way the route
+// proof does, on GPUs of compute capability 12 (sm_120) and 8 (sm_89).
+func TestPlatformAt(t *testing.T) {
+	cases := []struct {
+		name, src  string
+		on12, on8  reach
+		test       string
+		line       int
+		unknownMaj bool // with no target the verdict is unknown, the test still named
+		test8      string
+		line8      int // the deciding test on major 8, where it is another
+	}{
+		{"no test", "def f():\n    return entry()\n", reachUnknown, reachUnknown, "", 0, false, "", 0},
+		{"a test of something else", "def f():\n    if x.ready:\n        return entry()\n", reachUnknown, reachUnknown, "", 0, false, "", 0},
+		{"0.5.19 on", "def f():\n    if get_platform().is_sm120:\n        return entry()\n", reachYes, reachNo, "get_platform().is_sm120", 2, true, "", 0},
+		{"0.5.14 to 0.5.18", "_is_sm120 = is_sm120_supported()\n\n\ndef f():\n    if _is_sm120:\n        return entry()\n", reachYes, reachNo, "_is_sm120", 5, true, "", 0},
+		{"called predicate", "def f():\n    if utils.is_sm120_supported():\n        return entry()\n", reachYes, reachNo, "utils.is_sm120_supported()", 2, true, "", 0},
+		{"negated", "def f():\n    if not _is_sm120:\n        return entry()\n", reachNo, reachYes, "not _is_sm120", 2, true, "", 0},
+		{"else of a negated test", "def f():\n    if not _is_sm120:\n        return other()\n    else:\n        return entry()\n", reachYes, reachNo, "_is_sm120", 2, true, "", 0},
+		{"else of the test", "def f():\n    if _is_sm120:\n        return other()\n    else:\n        return entry()\n", reachNo, reachYes, "not _is_sm120", 2, true, "", 0},
+		{"elif after the test", "def f():\n    if _is_sm120:\n        return other()\n    elif ready:\n        return entry()\n", reachNo, reachYes, "not _is_sm120", 2, true, "", 0},
+		{"elif test", "def f():\n    if is_sm100:\n        return other()\n    elif get_platform().is_sm120:\n        return entry()\n", reachYes, reachNo, "get_platform().is_sm120", 4, true, "", 0},
+		{"and with another test", "def f():\n    if _is_sm120 and ready:\n        return entry()\n", reachYes, reachNo, "_is_sm120 and ready", 2, true, "", 0},
+		{"an elif after another test", "def f():\n    if ready:\n        return other()\n    elif _is_sm120:\n        return entry()\n", reachYes, reachNo, "_is_sm120", 4, true, "", 0},
+		{"or with another test", "def f():\n    if _is_sm120 or _is_xpu:\n        return entry()\n", reachYes, reachUnknown, "_is_sm120 or _is_xpu", 2, true, "", 0},
+		{"parenthesised", "def f():\n    if (get_platform().is_sm120):\n        return entry()\n", reachYes, reachNo, "(get_platform().is_sm120)", 2, true, "", 0},
+		{"nested: an outer test that excludes", "def f():\n    if not _is_sm120:\n        if ready:\n            return entry()\n", reachNo, reachYes, "not _is_sm120", 2, true, "", 0},
+		{"nested: each excludes one", "def f():\n    if is_sm100:\n        pass\n    elif _is_sm120:\n        if not _is_sm120:\n            return entry()\n", reachNo, reachNo, "not _is_sm120", 5, true, "_is_sm120", 4},
+		{"a lambda's branch is still under the if", "def f():\n    if _is_sm120:\n        g = lambda: entry()\n", reachYes, reachNo, "_is_sm120", 2, true, "", 0},
+		{"a conditional expression is not read", "def f():\n    return entry() if _is_sm120 else other()\n", reachUnknown, reachUnknown, "", 0, false, "", 0},
+	}
+	s := &session{rec: mustRecipe(t)}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			fi, err := resolve.Analyze("case.py", []byte(c.src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			st := fi.Syntax()
+			call := int32(-1)
+			st.Descendants(0, func(i int32) bool {
+				if call < 0 && st.Kind(i) == "identifier" && st.Text(i) == "entry" {
+					call = i
+				}
+				return call < 0
+			})
+			if call < 0 {
+				t.Fatal("no call of entry in the case")
+			}
+			for _, m := range []struct {
+				major int
+				want  reach
+			}{{12, c.on12}, {8, c.on8}} {
+				got, test, line := s.platformAt(st, call, m.major)
+				if got != m.want {
+					t.Errorf("major %d: reach %v, want %v (test %q)", m.major, got, m.want, test)
+				}
+				want, wantLine := c.test, c.line
+				if m.major == 8 && c.test8 != "" {
+					want, wantLine = c.test8, c.line8
+				}
+				if got != reachUnknown && (test != want || line != wantLine) {
+					t.Errorf("major %d: test %q at line %d, want %q at line %d", m.major, test, line, want, wantLine)
+				}
+			}
+			got, test, _ := s.platformAt(st, call, -1)
+			if got != reachUnknown || (test != "") != c.unknownMaj {
+				t.Errorf("no target: reach %v test %q, want unknown, test named %v", got, test, c.unknownMaj)
+			}
+		})
+	}
+}
+
+func TestTargetMajor(t *testing.T) {
+	for target, want := range map[string]int{"sm_80": 8, "sm_86": 8, "sm_89": 8, "sm_90": 9, "sm_90a": 9, "sm_100": 10, "sm_120": 12, "sm_121a": 12, "": -1, "sm_": -1, "gfx942": -1, "sm_x": -1} {
+		if got := targetMajor(target); got != want {
+			t.Errorf("targetMajor(%q) = %d, want %d", target, got, want)
+		}
+	}
+}
+
+// TestUnreachedNeedsEveryCaller: one call that may run on the target keeps
+// the route, and a tree with no call proves nothing either way.
+func TestUnreachedNeedsEveryCaller(t *testing.T) {
+	no, yes, unknown := caller{reach: reachNo}, caller{reach: reachYes}, caller{reach: reachUnknown}
+	for _, c := range []struct {
+		cs   []caller
+		want bool
+	}{{nil, false}, {[]caller{no}, true}, {[]caller{no, no}, true}, {[]caller{no, yes}, false}, {[]caller{unknown, no}, false}} {
+		if got := unreached(c.cs); got != c.want {
+			var r []string
+			for _, x := range c.cs {
+				r = append(r, x.reach.String())
+			}
+			t.Errorf("unreached(%s) = %v, want %v", strings.Join(r, ","), got, c.want)
+		}
+	}
+}
