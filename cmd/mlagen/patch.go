@@ -42,10 +42,11 @@ installed SGLang (SGLANG_ROOT = .../site-packages/sglang):
      module in the dist-info RECORD so that pip uninstall removes it,
   6. re-read the tree and prove that no reference was missed, and print the
      route a decode call takes with the gate set, from the calls of each
-     entry point in SGLang's model backend: SGLang calls the sm_120 entry
-     only under a test of the GPU ({platform}), so a kernel module whose
-     --target is another GPU's would never run there; patch refuses it
-     (nothing written) unless --allow-unreached says to wire it anyway.
+     entry point in SGLang's model backend, which calls the sm_120 entry
+     only on {platform}: a kernel
+     module whose --target is another GPU's would never run there, so
+     patch refuses it (nothing written) unless --allow-unreached says to
+     wire it anyway.
 
 Nothing outside the edited byte ranges changes; files are replaced by rename,
 all or none, never through a symlink or outside the root, with their owners
@@ -106,11 +107,12 @@ installed, that RECORD lists the kernel module (a RECORD that lists it over
 upstream files means pip replaced them: verify prints the command that
 restores the wiring). Then print the route a decode call takes with
 {gate}=1: caller in the model backend -> entry point ->
-whole call -> per-cache dispatcher -> kernel module. A caller runs only on
-the GPUs its test of the platform allows ({platform}): where every
-call of an entry runs only on other GPUs than the kernel module's TARGET,
-the kernel would never run, and verify fails (--allow-unreached: a note).
-Writes nothing.
+whole call -> per-cache dispatcher -> kernel module. Each caller runs only
+where the tests of the GPU around it allow; SGLang's DeepSeek-V4 backend
+calls the sm_120 entry only on {platform}.
+Where every call of an entry runs only on other GPUs than the kernel
+module's TARGET, the kernel would never run, and verify fails
+(--allow-unreached: a note). Writes nothing.
 
 Examples:
   mlagen verify ~/sglang
