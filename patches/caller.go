@@ -40,6 +40,23 @@ type caller struct {
 	test     string // the platform test that decides it, as written ("" when none does)
 	testLine int
 	reach    reach
+	// inTest: the call is in a test file (testPath), which the server does
+	// not run: listed, but no evidence either way.
+	inTest bool
+}
+
+// testPath reports whether a file is a test's (under a test or tests
+// folder, or named test_*.py, *_test.py or conftest.py): a checkout's
+// tests call the entry directly, on whatever GPU they run.
+func testPath(p string) bool {
+	parts := strings.Split(p, "/")
+	for _, d := range parts[:len(parts)-1] {
+		if d == "test" || d == "tests" {
+			return true
+		}
+	}
+	base := parts[len(parts)-1]
+	return strings.HasPrefix(base, "test_") || strings.HasSuffix(base, "_test.py") || base == "conftest.py"
 }
 
 // callers finds the calls of entry fn (defined at the top level of path)
@@ -60,7 +77,7 @@ func (s *session) callers(path, fn string, major int) ([]caller, error) {
 			continue
 		}
 		st := cs.Info(site.Path).Syntax()
-		c := caller{path: site.Path, line: site.Line, fn: qualifiedDef(st, site.Node)}
+		c := caller{path: site.Path, line: site.Line, fn: qualifiedDef(st, site.Node), inTest: testPath(site.Path)}
 		c.reach, c.test, c.testLine = s.platformAt(st, site.Node, major)
 		out = append(out, c)
 	}
@@ -264,14 +281,17 @@ func targetMajor(target string) int {
 
 // unreached reports whether every call found runs only on other GPUs.
 func unreached(cs []caller) bool {
-	return len(cs) > 0 && !slices.ContainsFunc(cs, func(c caller) bool { return c.reach != reachNo })
+	server := slices.DeleteFunc(slices.Clone(cs), func(c caller) bool { return c.inTest })
+	return len(server) > 0 && !slices.ContainsFunc(server, func(c caller) bool { return c.reach != reachNo })
 }
 
 // callerHop is caller c of entry fn as the route reports it.
 func (s *session) callerHop(c caller, fn, target string) RouteCaller {
 	gpus := s.rec.Route.Platform.GPUs
-	rc := RouteCaller{Path: c.path, Line: c.line, Function: c.fn, Test: c.test, Reach: c.reach.String()}
+	rc := RouteCaller{Path: c.path, Line: c.line, Function: c.fn, Test: c.test, Reach: c.reach.String(), InTest: c.inTest}
 	switch {
+	case c.inTest:
+		rc.How = fmt.Sprintf("a test calls %s: not the server's path, so it does not count", fn)
 	case c.test == "":
 		rc.How = fmt.Sprintf("calls %s; no test of the GPU around the call", fn)
 	case c.reach == reachYes:
@@ -291,7 +311,9 @@ func (s *session) callerHop(c caller, fn, target string) RouteCaller {
 func (s *session) unreachedWhy(path string, line int, fn, target string, cs []caller) string {
 	var at []string
 	for _, c := range cs {
-		at = append(at, fmt.Sprintf("%s:%d (%s, under `%s`, line %d)", c.path, c.line, c.fn, c.test, c.testLine))
+		if !c.inTest {
+			at = append(at, fmt.Sprintf("%s:%d (%s, under `%s`, line %d)", c.path, c.line, c.fn, c.test, c.testLine))
+		}
 	}
 	return fmt.Sprintf("%s:%d: on %s the server never calls %s, so the kernel would never run: the tree calls it only at %s, and only on %s",
 		path, line, target, fn, strings.Join(at, "; "), s.rec.Route.Platform.GPUs)

@@ -92,16 +92,34 @@ func TestTargetMajor(t *testing.T) {
 // the route, and a tree with no call proves nothing either way.
 func TestUnreachedNeedsEveryCaller(t *testing.T) {
 	no, yes, unknown := caller{reach: reachNo}, caller{reach: reachYes}, caller{reach: reachUnknown}
+	test := caller{reach: reachUnknown, inTest: true}
 	for _, c := range []struct {
 		cs   []caller
 		want bool
-	}{{nil, false}, {[]caller{no}, true}, {[]caller{no, no}, true}, {[]caller{no, yes}, false}, {[]caller{unknown, no}, false}} {
+	}{{nil, false}, {[]caller{no}, true}, {[]caller{no, no}, true}, {[]caller{no, yes}, false}, {[]caller{unknown, no}, false},
+		{[]caller{no, test}, true}, {[]caller{test}, false}} {
 		if got := unreached(c.cs); got != c.want {
 			var r []string
 			for _, x := range c.cs {
-				r = append(r, x.reach.String())
+				r = append(r, x.reach.String()+map[bool]string{true: " (test)"}[x.inTest])
 			}
 			t.Errorf("unreached(%s) = %v, want %v", strings.Join(r, ","), got, c.want)
+		}
+	}
+}
+
+func TestTestPath(t *testing.T) {
+	for p, want := range map[string]bool{
+		"test/srt/test_flash_mla_sm120.py":                     true,
+		"python/sglang/test/attention/test_flash_mla.py":       true,
+		"tests/conftest.py":                                    true,
+		"srt/layers/attention/flash_mla_test.py":               true,
+		"srt/layers/attention/deepseek_v4_backend.py":          false,
+		"srt/layers/attention/testing_utils.py":                false,
+		"python/sglang/srt/layers/attention/latest/backend.py": false,
+	} {
+		if got := testPath(p); got != want {
+			t.Errorf("testPath(%q) = %v, want %v", p, got, want)
 		}
 	}
 }

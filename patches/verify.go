@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -272,8 +273,8 @@ func (v *verifier) callers(rt *RouteReport, e entry, re *RouteEntry) {
 		rt.Notes = append(rt.Notes, why+"; wired anyway (--allow-unreached)")
 	case why != "":
 		v.rep.Problems = append(v.rep.Problems, why+": "+unreachedFix(e.fn, target))
-	case len(hops) == 0:
-		rt.Notes = append(rt.Notes, fmt.Sprintf("no call of %s was found in the tree, so on which GPUs the server reaches it is not proven (a caller outside the tree, or through a name mlagen does not resolve)", e.fn))
+	case !slices.ContainsFunc(hops, func(h RouteCaller) bool { return !h.InTest }):
+		rt.Notes = append(rt.Notes, fmt.Sprintf("no call of %s was found in the tree outside tests, so on which GPUs the server reaches it is not proven (a caller outside the tree, or through a name mlagen does not resolve)", e.fn))
 	}
 	re.Callers = hops
 }
