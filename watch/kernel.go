@@ -103,7 +103,7 @@ func (w *watcher) kernelSaid() string {
 
 func (w *watcher) kernelNeverRan() (Outcome, string) {
 	if w.rep.Kernel.Served == "unknown" {
-		w.p.line("%s kernel: no line of mlagen's kernel module came (required: %s). Is the tree the server imports patched (mlagen verify), and does SGLang's backend choice reach it?",
+		w.p.line("%s kernel: no line of mlagen's kernel module came (required: %s). Is the tree the server imports patched, and does SGLang reach the route on this GPU? mlagen verify proves the wiring and prints the route from the model backend's calls, with the GPUs they run on (stock SGLang calls the sm_120 entry on compute capability 12.x GPUs only)",
 			stamp(w.since()), w.rep.Kernel.RequiredBecause)
 	} else {
 		w.p.line("%s kernel: the MMA kernel was required (%s) and did not run", stamp(w.since()), w.rep.Kernel.RequiredBecause)

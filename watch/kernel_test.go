@@ -65,13 +65,16 @@ func TestKernelFallbackOnlyFails(t *testing.T) {
 }
 
 // No line of the module at all (an unpatched tree, a backend choice that
-// never reaches it): a failure that says so.
+// never reaches it, a GPU the model backend never calls the entry on): a
+// failure that says so.
 func TestKernelNoLineFails(t *testing.T) {
 	o := watchReplay(t, fixture{steps: fakesglang.CleanStart(), cfg: expectKernel, hang: time.Hour})
 	if o.rep.ExitCode != 1 || o.rep.Verdict != "FAILED after 1m18s: the server answered, but the MMA kernel never ran: no mlagen line in the log." {
 		t.Fatalf("exit %d, verdict %q; output:\n%s", o.rep.ExitCode, o.rep.Verdict, o.out)
 	}
-	if o.rep.Kernel.Served != "unknown" || !strings.Contains(o.out, "no line of mlagen's kernel module came") {
+	// It points at the two ways that happens: an unpatched tree, or a GPU
+	// whose model backend never calls the route's entry.
+	if o.rep.Kernel.Served != "unknown" || !strings.Contains(o.out, "no line of mlagen's kernel module came") || !strings.Contains(o.out, "the GPUs they run on") {
 		t.Errorf("served %q; output:\n%s", o.rep.Kernel.Served, o.out)
 	}
 	// The smoke request had succeeded: the failure is the kernel's alone.
