@@ -1,8 +1,8 @@
-"""Make lab/pdl's module copies (git-ignored) from the shipped sm_90 module
-(HEAD): `base` as it is; `late`, whose narrow 16-head consumer signals
-`griddepcontrol.launch_dependents` as its tile loop ends (before the
-epilogue normalises and stores the split's partial); `early`, which
-signals it before the loop.
+"""Make lab/pdl's module copies (git-ignored) from the sm_90 module as it
+was before the change shipped (6f4d4d9): `base` as it is; `late`, whose
+narrow 16-head consumer signals `griddepcontrol.launch_dependents` as its
+tile loop ends (before the epilogue normalises and stores the split's
+partial); `early`, which signals it before the loop.
 
 The split-K combine is launched with programmatic dependent launch, but
 no decode kernel signals, so the combine may start only as the decode
@@ -69,7 +69,7 @@ LOOP_START = """    n_tiles = gl.cdiv(gl.maximum(end - start, 0), BLOCK_T)
 
 
 def main():
-    copies.base(HERE, commit="HEAD", target="sm90")
+    copies.base(HERE, commit="6f4d4d9", target="sm90")
     head = ("\n\n@gluon.jit\ndef _ws_narrow_consumer(", SIGNAL)
     copies.edited(
         HERE,
