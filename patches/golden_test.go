@@ -61,8 +61,8 @@ func fakeEmitted(target string) ([]byte, error) {
 // A golden case is a txtar archive in testdata/golden:
 //
 //	comment: what the case is about; a line "args: --module P --revert
-//	--verify --roundtrip --root DIR --target T --allow-unreached" sets
-//	options (--target: the fake kernel's TARGET)
+//	--verify --roundtrip --root DIR --target T" sets options (--target:
+//	the fake kernel's TARGET)
 //	-- in/<path> --   the input tree (files under in/)
 //	-- mode/<path> -- optional: "755" sets that input file's mode
 //	-- diff --        expected unified diff of the dry run
@@ -149,8 +149,6 @@ func goldenJob(t *testing.T, ar *txtar.Archive, rec *Recipe) (Job, string) {
 			case "--target":
 				i++
 				job.Kernel = []byte(strings.Replace(fakeKernel, `TARGET = "sm_120"`, `TARGET = "`+fs[i]+`"`, 1))
-			case "--allow-unreached":
-				job.AllowUnreached = true
 			case "--roundtrip":
 				mode = "roundtrip"
 			case "--verify":
