@@ -87,6 +87,11 @@ json() {
     || { cat "$1" >> "$WORK/json.err"; fail "the report lacks $2" "$WORK/json.err"; }
 }
 
+# reaches FILE: the reach verdicts of the report's callers, sorted, joined.
+reaches() {
+  json "$1" '",".join(sorted({c["reach"] for e in r["route"]["entries"] for c in e["callers"]}))'
+}
+
 # check_route FILE VARIABLE: the report's route enters through the release's
 # backend choice and is proven.
 check_route() {
@@ -95,7 +100,7 @@ check_route() {
   [ "$got" = "$2" ] || fail "route enters through '$got', want '$2'" "$1"
   [ "$(json "$1" 'len(r["missed"])')" = 0 ] || fail "references missed" "$1"
   [ "$(json "$1" 'len(r["problems"])')" = 0 ] || fail "problems reported" "$1"
-  got=$(json "$1" '",".join(sorted({c["reach"] for e in r["route"]["entries"] for c in e["callers"]}))') || exit 1
+  got=$(reaches "$1") || exit 1
   [ "$got" = "$REACH" ] || fail "the backend's calls of the entry are reached '$got' on $TARGET, want '$REACH'" "$1"
 }
 
@@ -113,7 +118,7 @@ unreached() {
   diff -r "$d/pristine" "$d/s89" > "$d/s89.diff" 2>&1 || fail "the refused patch wrote something" "$d/s89.diff"
   "$BIN" patch --target sm_89 --allow-unreached --json "$d/s89/sglang" > "$d/s89.json" 2> "$d/s89.err" \
     || fail "patch --target sm_89 --allow-unreached (exit $?)" "$d/s89.err"
-  [ "$(json "$d/s89.json" '",".join(sorted({c["reach"] for e in r["route"]["entries"] for c in e["callers"]}))')" = no ] \
+  [ "$(reaches "$d/s89.json")" = no ] \
     || fail "--allow-unreached: the callers are not all reported as not reached" "$d/s89.json"
   CALLER=$(json "$d/s89.json" '"; ".join(c["path"] + ":" + str(c["line"]) + " under " + c["test"] for e in r["route"]["entries"] for c in e["callers"])')
 }

@@ -85,10 +85,6 @@ type planner struct {
 	routed string
 	// entries are the files that get a route guard.
 	entries map[string]bool
-	// target is the kernel module's TARGET ("" when it names none);
-	// allowUnreached is Options.AllowUnreached.
-	target         string
-	allowUnreached bool
 }
 
 // Patch plans the wiring: kernel module beside the defining module,
@@ -120,7 +116,7 @@ func Patch(co *Checkout, opt Options) (*Result, error) {
 		return nil, err
 	}
 	p := &planner{editSet: newEditSet(), s: s, rec: rec, mod: mod, fi: s.Info(mod), bare: map[string]bool{},
-		whole: hasWholeCall(opt.Kernel, rec), entries: map[string]bool{}, target: kernelTarget(opt.Kernel), allowUnreached: opt.AllowUnreached}
+		whole: hasWholeCall(opt.Kernel, rec), entries: map[string]bool{}}
 	for _, step := range []func() error{p.definition, p.renames, p.gate, p.dispatcher, p.wholeCall, p.route} {
 		if err := step(); err != nil {
 			return nil, err
@@ -131,9 +127,14 @@ func Patch(co *Checkout, opt Options) (*Result, error) {
 		return nil, err
 	}
 	fcs := p.describe(changes, "renamed")
+	// The proof reads the model backend's calls of each entry; where none
+	// runs on the kernel module's target, nothing is written.
 	proof, err := Verify(co.with(changes), Options{Recipe: rec, Module: mod, Emitted: opt.Emitted, AllowUnreached: opt.AllowUnreached, whole: opt.whole, reuse: s.Reuse(p.edits)})
 	if err != nil {
 		return nil, fmt.Errorf("proof after patching: %w", err)
+	}
+	if len(proof.unreached) > 0 && !opt.AllowUnreached {
+		return nil, &Problem{Msg: "the kernel would never run on this tree (nothing was written):", Lines: append(proof.unreached, "to go on: "+proof.unreachedFix)}
 	}
 	proof.Command = "patch"
 	proof.Changes = fcs
@@ -312,21 +313,6 @@ func (p *planner) route() error {
 	rs := p.s.routes(p.mod, p.g)
 	if len(rs.problems) > 0 {
 		return &Problem{Msg: "the gate would not take effect on this tree's backend choice (nothing was written):", Lines: rs.problems}
-	}
-	if !p.allowUnreached {
-		var never []string
-		for _, e := range rs.entries {
-			_, why, err := p.s.entryReach(e, p.target)
-			if err != nil {
-				return err
-			}
-			if why != "" {
-				never = append(never, why)
-			}
-		}
-		if len(never) > 0 {
-			return &Problem{Msg: "the kernel would never run on this tree (nothing was written):", Lines: append(never, "to go on: "+unreachedFix(rs.entries[0].fn, p.target))}
-		}
 	}
 	for _, e := range rs.entries {
 		if e.guard == nil {

@@ -65,6 +65,12 @@ type Report struct {
 	Outside       []string `json:"symlinks_not_followed"`
 	// Diff is the unified diff of a dry run (--json --dry-run only).
 	Diff string `json:"diff,omitempty"`
+
+	// unreached says, entry by entry, where the model backend calls an
+	// entry only on other GPUs than the kernel module's target (Patch
+	// refuses such a tree unless told); unreachedFix what to do about it.
+	unreached    []string
+	unreachedFix string
 }
 
 // RouteReport is the route of a decode call with the gate set, outermost

@@ -269,10 +269,14 @@ func (v *verifier) callers(rt *RouteReport, e entry, re *RouteEntry) {
 	switch {
 	case err != nil:
 		v.rep.Problems = append(v.rep.Problems, fmt.Sprintf("%s:%d: the calls of %s cannot be read: %v", e.path, e.line, e.fn, err))
-	case why != "" && v.allowUnreached:
-		rt.Notes = append(rt.Notes, why+"; wired anyway (--allow-unreached)")
 	case why != "":
-		v.rep.Problems = append(v.rep.Problems, why+": "+unreachedFix(e.fn, target))
+		v.rep.unreached = append(v.rep.unreached, why)
+		v.rep.unreachedFix = unreachedFix(e.fn, target)
+		if v.allowUnreached {
+			rt.Notes = append(rt.Notes, why+"; wired anyway (--allow-unreached)")
+		} else {
+			v.rep.Problems = append(v.rep.Problems, why+": "+v.rep.unreachedFix)
+		}
 	case !slices.ContainsFunc(hops, func(h RouteCaller) bool { return !h.InTest }):
 		rt.Notes = append(rt.Notes, fmt.Sprintf("no call of %s was found in the tree outside tests, so on which GPUs the server reaches it is not proven (a caller outside the tree, or through a name mlagen does not resolve)", e.fn))
 	}

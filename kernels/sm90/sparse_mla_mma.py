@@ -947,10 +947,8 @@ def _launch_dependents():
     programmatic dependent launch, may be placed once every program has
     signalled (or exited); it still waits for the partials in its
     griddepcontrol.wait. The narrow kernel signals as its tile loop ends, so
-    the combine's launch overlaps the epilogues (lab/pdl: 0.96-0.98x the
-    time of its split calls). The 64-head split kernel does not: signalled
-    there, its combine's 1,024 programs at B 16 crowd the few idle SMs
-    early and the call took 1.08-1.11x as long."""
+    the combine's launch overlaps the epilogues. The 64-head split kernel
+    does not: signalled there, its split calls got slower (lab/pdl)."""
     gl.inline_asm_elementwise(
         "griddepcontrol.launch_dependents;\nmov.u32 $0, $1;",
         "=r,r",
