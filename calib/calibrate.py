@@ -138,7 +138,7 @@ def compile_one(job):
     config = module.Config(**fields)
     tile = config._asdict()
     row = {}
-    fn, sig, constexprs, options, gluon = decode_job(module, tile, whole_call)
+    fn, sig, constexprs, options, gluon = decode_job(module, tile, cap, whole_call)
     source = GluonASTSource if gluon else ASTSource
     src = source(
         fn=fn, signature=sig, constexprs=constexprs, attrs=specialised(fn, sig)
@@ -186,7 +186,7 @@ def job_key(job):
     load_kernel(kernel_path)  # torch, or its stand-in
     module = keyed_kernel(kernel_path)
     tile = module.Config(**fields)._asdict()
-    fn, sig, constexprs, options, gluon = decode_job(module, tile, whole_call)
+    fn, sig, constexprs, options, gluon = decode_job(module, tile, cap, whole_call)
     parts = {
         "fn": fn.cache_key,
         "sig": sig,

@@ -124,10 +124,11 @@ def specialised(fn, sig):
     }
 
 
-def decode_job(module, tile, whole_call=False):
+def decode_job(module, tile, cap, whole_call=False):
     """(kernel, signature, constexprs, options, Gluon?) of the decode kernel,
-    as the per-cache entry launches it or (whole_call) the whole-call one
-    with both caches, both lengths and a sink.
+    as the per-cache entry launches it on a GPU of compute capability cap
+    (90 for sm_90) or (whole_call) the whole-call one with both caches, both
+    lengths and a sink.
 
     A new kernel family adds its kernel, constexprs and launch options here."""
     family = tile["family"]
@@ -159,6 +160,9 @@ def decode_job(module, tile, whole_call=False):
         constexprs["SUBTILES"] = 2 if halves else 1
         if hasattr(module, "_pp_q_reg_groups"):
             constexprs["Q_REG_GROUPS"] = module._pp_q_reg_groups(module.Config(**tile))
+        if "PDL" in fn.arg_names:
+            # As _pdl(device) says on that GPU: griddepcontrol from sm_90 on.
+            constexprs["PDL"] = cap >= 90
         options = {"num_warps": tile["num_warps"]}
         if hasattr(module, "_PP_MAXNREG"):
             options["maxnreg"] = module._PP_MAXNREG
@@ -289,7 +293,7 @@ def fingerprint(job):
     module = load(path)
     full = which.endswith("/full")
     if which in ("decode", "decode/full"):
-        fn, sig, constexprs, options, gluon = decode_job(module, tile, full)
+        fn, sig, constexprs, options, gluon = decode_job(module, tile, cap, full)
     else:
         found = [j for j in combine_jobs(module, tile, cap, full) if j[0] == which]
         _, fn, sig, constexprs, options, gluon = found[0]

@@ -28,7 +28,7 @@ def compiled(module, name, whole=False, maxnreg=None, cap=90):
     decode kernel for sm_90a (or compute capability cap), as its entry
     launches it (at maxnreg if given)."""
     c = module.CONFIGS[name]
-    fn, sig, constexprs, options, _ = decode_job(module, c._asdict(), whole)
+    fn, sig, constexprs, options, _ = decode_job(module, c._asdict(), cap, whole)
     if maxnreg is not None:
         options["maxnreg"] = maxnreg
     src = GluonASTSource(

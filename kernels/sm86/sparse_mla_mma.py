@@ -737,6 +737,36 @@ def _gl_sink_weight(lse2, Sink, heads, head_ok):
 
 
 @gluon.jit
+def _per_thread(value):
+    """`value` once per thread of the calling warps: the operand that makes an
+    inline-asm statement run exactly once in each thread."""
+    lay: gl.constexpr = gl.BlockedLayout([1], [32], [gl.num_warps()], [0])
+    return gl.full([32 * gl.num_warps()], value, gl.int32, lay)
+
+
+@gluon.jit
+def _launch_dependents():
+    """griddepcontrol.launch_dependents: the split-K combine, launched with
+    programmatic dependent launch, may be placed once every program has
+    signalled (or exited); it still waits for the partials in its
+    griddepcontrol.wait. A decode kernel that signals as its tile loop ends
+    lets the combine's launch overlap its epilogue. The instruction exists
+    from sm_90 on: the pipelined kernel, built for older targets too, calls
+    this only where its PDL constexpr (set from the device) says so. Only
+    16-head tiles signal: from the 64-head ones (sm_90's split kernel, the
+    pipelined 64-head tile) split calls got slower at B 16 (lab/pdl,
+    lab/pdl120; why was not measured)."""
+    gl.inline_asm_elementwise(
+        "griddepcontrol.launch_dependents;\nmov.u32 $0, $1;",
+        "=r,r",
+        [_per_thread(0)],
+        dtype=gl.int32,
+        is_pure=False,
+        pack=1,
+    )
+
+
+@gluon.jit
 def _gl_e4m3_word_to_f32(w, j: gl.constexpr):
     """The fp32 value of byte j of each word of w (int32), an e4m3fn value,
     exactly."""
@@ -1237,6 +1267,7 @@ def _pp_decode_kernel(
     HAS_EXTRA: gl.constexpr,
     HAS_TOPK_LENGTH1: gl.constexpr,
     HAS_SINK: gl.constexpr,
+    PDL: gl.constexpr,
 ):
     """Scores and P.V for BLOCK_H heads of one batch row over one split of its
     tokens, with mma.sync (mma_v2), the same arguments and results as
@@ -1248,7 +1279,9 @@ def _pp_decode_kernel(
     the set the MMAs are not reading (one barrier a tile); with 1 the stores
     wait for the MMAs (two barriers a tile) and the tile may be twice as
     wide in the same shared memory. Q_REG_GROUPS of Q's column groups stay
-    in registers across the loop (_pp_q_reg_groups).
+    in registers across the loop (_pp_q_reg_groups). PDL: the GPU has
+    griddepcontrol (sm_90 on), so a 16-head split signals its combine as
+    the loop ends (_launch_dependents).
     """
     WARPS_M: gl.constexpr = BLOCK_H // 16
     NUM_WARPS: gl.constexpr = WARPS_M * WARPS_N
@@ -1411,6 +1444,11 @@ def _pp_decode_kernel(
                 src, idx, t0 + 4 * BLOCK_T, end, HAS_EXTRA, BLOCK_T, lay, wlay
             )
 
+    if PDL and SPLIT_K > 1 and BLOCK_H == 16:
+        # The combine (launched with PDL) may start while partials are
+        # stored. Not from 64-head tiles: there splits of two tiles got
+        # slower at B 16 (lab/pdl120).
+        _launch_dependents()
     # The program ids again rather than values kept alive across the loop,
     # whose registers it needs.
     _pp_epilogue(
@@ -2659,6 +2697,7 @@ def _pp_launches(plan, c, fixed, bind, constexprs):
         NUM_BUFS=c.num_stages,
         SUBTILES=2 if c.block_t == _PP_HALVES_BLOCK_T else 1,
         Q_REG_GROUPS=_pp_q_reg_groups(c),
+        PDL=_pdl(plan.device),
     )
     options = dict(num_warps=c.num_warps, maxnreg=_PP_MAXNREG)
     decode = _Kernel(_pp_decode_kernel, grid, fixed, bind, constexprs, options)

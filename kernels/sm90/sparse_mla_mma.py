@@ -825,6 +825,36 @@ def _gl_sink_weight(lse2, Sink, heads, head_ok):
 
 
 @gluon.jit
+def _per_thread(value):
+    """`value` once per thread of the calling warps: the operand that makes an
+    inline-asm statement run exactly once in each thread."""
+    lay: gl.constexpr = gl.BlockedLayout([1], [32], [gl.num_warps()], [0])
+    return gl.full([32 * gl.num_warps()], value, gl.int32, lay)
+
+
+@gluon.jit
+def _launch_dependents():
+    """griddepcontrol.launch_dependents: the split-K combine, launched with
+    programmatic dependent launch, may be placed once every program has
+    signalled (or exited); it still waits for the partials in its
+    griddepcontrol.wait. A decode kernel that signals as its tile loop ends
+    lets the combine's launch overlap its epilogue. The instruction exists
+    from sm_90 on: the pipelined kernel, built for older targets too, calls
+    this only where its PDL constexpr (set from the device) says so. Only
+    16-head tiles signal: from the 64-head ones (sm_90's split kernel, the
+    pipelined 64-head tile) split calls got slower at B 16 (lab/pdl,
+    lab/pdl120; why was not measured)."""
+    gl.inline_asm_elementwise(
+        "griddepcontrol.launch_dependents;\nmov.u32 $0, $1;",
+        "=r,r",
+        [_per_thread(0)],
+        dtype=gl.int32,
+        is_pure=False,
+        pack=1,
+    )
+
+
+@gluon.jit
 def _page_shift(page_size):
     """log2 of page_size, a power of two from 1 to 4096 (_why_not_ws refuses
     other sizes), as a sum of comparisons on scalars: a dozen uniform
@@ -930,32 +960,6 @@ def _dequant_store(row_at, words, n0, n1, n2, n3, n4, n5, n6):
         dtype=gl.int8,
         is_pure=False,
         pack=16,
-    )
-
-
-@gluon.jit
-def _per_thread(value):
-    """`value` once per thread of the calling warps: the operand that makes an
-    inline-asm statement run exactly once in each thread."""
-    lay: gl.constexpr = gl.BlockedLayout([1], [32], [gl.num_warps()], [0])
-    return gl.full([32 * gl.num_warps()], value, gl.int32, lay)
-
-
-@gluon.jit
-def _launch_dependents():
-    """griddepcontrol.launch_dependents: the split-K combine, launched with
-    programmatic dependent launch, may be placed once every program has
-    signalled (or exited); it still waits for the partials in its
-    griddepcontrol.wait. The narrow kernel signals as its tile loop ends, so
-    the combine's launch overlaps the epilogues. The 64-head split kernel
-    does not: signalled there, its split calls got slower (lab/pdl)."""
-    gl.inline_asm_elementwise(
-        "griddepcontrol.launch_dependents;\nmov.u32 $0, $1;",
-        "=r,r",
-        [_per_thread(0)],
-        dtype=gl.int32,
-        is_pure=False,
-        pack=1,
     )
 
 

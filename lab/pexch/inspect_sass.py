@@ -39,7 +39,7 @@ def main():
         module = sass.load(path)
         tile = sass.tile_of(module.CONFIGS[config])
         for full in (False, True):
-            fn, sig, constexprs, options, gluon = sass.decode_job(module, tile, full)
+            fn, sig, constexprs, options, gluon = sass.decode_job(module, tile, cap, full)
             src = GluonASTSource(
                 fn=fn,
                 signature=sig,

@@ -18,7 +18,7 @@ from triton.experimental.gluon._runtime import GluonASTSource  # noqa: E402
 def one(copy, name, whole, cap=120):
     module = calibrate.load_kernel(os.path.join(HERE, copy, "sparse_mla_mma.py"))
     c = module.CONFIGS[name]
-    fn, sig, constexprs, options, _ = decode_job(module, c._asdict(), whole)
+    fn, sig, constexprs, options, _ = decode_job(module, c._asdict(), cap, whole)
     # The launch's own constexprs and options (decode_job knows the 8-warp tile).
     constexprs["SUBTILES"] = 2 if c.block_t == 32 and c.num_warps == 8 else 1
     constexprs["Q_REG_GROUPS"] = module._pp_q_reg_groups(c)

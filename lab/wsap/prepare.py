@@ -188,7 +188,7 @@ def find(path):
 
     m = calibrate.load_kernel(path)
     tile = m.CONFIGS["wsap_h64_t64_k1_w4_s2"]._asdict()
-    fn, sig, cx, opts, _ = sass.decode_job(m, tile)
+    fn, sig, cx, opts, _ = sass.decode_job(m, tile, 90)
     fn = m._wsa_decode_kernel
     cx["HEAD_PAIR"] = True
     sig["HEAD_PAIR"] = "constexpr"

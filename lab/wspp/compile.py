@@ -34,7 +34,7 @@ def main():
     m = load_kernel(os.path.join(ROOT, "lab", "wspp", "ws", "sparse_mla_mma.py"))
     tile = S.tile_of(m.CONFIGS[name])
     for whole in (False, True):
-        fn, sig, cx, opts, _ = S.decode_job(m, tile, whole)
+        fn, sig, cx, opts, _ = S.decode_job(m, tile, caps[0], whole)
         fn = m._wspp_decode_kernel
         opts = dict(opts, maxnreg=m._WSPP_MAXNREG)
         for cap in caps:
