@@ -8,8 +8,8 @@ VENV    := .venv
 PY      := $(VENV)/bin/python3
 # torch (and the CUDA libraries PyPI's wheel needs to import) lives in a venv
 # of its own inside .venv, so that installing it can run beside the checks
-# that only need Triton: only the interpreter run and the TMA-descriptor
-# check import torch (the calibration stubs it).
+# that only need Triton: only the checks that run the modules' host code
+# on the CPU import torch (the calibration stubs it).
 TVENV   := $(VENV)/torch
 TPY     := $(TVENV)/bin/python3
 # Every Python package is pinned there, Triton 3.6.0 (the lent GPU's, which
@@ -33,7 +33,7 @@ torch_py = if [ -x $(TPY) ]; then echo $(TPY); elif [ -x $(PY) ] && $(PY) -c 'im
 # time LABEL CMD...: run CMD, then say how long it took (CI logs phase times).
 time = s=$$SECONDS; $(2); rc=$$?; echo "$(1): $$((SECONDS - s)) s"; exit $$rc
 
-.PHONY: build test checks gotest kernels-check pycheck calibrate calibrate-memo interp qdesc peers route releases kernels golden bench deps deps-torch clean
+.PHONY: build test checks gotest kernels-check pycheck calibrate calibrate-memo interp qdesc plans peers route releases kernels golden bench deps deps-torch clean
 
 build:
 	@$(call time,build,$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/mlagen)
@@ -46,7 +46,7 @@ build:
 test:
 	@$(MAKE) --no-print-directory -j3 -O checks TORCH=1
 
-checks: $(if $(TORCH),$(TVENV)/.done) build gotest kernels-check pycheck calibrate interp qdesc peers route releases
+checks: $(if $(TORCH),$(TVENV)/.done) build gotest kernels-check pycheck calibrate interp qdesc plans peers route releases
 	@echo "make test: all checks passed"
 
 # After build: the tree-sitter grammar (cgo, most of a cold build) is then
@@ -104,6 +104,14 @@ qdesc: $(if $(TORCH),$(TVENV)/.done)
 	@py=$$($(torch_py)); if [ -z "$$py" ]; then \
 	  echo "qdesc: skipped (no torch; run 'make deps-torch')"; exit 0; fi; \
 	$(call time,qdesc,$$py calib/qdesc.py kernels/sm90)
+
+# Every configuration of every module builds its launch plan on the CPU
+# (calib/plans.py): a launch that forgets a parameter the template gave a
+# Gluon kernel would otherwise only show on a GPU.
+plans: $(if $(TORCH),$(TVENV)/.done)
+	@py=$$($(torch_py)); if [ -z "$$py" ]; then \
+	  echo "plans: skipped (no torch; run 'make deps-torch')"; exit 0; fi; \
+	$(call time,plans,$$py calib/plans.py $(addprefix kernels/,$(DIRS)))
 
 # The harness's peers on the CPU (calib/peers_check.py): absent ones
 # reported with the reason, stand-ins checked against the reference, a

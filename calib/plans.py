@@ -1,0 +1,85 @@
+"""Check on the CPU that every configuration of a kernel module builds its
+launches, per cache and as the whole call (no GPU needed).
+
+A plan binds a value to every parameter of every kernel it launches
+(_Kernel raises "no value for [...]" when one has none). For the Gluon
+families (ws, pp) nothing else on a machine without a GPU would notice a
+launch that forgets an argument or a constexpr the template gave the
+kernel: the interpreter skips them (calib/interp.py), and the calibration
+compiles the decode kernel from its own constexprs (calib/sass.py
+decode_job), not from the launch. So this builds each configuration's
+plan for both entries from the harness's own inputs, on CPU tensors,
+exactly as a call's first use would, and fails on any plan that cannot
+be built.
+
+    python3 calib/plans.py kernels/sm120 [kernels/sm90 ...]
+"""
+
+import importlib.util
+import os
+import sys
+
+import torch
+
+
+def load_harness(d):
+    spec = importlib.util.spec_from_file_location(
+        "harness", os.path.join(d, "harness.py")
+    )
+    harness = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(harness)
+    return harness
+
+
+def inputs(harness, batch, heads):
+    """q and the caches of both entries, as the harness makes them on the
+    CPU: a 512-slot main cache with mixed lengths, a 128-slot extra cache
+    as SGLang passes it ([B, 1, topk] indices), a sink."""
+    gen = torch.Generator().manual_seed(0)
+    q = torch.randn(batch, 1, heads, harness.HEAD_DIM, generator=gen)
+    q = q.to(torch.bfloat16)
+    pad = harness.page_pad(64)
+    _, k0, i0, l0 = harness.cache_inputs(64, pad, batch, 512, "mixed", gen, "cpu")
+    _, k1, i1, l1 = harness.cache_inputs(64, pad, batch, 128, "full", gen, "cpu")
+    i1 = i1.view(batch, 1, -1)
+    sink = torch.zeros(heads)
+    return q, [(k0, i0, l0)], [(k0, i0, l0), (k1, i1, l1)], sink
+
+
+def check(d):
+    """The plans of directory d's module that cannot be built, as lines."""
+    harness = load_harness(d)
+    module = harness.load_module(os.path.join(d, "sparse_mla_mma.py"))
+    failures = []
+    for heads in (16, 64):
+        q, per_cache, whole, sink = inputs(harness, 3, heads)
+        for name in module.CONFIGS:
+            for entry, caches, s in (
+                (module._PER_CACHE, per_cache, None),
+                (module._WHOLE_CALL, whole, sink),
+            ):
+                try:
+                    plan = module._Plan(entry, name, q, caches, s)
+                    if not plan.kernels:
+                        raise RuntimeError("no launch")
+                except Exception as e:  # what a first call would raise
+                    failures.append(f"{name} ({entry}, H {heads}): {e}")
+    return len(module.CONFIGS), failures
+
+
+def main(dirs):
+    bad = 0
+    for d in dirs:
+        count, failures = check(d)
+        for line in failures:
+            print(f"{d}: {line} FAIL")
+        print(
+            f"{d}: {count} configurations, {2 * 2 * count - len(failures)} of "
+            f"{2 * 2 * count} plans built (per cache and whole call, 16 and 64 heads)"
+        )
+        bad += len(failures)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
