@@ -15,20 +15,11 @@ be built.
     python3 calib/plans.py kernels/sm120 [kernels/sm90 ...]
 """
 
-import importlib.util
 import os
 import sys
 
 import torch
-
-
-def load_harness(d):
-    spec = importlib.util.spec_from_file_location(
-        "harness", os.path.join(d, "harness.py")
-    )
-    harness = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(harness)
-    return harness
+from qdesc import load_harness  # calib/, the script's own folder, is on sys.path
 
 
 def inputs(harness, batch, heads):
