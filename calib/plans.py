@@ -1,5 +1,6 @@
 """Check on the CPU that every configuration of a kernel module builds its
-launches, per cache and as the whole call (no GPU needed).
+launches, per cache and as the whole call, and that its decode launch is
+the compile the calibration measures (no GPU needed).
 
 A plan binds a value to every parameter of every kernel it launches
 (_Kernel raises "no value for [...]" when one has none). For the Gluon
@@ -12,6 +13,13 @@ plan for both entries from the harness's own inputs, on CPU tensors,
 exactly as a call's first use would, and fails on any plan that cannot
 be built.
 
+It also holds each plan's decode launch against calib/sass.py's
+decode_job for the same configuration and entry: the same kernel, the
+same constexprs and the same launch options (launch_pdl aside), or the
+calibration would budget a kernel other than the one that runs. The CPU
+has no griddepcontrol (the module's _pdl says no), so decode_job is asked
+for a GPU without it (compute capability 8.0).
+
     python3 calib/plans.py kernels/sm120 [kernels/sm90 ...]
 """
 
@@ -20,6 +28,10 @@ import sys
 
 import torch
 from qdesc import load_harness  # calib/, the script's own folder, is on sys.path
+from sass import decode_job
+
+# What the CPU's plans are built for: no griddepcontrol, as on sm_80.
+CPU_CAP = 80
 
 
 def inputs(harness, batch, heads):
@@ -37,8 +49,30 @@ def inputs(harness, batch, heads):
     return q, [(k0, i0, l0)], [(k0, i0, l0), (k1, i1, l1)], sink
 
 
+def calibrated_differently(module, name, whole_call, kernel):
+    """How the decode launch `kernel` differs from what decode_job compiles
+    for configuration `name` ("" when it does not)."""
+    tile = module.CONFIGS[name]._asdict()
+    fn, sig, constexprs, options, _ = decode_job(module, tile, CPU_CAP, whole_call)
+    launched = {
+        n: v
+        for n, v in kernel.constexprs.items()
+        if n in fn.arg_names and sig.get(n) == "constexpr"
+    }
+    launch_options = {n: v for n, v in kernel.options.items() if n != "launch_pdl"}
+    if fn is not kernel.fn:
+        return f"calibrates {fn.__name__}, launches {kernel.fn.__name__}"
+    if launched != constexprs:
+        differ = sorted(set(launched.items()) ^ set(constexprs.items()))
+        return f"constexprs differ: {differ}"
+    if launch_options != options:
+        return f"options: calibrated {options}, launched {launch_options}"
+    return ""
+
+
 def check(d):
-    """The plans of directory d's module that cannot be built, as lines."""
+    """The plans of directory d's module that cannot be built, or whose
+    decode launch is not what the calibration compiles, as lines."""
     harness = load_harness(d)
     module = harness.load_module(os.path.join(d, "sparse_mla_mma.py"))
     failures = []
@@ -53,6 +87,11 @@ def check(d):
                     plan = module._Plan(entry, name, q, caches, s)
                     if not plan.kernels:
                         raise RuntimeError("no launch")
+                    differs = calibrated_differently(
+                        module, name, entry == module._WHOLE_CALL, plan.kernels[0]
+                    )
+                    if differs:
+                        raise RuntimeError(differs)
                 except Exception as e:  # what a first call would raise
                     failures.append(f"{name} ({entry}, H {heads}): {e}")
     return len(module.CONFIGS), failures
@@ -66,7 +105,8 @@ def main(dirs):
             print(f"{d}: {line} FAIL")
         print(
             f"{d}: {count} configurations, {2 * 2 * count - len(failures)} of "
-            f"{2 * 2 * count} plans built (per cache and whole call, 16 and 64 heads)"
+            f"{2 * 2 * count} plans built as calibrated (per cache and whole call,"
+            " 16 and 64 heads)"
         )
         bad += len(failures)
     return 1 if bad else 0
