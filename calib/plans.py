@@ -13,12 +13,13 @@ plan for both entries from the harness's own inputs, on CPU tensors,
 exactly as a call's first use would, and fails on any plan that cannot
 be built.
 
-It also holds each plan's decode launch against calib/sass.py's
-decode_job for the same configuration and entry: the same kernel, the
-same constexprs and the same launch options (launch_pdl aside), or the
+It also holds each plan's launches against calib/sass.py for the same
+configuration and entry (the decode kernel against decode_job, a combine
+against one of combine_jobs' shapes): the same kernel, the same
+constexprs and the same launch options (launch_pdl aside), or the
 calibration would budget a kernel other than the one that runs. The CPU
-has no griddepcontrol (the module's _pdl says no), so decode_job is asked
-for a GPU without it (compute capability 8.0).
+has no griddepcontrol (the module's _pdl says no), so calib/sass.py is
+asked for a GPU without it (compute capability 8.0).
 
     python3 calib/plans.py kernels/sm120 [kernels/sm90 ...]
 """
@@ -28,7 +29,7 @@ import sys
 
 import torch
 from qdesc import load_harness  # calib/, the script's own folder, is on sys.path
-from sass import decode_job
+from sass import combine_jobs, decode_job
 
 # What the CPU's plans are built for: no griddepcontrol, as on sm_80.
 CPU_CAP = 80
@@ -49,11 +50,10 @@ def inputs(harness, batch, heads):
     return q, [(k0, i0, l0)], [(k0, i0, l0), (k1, i1, l1)], sink
 
 
-def calibrated_differently(module, name, whole_call, kernel):
-    """How the decode launch `kernel` differs from what decode_job compiles
-    for configuration `name` ("" when it does not)."""
-    tile = module.CONFIGS[name]._asdict()
-    fn, sig, constexprs, options, _ = decode_job(module, tile, CPU_CAP, whole_call)
+def differs(job, kernel):
+    """How launch `kernel` differs from the compile job (fn, sig,
+    constexprs, options) ("" when it does not)."""
+    fn, sig, constexprs, options = job
     launched = {
         n: v
         for n, v in kernel.constexprs.items()
@@ -64,9 +64,29 @@ def calibrated_differently(module, name, whole_call, kernel):
         return f"calibrates {fn.__name__}, launches {kernel.fn.__name__}"
     if launched != constexprs:
         differ = sorted(set(launched.items()) ^ set(constexprs.items()))
-        return f"constexprs differ: {differ}"
+        return f"{fn.__name__}'s constexprs differ: {differ}"
     if launch_options != options:
-        return f"options: calibrated {options}, launched {launch_options}"
+        return f"{fn.__name__}: calibrated {options}, launched {launch_options}"
+    return ""
+
+
+def calibrated_differently(module, name, whole_call, kernels):
+    """How a plan's launches (the decode kernel, then any combine) differ
+    from what calib/sass.py compiles for configuration `name` ("" when
+    they do not): the decode launch against decode_job, each combine
+    launch against one of combine_jobs' shapes."""
+    tile = module.CONFIGS[name]._asdict()
+    decode = decode_job(module, tile, CPU_CAP, whole_call)
+    why = differs(decode[:4], kernels[0])
+    if why:
+        return why
+    combines = [j[1:5] for j in combine_jobs(module, tile, CPU_CAP, whole_call)]
+    if len(kernels) > 1 and not combines:
+        return f"launches {kernels[1].fn.__name__}, which calib/sass.py never compiles"
+    for kernel in kernels[1:]:
+        whys = [differs(job, kernel) for job in combines]
+        if all(whys):
+            return whys[0]
     return ""
 
 
@@ -87,11 +107,11 @@ def check(d):
                     plan = module._Plan(entry, name, q, caches, s)
                     if not plan.kernels:
                         raise RuntimeError("no launch")
-                    differs = calibrated_differently(
-                        module, name, entry == module._WHOLE_CALL, plan.kernels[0]
+                    why = calibrated_differently(
+                        module, name, entry == module._WHOLE_CALL, plan.kernels
                     )
-                    if differs:
-                        raise RuntimeError(differs)
+                    if why:
+                        raise RuntimeError(why)
                 except Exception as e:  # what a first call would raise
                     failures.append(f"{name} ({entry}, H {heads}): {e}")
     return len(module.CONFIGS), failures
