@@ -11,24 +11,13 @@
 #   LAB=lab/p16 OTHER=p16 bash lab/narrowab.sh   # $OUT/$OTHER.tar.gz, table last
 set -u
 LAB=${LAB:?which lab folder} OTHER=${OTHER:?which copy}
-OUT=${OUT:-/tmp/$OTHER}
-W=/tmp/$OTHER-work
-rm -rf "$W"; mkdir -p "$OUT" "$W"
-export PYTHONUNBUFFERED=1
-START=$(date +%s)
-log() { echo "[$(($(date +%s) - START)) s] $*" | tee -a "$W/steps.txt"; }
-{
-  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-  python3 -c 'import torch, triton; print("torch", torch.__version__, "triton", triton.__version__)'
-  date -u
-} | tee "$W/gpu.txt"
+source lab/prologue.sh "$OTHER"
 configs() { for k in ${KS:-1 2 4 8 16}; do for s in $1; do printf 'ws_h16_t64_k%s_w4_s%s,' $k $s; done; done; }
 VB=$(configs "2 3") VO=$(configs "${OTHER_STAGES:-2 3}")
 VB=${VB%,} VO=${VO%,}
 T=(--heads 16 --batches 16,64,128 --topks 512,2048 --peers none)
 if [ "${WHOLE:-1}" = 1 ]; then T+=(--whole-heads 16 --whole-batches 16,64,128); else T+=(--no-whole-call); fi
 h() { echo env TRITON_CACHE_DIR=/tmp/c-$OTHER-$1 python3 $LAB/$1/harness.py; }
-bg() { local n=$1; shift; ("$@" >"$W/$n.log" 2>&1; echo "$n exit $?" >>"$W/exits.txt") & }
 [ "${CHECK:-1}" = 1 ] && bg check-$OTHER timeout 300 $(h $OTHER) --variants "$VO" --no-timing --peers none --out "$W/check-$OTHER.json"
 bg warm-base timeout 300 $(h base) --variants "$VB" --warm-only --no-check "${T[@]}"
 bg warm-$OTHER timeout 300 $(h $OTHER) --variants "$VO" --warm-only --no-check "${T[@]}"

@@ -8,22 +8,12 @@
 # lab/pdl120/base and lab/pdl120/late:
 #   OUT=$OUT bash lab/pdl120/device.sh     # $OUT/pdl120.tar.gz, table last
 set -u
-OUT=${OUT:-/tmp/pdl120}
-W=/tmp/pdl120-work
-rm -rf "$W"; mkdir -p "$OUT" "$W"
-export PYTHONUNBUFFERED=1 DISABLE_MMA_V3=1
-START=$(date +%s)
-log() { echo "[$(($(date +%s) - START)) s] $*" | tee -a "$W/steps.txt"; }
-{
-  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-  python3 -c 'import torch, triton; print("torch", torch.__version__, "triton", triton.__version__)'
-  date -u
-} | tee "$W/gpu.txt"
+source lab/prologue.sh pdl120
+export DISABLE_MMA_V3=1
 H16=pp_h16_t64_k1_w8_s1,pp_h16_t64_k2_w8_s1,pp_h16_t64_k8_w8_s1
 H64=pp_h64_t32_k1_w8_s1,pp_h64_t32_k2_w8_s1,pp_h64_t32_k8_w8_s1
 T=(--batches 16,64,128 --topks 512,2048 --peers none --whole-batches 16,64,128)
 h() { echo env TRITON_CACHE_DIR=/tmp/c-pdl120-$1 python3 lab/pdl120/$1/harness.py; }
-bg() { local n=$1; shift; ("$@" >"$W/$n.log" 2>&1; echo "$n exit $?" >>"$W/exits.txt") & }
 bg check-late timeout 300 $(h late) --variants "$H16,$H64" --no-timing --peers none --out "$W/check-late.json"
 for c in base late; do
   bg warm-$c timeout 300 $(h $c) --variants "$H16,$H64" --warm-only --no-check "${T[@]}" --heads 16,64 --whole-heads 16,64

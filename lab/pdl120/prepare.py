@@ -16,7 +16,7 @@ sys.path.insert(0, os.path.join(HERE, ".."))
 
 import copies  # noqa: E402
 
-HELPERS = '''@gluon.jit
+HELPERS = """@gluon.jit
 def _per_thread(value):
     lay: gl.constexpr = gl.BlockedLayout([1], [32], [gl.num_warps()], [0])
     return gl.full([32 * gl.num_warps()], value, gl.int32, lay)
@@ -35,13 +35,13 @@ def _launch_dependents():
 
 
 @gluon.jit
-def _pp_source(src, t0):'''
+def _pp_source(src, t0):"""
 
 EDITS = [
     ("@gluon.jit\ndef _pp_source(src, t0):", HELPERS),
     (
-        "    HAS_SINK: gl.constexpr,\n):\n    \"\"\"Scores and P.V",
-        "    HAS_SINK: gl.constexpr,\n    PDL: gl.constexpr,\n):\n    \"\"\"Scores and P.V",
+        '    HAS_SINK: gl.constexpr,\n):\n    """Scores and P.V',
+        '    HAS_SINK: gl.constexpr,\n    PDL: gl.constexpr,\n):\n    """Scores and P.V',
     ),
     (
         "    # The program ids again rather than values kept alive across the loop,\n",

@@ -16,7 +16,9 @@ def main(d):
     if os.path.exists(p):
         rows = json.load(open(p))["correctness"]
         worst = max((r.get("rel_err") or 0) for r in rows) if rows else float("nan")
-        print(f"late checks {sum(r['passed'] for r in rows)}/{len(rows)} worst rel {worst:.1e}")
+        print(
+            f"late checks {sum(r['passed'] for r in rows)}/{len(rows)} worst rel {worst:.1e}"
+        )
     t = {}
     for p in glob.glob(os.path.join(d, "time-*.json")):
         copy = os.path.basename(p).split("-")[1]
@@ -24,14 +26,24 @@ def main(d):
             g = r.get("graph_us")
             if not g or r.get("entry") == "one kernel":
                 continue
-            k = (r.get("entry", "per cache"), r["heads"], r["topk"], r["batch"], r["variant"])
+            k = (
+                r.get("entry", "per cache"),
+                r["heads"],
+                r["topk"],
+                r["batch"],
+                r["variant"],
+            )
             t.setdefault(k, {})
             t[k][copy] = min(t[k].get(copy, g), g)
-    print(f"{'entry':10s} {'H':>3s} {'tok':>5s} {'B':>4s} {'config':22s} {'base':>7s} {'late':>7s} late/base")
+    print(
+        f"{'entry':10s} {'H':>3s} {'tok':>5s} {'B':>4s} {'config':22s} {'base':>7s} {'late':>7s} late/base"
+    )
     for k in sorted(t):
         v = t[k]
         if "base" in v and "late" in v:
-            print(f"{k[0]:10s} {k[1]:3d} {k[2]:5d} {k[3]:4d} {k[4]:22s} {v['base']:7.1f} {v['late']:7.1f} {v['late'] / v['base']:8.3f}")
+            print(
+                f"{k[0]:10s} {k[1]:3d} {k[2]:5d} {k[3]:4d} {k[4]:22s} {v['base']:7.1f} {v['late']:7.1f} {v['late'] / v['base']:8.3f}"
+            )
 
 
 if __name__ == "__main__":

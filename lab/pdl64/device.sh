@@ -8,22 +8,12 @@
 # lab/pdl64/{base,late,end}:
 #   OUT=$OUT bash lab/pdl64/device.sh     # $OUT/pdl64.tar.gz, table last
 set -u
-OUT=${OUT:-/tmp/pdl64}
-W=/tmp/pdl64-work
-rm -rf "$W"; mkdir -p "$OUT" "$W"
-export PYTHONUNBUFFERED=1 DISABLE_MMA_V3=1
-START=$(date +%s)
-log() { echo "[$(($(date +%s) - START)) s] $*" | tee -a "$W/steps.txt"; }
-{
-  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-  python3 -c 'import torch, triton; print("torch", torch.__version__, "triton", triton.__version__)'
-  date -u
-} | tee "$W/gpu.txt"
+source lab/prologue.sh pdl64
+export DISABLE_MMA_V3=1
 V=pp_h64_t32_k8_w8_s1
 T=(--variants $V --no-check --heads 64 --batches 8,16,32 --topks 512 --peers none
   --whole-heads 64 --whole-batches 16 --extra-topks 512)
 h() { echo env TRITON_CACHE_DIR=/tmp/c-pdl64-$1 python3 lab/pdl64/$1/harness.py; }
-bg() { local n=$1; shift; ("$@" >"$W/$n.log" 2>&1; echo "$n exit $?" >>"$W/exits.txt") & }
 for c in late end; do
   bg check-$c timeout 200 $(h $c) --variants $V --no-timing --peers none --out "$W/check-$c.json"
 done

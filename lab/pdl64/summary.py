@@ -28,13 +28,19 @@ def main(d):
             k = (r.get("entry", "per cache"), r["batch"])
             g, e = t.setdefault(k, {}).get(c, (1e9, 1e9))
             t[k][c] = (min(g, r["graph_us"]), min(e, r.get("us") or 1e9))
-    print(f"{'entry':10s} {'B':>4s} | " + " | ".join(f"{c:>15s}" for c in COPIES) + " | late/base end/base")
+    print(
+        f"{'entry':10s} {'B':>4s} | "
+        + " | ".join(f"{c:>15s}" for c in COPIES)
+        + " | late/base end/base"
+    )
     for k in sorted(t):
         v = t[k]
         if not all(c in v for c in COPIES):
             continue
         cols = " | ".join(f"{v[c][0]:6.1f} {v[c][1]:7.1f}e" for c in COPIES)
-        print(f"{k[0]:10s} {k[1]:4d} | {cols} | {v['late'][0] / v['base'][0]:9.3f} {v['end'][0] / v['base'][0]:8.3f}")
+        print(
+            f"{k[0]:10s} {k[1]:4d} | {cols} | {v['late'][0] / v['base'][0]:9.3f} {v['end'][0] / v['base'][0]:8.3f}"
+        )
 
 
 if __name__ == "__main__":

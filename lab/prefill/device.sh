@@ -11,17 +11,7 @@
 # it skips the build):
 #   OUT=$OUT bash lab/prefill/device.sh     # $OUT/prefill.tar.gz, table last
 set -u
-OUT=${OUT:-/tmp/prefill}
-W=/tmp/prefill-work
-rm -rf "$W"; mkdir -p "$OUT" "$W"
-export PYTHONUNBUFFERED=1
-START=$(date +%s)
-log() { echo "[$(($(date +%s) - START)) s] $*" | tee -a "$W/steps.txt"; }
-{
-  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-  python3 -c 'import torch, triton; print("torch", torch.__version__, "triton", triton.__version__)'
-  date -u
-} | tee "$W/gpu.txt"
+source lab/prologue.sh prefill
 OUT=$W/fb MAX_JOBS=8 bash .peers-flashmla/build.sh >"$W/flashmla-build.txt" 2>&1
 log "flashmla build exit $?"
 export PYTHONPATH=$PWD/.peers-flashmla/src${PYTHONPATH:+:$PYTHONPATH}

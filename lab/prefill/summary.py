@@ -25,10 +25,14 @@ def main(d):
             print(f"{module}: no results")
             continue
         res = json.load(open(p))
-        timed = [r for r in res["correctness"] if str(r.get("case", "")).startswith("timed")]
+        timed = [
+            r for r in res["correctness"] if str(r.get("case", "")).startswith("timed")
+        ]
         mine = [r for r in timed if not str(r.get("variant", "")).startswith("peer:")]
-        print(f"{module}: timed shapes {sum(r['passed'] for r in mine)}/{len(mine)} pass,"
-              f" worst rel {max((r.get('rel_err') or 0) for r in mine) if mine else float('nan'):.1e}")
+        print(
+            f"{module}: timed shapes {sum(r['passed'] for r in mine)}/{len(mine)} pass,"
+            f" worst rel {max((r.get('rel_err') or 0) for r in mine) if mine else float('nan'):.1e}"
+        )
         rows = {}
         for r in res["timing"]:
             if r.get("entry") == "one kernel":
@@ -36,14 +40,18 @@ def main(d):
             entry = r.get("entry", "per cache")
             who = r.get("impl") or "mlagen"
             rows.setdefault((entry, r["heads"], r["topk"], r["batch"]), {})[who] = r
-        print(f"  {'entry':10s} {'H':>3s} {'tok':>5s} {'B':>5s} | {'graph':>8s} {'eager':>8s} {'/row':>6s} {'floor':>6s} | {'FlashMLA':>8s} {'eager':>8s} | config")
+        print(
+            f"  {'entry':10s} {'H':>3s} {'tok':>5s} {'B':>5s} | {'graph':>8s} {'eager':>8s} {'/row':>6s} {'floor':>6s} | {'FlashMLA':>8s} {'eager':>8s} | config"
+        )
         for k in sorted(rows):
             m, f = rows[k].get("mlagen"), rows[k].get("flashmla")
             if not m:
                 continue
             frac = m["floor_us"] / m["us"] if m.get("us") else float("nan")
             fl = " ".join(_us(f, key) for key in ("graph_us", "us"))
-            print(f"  {k[0]:10s} {k[1]:3d} {k[2]:5d} {k[3]:5d} | {m['graph_us']:8.1f} {m['us']:8.1f} {m['us'] / k[3]:6.3f} {frac:6.1%} | {fl} | {m['variant']}")
+            print(
+                f"  {k[0]:10s} {k[1]:3d} {k[2]:5d} {k[3]:5d} | {m['graph_us']:8.1f} {m['us']:8.1f} {m['us'] / k[3]:6.3f} {frac:6.1%} | {fl} | {m['variant']}"
+            )
 
 
 if __name__ == "__main__":

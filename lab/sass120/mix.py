@@ -12,8 +12,10 @@ import re
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "calib"))
 
+import narrowcompile  # noqa: E402
 import sass  # noqa: E402
 
 MODULE = os.path.join(HERE, "..", "..", "kernels", "sm120", "sparse_mla_mma.py")
@@ -65,22 +67,27 @@ def mix(instructions):
 
 
 def main(names):
-    import triton
-    from triton.backends.compiler import GPUTarget
-    from triton.experimental.gluon._runtime import GluonASTSource
-
     module = sass.load(MODULE)
     for name in names:
-        tile = module.CONFIGS[name]._asdict()
-        fn, sig, cx, options, _ = sass.decode_job(module, tile, 120)
-        src = GluonASTSource(fn=fn, signature=sig, constexprs=cx, attrs=sass.specialised(fn, sig))
-        ck = triton.compile(src, target=GPUTarget("cuda", 120, 32), options=options)
+        # The decode kernel as its entry launches it, built for sm_120.
+        ck = narrowcompile.compiled(module, name, cap=120)[0]
         code, regs, local = sass.disassemble_at(ck.asm["cubin"])
-        print(f"{name}: sm_120 cubin, {regs} registers, {local} B local, {ck.metadata.shared} B shared")
-        for what, ins in (("kernel", [i for _, i in code]), ("tile loop", loop_body(code))):
+        print(
+            f"{name}: sm_120 cubin, {regs} registers, {local} B local, {ck.metadata.shared} B shared"
+        )
+        for what, ins in (
+            ("kernel", [i for _, i in code]),
+            ("tile loop", loop_body(code)),
+        ):
             n, row, widths = mix(ins)
-            print(f"  {what}: {n} instructions; " + ", ".join(f"{k} {v}" for k, v in row.items()))
-            print("    load widths: " + ", ".join(f"{k} {v}" for k, v in sorted(widths.items())))
+            print(
+                f"  {what}: {n} instructions; "
+                + ", ".join(f"{k} {v}" for k, v in row.items())
+            )
+            print(
+                "    load widths: "
+                + ", ".join(f"{k} {v}" for k, v in sorted(widths.items()))
+            )
 
 
 if __name__ == "__main__":
