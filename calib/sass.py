@@ -226,12 +226,15 @@ def combine_jobs(module, tile, cap, whole_call=False):
     if "HAS_SINK" in fn.arg_names:
         base["HAS_SINK"] = whole_call
     if bf16:
+        # As _combine_bf16_launch launches it.
         shapes = [("combine", base, 2)]
+        extra = {"maxnreg": module._COMBINE_BF16_MAXNREG}
     else:
         shapes = [
             ("combine/8", {**base, "DIM_BLOCK": 64}, 1),
             ("combine/1", {**base, "DIM_BLOCK": 512}, 4),
         ]
+        extra = {}
     jobs = []
     for label, constexprs, warps in shapes:
         if whole_call:
@@ -248,7 +251,7 @@ def combine_jobs(module, tile, cap, whole_call=False):
                 sig[name] = "*fp32"
             else:
                 sig[name] = "i32"
-        jobs.append((label, fn, sig, constexprs, {"num_warps": warps}, False))
+        jobs.append((label, fn, sig, constexprs, {"num_warps": warps, **extra}, False))
     return jobs
 
 

@@ -3076,6 +3076,26 @@ def _combine_bf16_kernel(
     tl.store(Lse + pid_b * stride_lse_batch + head, lse)
 
 
+# Two warps are 64 threads, for which ptxas builds at 32 registers (as many
+# such programs as an SM holds): an 8-split merge then loads its partials two
+# at a time, one L2 round trip after another. With room for 128, every split's
+# load goes out before the lse's maximum is taken (lab/creg).
+_COMBINE_BF16_MAXNREG = 128
+
+
+def _combine_bf16_launch(plan, c):
+    """The combine of a Gluon family's bf16 split-K partials (half the bytes
+    of fp32 ones): a program of 2 warps per (head, batch row)."""
+    return _combine_launch(
+        plan,
+        c,
+        _combine_bf16_kernel,
+        (plan.heads, plan.batch),
+        2,
+        maxnreg=_COMBINE_BF16_MAXNREG,
+    )
+
+
 def _pdl(device):
     """Whether a combine launches with programmatic dependent launch.
 
@@ -3870,9 +3890,12 @@ class _Plan:
         return i0, l0, i1, l1, sink
 
 
-def _combine_launch(plan, c, fn, grid, num_warps, fixed=None, constexprs=None):
+def _combine_launch(
+    plan, c, fn, grid, num_warps, fixed=None, constexprs=None, maxnreg=None
+):
     """The combine kernel that merges a plan's split-K partials (and applies
-    the sink), launched with programmatic dependent launch from sm_90 on."""
+    the sink), launched with programmatic dependent launch from sm_90 on;
+    ptxas may give each thread up to maxnreg registers, where set."""
     pdl = _pdl(plan.device)
     heads, split_k = plan.heads, c.split_k
     fixed = dict(
@@ -3895,6 +3918,8 @@ def _combine_launch(plan, c, fn, grid, num_warps, fixed=None, constexprs=None):
         HAS_SINK=plan.has_sink,
     )
     options = dict(num_warps=num_warps, launch_pdl=pdl)
+    if maxnreg is not None:
+        options["maxnreg"] = maxnreg
     return _Kernel(fn, grid, fixed, bind, constexprs, options)
 
 
@@ -4198,8 +4223,7 @@ def _ws_launches(plan, c, fixed, bind, constexprs):
     )
     if c.split_k == 1 or c.cluster_merge:
         return [decode]
-    # bf16 partials: half the bytes of fp32 ones.
-    return [decode, _combine_launch(plan, c, _combine_bf16_kernel, (heads, batch), 2)]
+    return [decode, _combine_bf16_launch(plan, c)]
 
 
 def _merges_in_shared_memory(split_k, cluster_merge):
