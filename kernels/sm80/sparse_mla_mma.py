@@ -765,10 +765,11 @@ def _launch_dependents():
     griddepcontrol.wait. A decode kernel that signals as its tile loop ends
     lets the combine's launch overlap its epilogue. The instruction exists
     from sm_90 on: the pipelined kernel, built for older targets too, calls
-    this only where its PDL constexpr (set from the device) says so. Only
-    16-head tiles signal: from the 64-head ones (sm_90's split kernel, the
-    pipelined 64-head tile) split calls got slower at B 16 (lab/pdl,
-    lab/pdl120; why was not measured)."""
+    this only where its PDL constexpr (set from the device) says so.
+    16-head tiles signal; 64-head ones only where the pipelined tile splits
+    in two: from eight splits (sm_90's split kernel, the pipelined 64-head
+    tile) calls got slower at B 16 (lab/pdl, lab/pdl120, lab/pdl64; why was
+    not measured), in two the pipelined tile's got faster (lab/cheads)."""
     gl.inline_asm_elementwise(
         "griddepcontrol.launch_dependents;\nmov.u32 $0, $1;",
         "=r,r",
@@ -1293,8 +1294,8 @@ def _pp_decode_kernel(
     wait for the MMAs (two barriers a tile) and the tile may be twice as
     wide in the same shared memory. Q_REG_GROUPS of Q's column groups stay
     in registers across the loop (_pp_q_reg_groups). PDL: the GPU has
-    griddepcontrol (sm_90 on), so a 16-head split signals its combine as
-    the loop ends (_launch_dependents).
+    griddepcontrol (sm_90 on), so a 16-head split, or any split in two,
+    signals its combine as the loop ends (_launch_dependents).
     """
     WARPS_M: gl.constexpr = BLOCK_H // 16
     NUM_WARPS: gl.constexpr = WARPS_M * WARPS_N
@@ -1457,10 +1458,11 @@ def _pp_decode_kernel(
                 src, idx, t0 + 4 * BLOCK_T, end, HAS_EXTRA, BLOCK_T, lay, wlay
             )
 
-    if PDL and SPLIT_K > 1 and BLOCK_H == 16:
+    if PDL and SPLIT_K > 1 and (BLOCK_H == 16 or SPLIT_K == 2):
         # The combine (launched with PDL) may start while partials are
-        # stored. Not from 64-head tiles: there splits of two tiles got
-        # slower at B 16 (lab/pdl120).
+        # stored. 64-head tiles signal only in two splits (B 64): in eight,
+        # programs of two tiles each, B 16 calls got slower (lab/pdl120,
+        # lab/pdl64, lab/cheads).
         _launch_dependents()
     # The program ids again rather than values kept alive across the loop,
     # whose registers it needs.

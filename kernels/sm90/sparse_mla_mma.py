@@ -840,10 +840,11 @@ def _launch_dependents():
     griddepcontrol.wait. A decode kernel that signals as its tile loop ends
     lets the combine's launch overlap its epilogue. The instruction exists
     from sm_90 on: the pipelined kernel, built for older targets too, calls
-    this only where its PDL constexpr (set from the device) says so. Only
-    16-head tiles signal: from the 64-head ones (sm_90's split kernel, the
-    pipelined 64-head tile) split calls got slower at B 16 (lab/pdl,
-    lab/pdl120; why was not measured)."""
+    this only where its PDL constexpr (set from the device) says so.
+    16-head tiles signal; 64-head ones only where the pipelined tile splits
+    in two: from eight splits (sm_90's split kernel, the pipelined 64-head
+    tile) calls got slower at B 16 (lab/pdl, lab/pdl120, lab/pdl64; why was
+    not measured), in two the pipelined tile's got faster (lab/cheads)."""
     gl.inline_asm_elementwise(
         "griddepcontrol.launch_dependents;\nmov.u32 $0, $1;",
         "=r,r",
