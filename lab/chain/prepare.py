@@ -24,7 +24,10 @@ grid0 + pid0) writes slots 32p..32p+31, program q of the combine 2^19 +
 8q..; the probe's stamp kernels before and after the call write the last
 slots.
 
-    python3 lab/chain/prepare.py     # lab/chain/{base90,stamp90,base120,stamp120}
+    python3 lab/chain/prepare.py [COMMIT]   # lab/chain/{base90,stamp90,base120,stamp120}
+
+COMMIT is 5b63512 unless given (the twenty-first session's second run,
+results2/, was made from 02e6438's modules).
 """
 
 import os
@@ -284,8 +287,8 @@ PIPELINED = [
     qs = _pp_q_operands(q_smem, Q_REG_GROUPS, mma)""",
     ),
     (
-        "    if PDL and SPLIT_K > 1 and BLOCK_H == 16:\n",
-        "    _stamp(Sink, 8, 0)\n    if PDL and SPLIT_K > 1 and BLOCK_H == 16:\n",
+        "    if PDL and SPLIT_K > 1 and",
+        "    _stamp(Sink, 8, 0)\n    if PDL and SPLIT_K > 1 and",
     ),
     (
         """        HAS_SINK,
@@ -333,8 +336,9 @@ def producer_calls(name):
 
 
 def main():
-    copies.base(HERE, commit=COMMIT, target="sm90", name="base90")
-    copies.base(HERE, commit=COMMIT, target="sm120", name="base120")
+    commit = sys.argv[1] if len(sys.argv) > 1 else COMMIT
+    copies.base(HERE, commit=commit, target="sm90", name="base90")
+    copies.base(HERE, commit=commit, target="sm120", name="base120")
     copies.edited(HERE, "stamp90", PLAN + COMBINE + NARROW, source="base90")
     producer_calls("stamp90")
     with_helpers("stamp90")
