@@ -1416,9 +1416,9 @@ def _pp_decode_kernel(
 
     if PDL and SPLIT_K > 1 and (BLOCK_H == 16 or SPLIT_K == 2):
         # The combine (launched with PDL) may start while partials are
-        # stored. 64-head tiles signal only in two splits (B 64): in eight,
-        # programs of two tiles each, B 16 calls got slower (lab/pdl120,
-        # lab/pdl64, lab/cheads).
+        # stored. 64-head tiles signal only in two splits: in eight, B 16
+        # calls got slower (lab/pdl120, lab/pdl64); in two, B 64 calls got
+        # faster (lab/cheads).
         _launch_dependents()
     # The program ids again rather than values kept alive across the loop,
     # whose registers it needs.
