@@ -21,8 +21,15 @@ otherwise read (no sink): the plan passes the module's stamp buffer
 operand of a predicated read of the timer, so it is read only once they
 have arrived. Program p of the decode grid (p = (pid2 * grid1 + pid1) *
 grid0 + pid0) writes slots 32p..32p+31, program q of the combine 2^19 +
-8q..; the probe's stamp kernels before and after the call write the last
-slots.
+16q..; the probe's stamp kernels before and after the call write the last
+slots. (results/ and results2/ were made when a combine program had 8
+slots, and its last stamp's SM id overwrote the next program's first timer:
+their combine start times are not times.)
+
+`stamp120s` is stamp120 whose 64-head tiles signal their combine in every
+split, as lab/pdl120's `late` did: device3.sh and placement.py trace where
+its combine programs go (written in the twenty-first session, not yet run:
+the session's device time ran out).
 
     python3 lab/chain/prepare.py [COMMIT]   # lab/chain/{base90,stamp90,base120,stamp120}
 
@@ -142,7 +149,8 @@ PLAN = [
     ("sink=lse if sink is None else sink,", "sink=_stamps(device),"),
 ]
 
-# The bf16 combine: slots 2^19 + 8q: start 0, after the wait 3, end 6.
+# The bf16 combine: slots 2^19 + 16q: start 0, after the wait 3, end 6
+# (each timer, clock and SM).
 COMBINE = [
     (
         """4x slower. With HAS_SINK
@@ -152,7 +160,7 @@ COMBINE = [
         """4x slower. With HAS_SINK
     the head's attention sink joins the merge as a partial with no value.
     \"\"\"
-    CS = 524288 + (tl.program_id(1) * tl.num_programs(0) + tl.program_id(0)) * 8
+    CS = 524288 + (tl.program_id(1) * tl.num_programs(0) + tl.program_id(0)) * 16
     _tstamp(Sink, CS)
 """,
     ),
@@ -311,6 +319,10 @@ def _pp_row_sum""",
 ]
 
 
+# The signal's rule in the modules from 02e6438 on.
+SIGNAL_RULE = "    if PDL and SPLIT_K > 1 and (BLOCK_H == 16 or SPLIT_K == 2):\n"
+
+
 def with_helpers(name):
     """Append the stamp helpers to copy `name`'s module."""
     path = os.path.join(HERE, name, copies.MODULE)
@@ -344,6 +356,9 @@ def main():
     with_helpers("stamp90")
     copies.edited(HERE, "stamp120", PLAN + COMBINE + PIPELINED, source="base120")
     with_helpers("stamp120")
+    copies.edited(
+        HERE, "stamp120s", [(SIGNAL_RULE, "    if PDL and SPLIT_K > 1:\n")], "stamp120"
+    )
 
 
 if __name__ == "__main__":

@@ -13,6 +13,14 @@ a launch costs with nothing between.
 
     python3 lab/chain/probe.py 90 OUT.json      # base90 / stamp90
     DISABLE_MMA_V3=1 python3 lab/chain/probe.py 120 OUT.json
+    DISABLE_MMA_V3=1 SHAPES=64:512:16 python3 lab/chain/probe.py 120 OUT.json stamp120s
+
+A third argument names the stamped copy (stamp<target> unless given);
+SHAPES (H:topk:B, comma-separated) replaces the target's shapes. Each
+shape's row also keeps one replay's stamps program by program (`raw`:
+the decode programs' start, loop end, last store and SM; the combine
+programs' start, wait, end and SM), the replay whose last stamp is the
+median.
 """
 
 import json
@@ -75,8 +83,14 @@ def one_replay(S, nprog, ncomb, pre, post, sm90):
         row["cycles"] = S[b + 11] - S[b + 1]
         if sm90:
             row.update({k: S[b + s] - t0 for k, s in PRODUCER.items()})
+        row["sm"] = S[b + 12]
         progs.append(row)
+    r["raw_decode"] = [
+        (pr["start"], pr["loop_end"], pr["stored"], pr["sm"]) for pr in progs
+    ]
     for k in progs[0]:
+        if k == "sm":
+            continue
         vals = [pr[k] for pr in progs]
         r[k + "_min"], r[k + "_med"], r[k + "_max"] = min(vals), med(vals), max(vals)
     # Per program phases, then their median across programs.
@@ -108,9 +122,15 @@ def one_replay(S, nprog, ncomb, pre, post, sm90):
     if ncomb:
         base = 1 << 19
         cs = [
-            (S[base + 8 * q] - t0, S[base + 8 * q + 3] - t0, S[base + 8 * q + 6] - t0)
+            (
+                S[base + 16 * q] - t0,
+                S[base + 16 * q + 3] - t0,
+                S[base + 16 * q + 6] - t0,
+                S[base + 16 * q + 2],
+            )
             for q in range(ncomb)
         ]
+        r["raw_combine"] = cs
         for i, k in enumerate(("c_start", "c_waited", "c_end")):
             vals = [c[i] for c in cs]
             r[k + "_min"], r[k + "_med"], r[k + "_max"] = (
@@ -123,9 +143,15 @@ def one_replay(S, nprog, ncomb, pre, post, sm90):
 
 def main():
     target, out_path = sys.argv[1], sys.argv[2]
+    stamped_copy = sys.argv[3] if len(sys.argv) > 3 else f"stamp{target}"
+    shapes = SHAPES[target]
+    if os.environ.get("SHAPES"):
+        shapes = [
+            tuple(map(int, s.split(":"))) for s in os.environ["SHAPES"].split(",")
+        ]
     sm90 = target == "90"
     h, base = load(f"base{target}")
-    _, mod = load(f"stamp{target}")
+    _, mod = load(stamped_copy)
     device = torch.device("cuda")
     h.settle_graph_replay(device)
     gen = torch.Generator(device=device)
@@ -162,7 +188,7 @@ def main():
         f"sm_{target}: graph of one tiny kernel {floor:.1f} us; "
         f"stamp kernel to stamp kernel, nothing between: {med(empty):.0f} ns"
     )
-    for heads, topk, batch in SHAPES[target]:
+    for heads, topk, batch in shapes:
         sets = h.timing_sets(batch, topk, heads, gen, device)
         scale = h.HEAD_DIM**-0.5
         config = mod.select(batch, topk, heads)
@@ -203,8 +229,13 @@ def main():
             stamped_us=t_stamp,
         )
         if reps:
-            row["intervals_ns"] = {k: med([r[k] for r in reps]) for k in reps[0]}
+            raw = ("raw_decode", "raw_combine")
+            row["intervals_ns"] = {
+                k: med([r[k] for r in reps]) for k in reps[0] if k not in raw
+            }
             row["replays"] = len(reps)
+            middle = sorted(reps, key=lambda r: r["post"])[len(reps) // 2]
+            row["raw"] = {k: middle.get(k) for k in raw}
         result["shapes"].append(row)
         iv = row.get("intervals_ns", {})
         print(
