@@ -29,6 +29,6 @@ for rep in 1 2; do
     log "time $c $rep exit $?"
   done
 done
-python3 lab/cheads/summary.py "$W" | tee "$W/summary.txt"
+python3 lab/ratios.py "$W" hp hps | tee "$W/summary.txt"
 tar -czf "$OUT/cheads.tar.gz" -C "$W" --exclude '*.log' .
 log total

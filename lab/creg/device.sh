@@ -29,6 +29,6 @@ for rep in 1 2; do
     done
   done
 done
-python3 lab/creg/summary.py "$W" | tee "$W/summary.txt"
+python3 lab/ratios.py "$W" r64 r128 | tee "$W/summary.txt"
 tar -czf "$OUT/creg.tar.gz" -C "$W" --exclude '*.log' .
 log total
