@@ -3,10 +3,13 @@ shape of each stamped copy (one replay, the median one: probe.py's `raw`),
 the combine programs that started before the decode's last store (early),
 the SMs they ran on, and when the early and the other programs finished.
 
-    python3 lab/chain/placement.py results3/stamp120.json results3/stamp120s.json
+    python3 lab/chain/placement.py results3/stamp120.json.gz results3/stamp120s.json.gz
+
+(a .gz file is read as the JSON it holds).
 """
 
 import collections
+import gzip
 import json
 import os
 import statistics
@@ -21,8 +24,11 @@ def main(paths):
         f"{'comb/SM max':>11s} {'next kernel':>11s}"
     )
     for path in paths:
-        copy = os.path.basename(path)[:-5]
-        for s in json.load(open(path))["shapes"]:
+        copy = os.path.basename(path).split(".")[0]
+        opener = gzip.open if path.endswith(".gz") else open
+        with opener(path, "rt") as f:
+            shapes = json.load(f)["shapes"]
+        for s in shapes:
             raw = s.get("raw") or {}
             dec, comb = raw.get("raw_decode"), raw.get("raw_combine")
             if not dec or not comb:

@@ -28,10 +28,10 @@ their combine start times are not times.)
 
 `stamp120s` is stamp120 whose 64-head tiles signal their combine in every
 split, as lab/pdl120's `late` did: device3.sh and placement.py trace where
-its combine programs go (written in the twenty-first session, not yet run:
-the session's device time ran out).
+its combine programs go (written in the twenty-first session, run in the
+twenty-second from a42b63e's modules: results3/).
 
-    python3 lab/chain/prepare.py [COMMIT]   # lab/chain/{base90,stamp90,base120,stamp120}
+    python3 lab/chain/prepare.py [COMMIT]   # lab/chain/{base90,stamp90,base120,stamp120,stamp120s}
 
 COMMIT is 5b63512 unless given (the twenty-first session's second run,
 results2/, was made from 02e6438's modules).
