@@ -2,7 +2,9 @@
 # The narrow 16-head A/B call shared by lab/p16, lab/c2n, lab/ppl and
 # lab/two: copy OTHER of lab folder LAB against its copy `base` (the
 # shipped module), the narrow configurations ws_h16_t64_k{KS}_w4_s{2,3}
-# for base and s{OTHER_STAGES} for OTHER, per cache and (unless WHOLE=0) as
+# for base and s{OTHER_STAGES} for OTHER (OTHER_PREFIX_h16_... where
+# OTHER_PREFIX is given: wsc, lab/nclus's cluster merges), per cache and
+# (unless WHOLE=0) as
 # the whole call at H 16, B 16, 64, 128, topk (extra cache) 512 and 2048,
 # CUDA-graph replay. The harness's correctness cases first for OTHER's
 # configurations (CHECK=0: none), Triton's caches filled by one process a
@@ -12,8 +14,8 @@
 set -u
 LAB=${LAB:?which lab folder} OTHER=${OTHER:?which copy}
 source lab/prologue.sh "$OTHER"
-configs() { for k in ${KS:-1 2 4 8 16}; do for s in $1; do printf 'ws_h16_t64_k%s_w4_s%s,' $k $s; done; done; }
-VB=$(configs "2 3") VO=$(configs "${OTHER_STAGES:-2 3}")
+configs() { for k in ${KS:-1 2 4 8 16}; do for s in $1; do printf '%s_h16_t64_k%s_w4_s%s,' $2 $k $s; done; done; }
+VB=$(configs "2 3" ws) VO=$(configs "${OTHER_STAGES:-2 3}" "${OTHER_PREFIX:-ws}")
 VB=${VB%,} VO=${VO%,}
 T=(--heads 16 --batches 16,64,128 --topks 512,2048 --peers none)
 if [ "${WHOLE:-1}" = 1 ]; then T+=(--whole-heads 16 --whole-batches 16,64,128); else T+=(--no-whole-call); fi
