@@ -84,6 +84,14 @@ the harness's results format:
   into L2 in place of its producer; its rows replace the older ones of the
   same configuration, entry and shape, and every older ws_h64_* row (its
   per-cache pass ran out of time before H 16 at topk 2048 from B 8);
+* lab/sweep16 (2026-12-04, twenty-second session): the sm_90 module's
+  16-head candidates again (every ws_h16_* and mma_h16_* configuration per
+  cache and as the whole call at H 16, batches 1 to 128, with the ws_h16_*
+  checks), after the narrow kernel began signalling its combine
+  (nineteenth session) and the bf16 combine took 128 registers
+  (twenty-first); its rows replace the older ones of the same
+  configuration, entry and shape (at topk 2048 per cache those were still
+  lab/wst's, from before either change);
 * lab/qreg16's sweep of the byte-reading module (2026-12-02, ninth
   session): the sm_86 module (sm_80's kernel code) once its 16-head
   pipelined tile keeps six of Q's column groups in registers, each
@@ -142,6 +150,10 @@ DQP = "lab/dqp/results/sweep"
 # lab/wsa's sweep again, stopped like lab/dqp's before H 16 at topk 2048
 # from B 8.
 VPF = "lab/vpf/results/sweep"
+# The sm_90 module's 16-head candidates timed again after the narrow
+# kernel's combine signal and the bf16 combine's register bound (twenty-
+# second session): every ws_h16_* and mma_h16_* configuration at H 16.
+SWEEP16 = "lab/sweep16/results"
 # The sm_86 module (sm_80's kernel code) once its 16-head pipelined tile
 # keeps six of Q's column groups in registers (ninth session): each
 # configuration of that tile per cache at 16, 32 and 64 heads.
@@ -460,6 +472,20 @@ def add_vpf(out):
     )
 
 
+def add_sweep16(out):
+    """lab/sweep16: the sm_90 module's ws_h16_* and mma_h16_* configurations
+    at H 16, per cache and as the whole call, batches 1 to 128, with the
+    ws_h16_* checks (twenty-second session); its rows replace the older
+    ones of the same configuration, entry and shape."""
+    out["date"] = "2026-11-30 to 2026-12-04"
+    return take_sweep(
+        out,
+        SWEEP16,
+        "every 16-head candidate at H 16 after the narrow kernel's combine signal "
+        "and the bf16 combine at 128 registers",
+    )
+
+
 def pp_h16(row):
     """Whether a row is of the 16-head pipelined tile."""
     return row["variant"].startswith("pp_h16_")
@@ -588,8 +614,12 @@ def main():
     for name, results in (
         (
             "sm90",
-            add_vpf(
-                add_dqp(add_wst(add_wsa(add_heads(add_run(sm90(), "sm90"), "sm90"))))
+            add_sweep16(
+                add_vpf(
+                    add_dqp(
+                        add_wst(add_wsa(add_heads(add_run(sm90(), "sm90"), "sm90")))
+                    )
+                )
             ),
         ),
         (

@@ -9,12 +9,12 @@ Two entry points, each with its static selection by heads, batch and tokens:
 
 * ``supports`` / ``sparse_decode``: the contract of SGLang's per-cache
   ``_run_triton_sparse_decode``; ``select(batch, topk, heads)`` names the
-  configuration (source: measured on NVIDIA H200 (torch 2.11.0+cu130, Triton 3.6.0, 2026-11-30 to 2026-12-03), gpu/results/selection-input-sm90.json).
+  configuration (source: measured on NVIDIA H200 (torch 2.11.0+cu130, Triton 3.6.0, 2026-11-30 to 2026-12-04), gpu/results/selection-input-sm90.json).
 * ``supports_full`` / ``sparse_decode_full``: the whole of SGLang's
   ``flash_mla_sparse_decode_triton`` (both caches as one token list, their
   log-sum-exp merge and the attention sink, in one pass);
   ``select_full(heads, batch, tokens)`` names the configuration (source:
-  measured on NVIDIA H200 (torch 2.11.0+cu130, Triton 3.6.0, 2026-11-30 to 2026-12-03), gpu/results/selection-input-sm90.json (whole call)).
+  measured on NVIDIA H200 (torch 2.11.0+cu130, Triton 3.6.0, 2026-11-30 to 2026-12-04), gpu/results/selection-input-sm90.json (whole call)).
 
 Where ``supports*`` is False the caller runs SGLang's own code.
 ``defers_full`` (the arguments of ``supports_full``) is True where the whole
@@ -170,8 +170,8 @@ TOPK_BOUNDS = (512, None)
 SELECTION = (
     (  # heads <= 16
         (  # batch <= 1: topk <= 512, any
-            "mma_h16_t16_k32_w8_s1",
-            "mma_h16_t64_k32_w8_s1",
+            "ws_h16_t64_k8_w4_s3",
+            "ws_h16_t64_k32_w4_s3",
         ),
         (  # batch <= 8: topk <= 512, any
             "ws_h16_t64_k8_w4_s3",
@@ -179,11 +179,11 @@ SELECTION = (
         ),
         (  # batch <= 16: topk <= 512, any
             "ws_h16_t64_k8_w4_s3",
-            "ws_h16_t64_k8_w4_s2",
+            "ws_h16_t64_k8_w4_s3",
         ),
         (  # batch <= 32: topk <= 512, any
             "ws_h16_t64_k4_w4_s3",
-            "ws_h16_t64_k4_w4_s2",
+            "ws_h16_t64_k4_w4_s3",
         ),
         (  # batch <= 64: topk <= 512, any
             "ws_h16_t64_k2_w4_s3",
@@ -191,7 +191,7 @@ SELECTION = (
         ),
         (  # batch any: topk <= 512, any
             "ws_h16_t64_k1_w4_s3",
-            "ws_h16_t64_k1_w4_s2",
+            "ws_h16_t64_k1_w4_s3",
         ),
     ),
     (  # heads <= 32
@@ -253,15 +253,15 @@ FULL_TOPK_BOUNDS = (640, None)
 FULL_SELECTION = (
     (  # heads <= 16
         (  # batch <= 1: tokens <= 640, any
-            "mma_h16_t64_k32_w8_s1",
+            "ws_h16_t64_k16_w4_s2",
             "ws_h16_t64_k32_w4_s2",
         ),
         (  # batch <= 8: tokens <= 640, any
-            "ws_h16_t64_k16_w4_s3",
+            "ws_h16_t64_k16_w4_s2",
             "ws_h16_t64_k16_w4_s2",
         ),
         (  # batch <= 16: tokens <= 640, any
-            "ws_h16_t64_k8_w4_s2",
+            "ws_h16_t64_k8_w4_s3",
             "ws_h16_t64_k8_w4_s2",
         ),
         (  # batch <= 32: tokens <= 640, any
