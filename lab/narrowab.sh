@@ -2,11 +2,10 @@
 # The narrow 16-head A/B call shared by lab/p16, lab/c2n, lab/ppl and
 # lab/two: copy OTHER of lab folder LAB against its copy `base` (the
 # shipped module), the narrow configurations ws_h16_t64_k{KS}_w4_s{2,3}
-# for base and s{OTHER_STAGES} for OTHER (OTHER_PREFIX_h16_... where
-# OTHER_PREFIX is given: wsc, lab/nclus's cluster merges), per cache and
-# (unless WHOLE=0) as
-# the whole call at H 16, B 16, 64, 128, topk (extra cache) 512 and 2048,
-# CUDA-graph replay. The harness's correctness cases first for OTHER's
+# for base and s{OTHER_STAGES} for OTHER (named OTHER_PREFIX_h16_... where
+# OTHER_PREFIX is given: wsc for lab/nclus's cluster merges), per cache
+# and (unless WHOLE=0) as the whole call at H 16, B 16, 64, 128, topk
+# (extra cache) 512 and 2048, CUDA-graph replay. The harness's correctness cases first for OTHER's
 # configurations (CHECK=0: none), Triton's caches filled by one process a
 # copy, then two timing passes. From the repository root, carrying
 # $LAB/base and $LAB/$OTHER:

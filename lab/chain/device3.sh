@@ -3,7 +3,8 @@
 # shipped rule: 64-head tiles signal in two splits) and stamp120s (in every
 # split), at 64 heads B 8, 16, 32 and 64 and 16 heads B 16, topk 512;
 # placement.py's table last. From the repository root after
-# `python3 lab/chain/prepare.py 02e6438`, carrying lab/chain/{base120,stamp120,stamp120s}:
+# `python3 lab/chain/prepare.py a42b63e` (results3/), carrying
+# lab/chain/{base120,stamp120,stamp120s}:
 #   OUT=$OUT bash lab/chain/device3.sh     # $OUT/chain3.tar.gz
 set -u
 source lab/prologue.sh chain3
