@@ -154,6 +154,12 @@ VPF = "lab/vpf/results/sweep"
 # kernel's combine signal and the bf16 combine's register bound (twenty-
 # second session): every ws_h16_* and mma_h16_* configuration at H 16.
 SWEEP16 = "lab/sweep16/results"
+# The sm_120 module's pipelined configurations timed again after their
+# combine signal and the bf16 combine's register bound (twenty-second
+# session): per cache at H 16, 32 and 64 and as the whole call at H 16 and
+# 64, DISABLE_MMA_V3=1. sm_89 keeps lab/onesm's rows: without
+# griddepcontrol it runs these tiles unsignalled, as those rows were.
+SWEEP120 = "lab/sweep120/results"
 # The sm_86 module (sm_80's kernel code) once its 16-head pipelined tile
 # keeps six of Q's column groups in registers (ninth session): each
 # configuration of that tile per cache at 16, 32 and 64 heads.
@@ -486,6 +492,22 @@ def add_sweep16(out):
     )
 
 
+def add_sweep120(out):
+    """lab/sweep120: the sm_120 module's pp_* configurations per cache at H
+    16, 32 and 64 and as the whole call at H 16 and 64, batches 1 to 128,
+    with their checks (twenty-second session); its rows replace the older
+    ones of the same configuration, entry and shape."""
+    out["date"] = "2026-11-30 to 2026-12-04"
+    return take(
+        out,
+        sweep_rows(SWEEP120, "sm120"),
+        load(f"{SWEEP120}/check-sm120.json")["correctness"],
+        f"; {SWEEP120} (the pipelined configurations after their combine signal "
+        "and the bf16 combine at 128 registers) replaces the older rows of the "
+        "configurations, entries and shapes it timed",
+    )
+
+
 def pp_h16(row):
     """Whether a row is of the 16-head pipelined tile."""
     return row["variant"].startswith("pp_h16_")
@@ -624,10 +646,13 @@ def main():
         ),
         (
             "sm120",
-            add_qreg16(
-                add_onesm(
-                    add_heads(
-                        add_words(add_run(sm120(), "sm120", before_words)), "sm120"
+            add_sweep120(
+                add_qreg16(
+                    add_onesm(
+                        add_heads(
+                            add_words(add_run(sm120(), "sm120", before_words)),
+                            "sm120",
+                        )
                     )
                 )
             ),
