@@ -411,14 +411,14 @@ def take(out, new, checked, note, drop=lambda row: False):
     return out
 
 
-def take_sweep(out, folder, what, also="", drop=lambda row: False):
-    """take() of a sm_90 sweep's rows (folder/time-sm90.json and
-    whole-sm90.json) and of its checks, noted as `what` it timed (plus `also`
-    where `drop` takes older rows too)."""
+def take_sweep(out, folder, what, also="", drop=lambda row: False, target="sm90"):
+    """take() of a sweep's rows (folder/time-TARGET.json and
+    whole-TARGET.json) and of its checks, noted as `what` it timed (plus
+    `also` where `drop` takes older rows too)."""
     return take(
         out,
-        sweep_rows(folder, "sm90"),
-        load(f"{folder}/check-sm90.json")["correctness"],
+        sweep_rows(folder, target),
+        load(f"{folder}/check-{target}.json")["correctness"],
         f"; {folder} ({what}) replaces the older rows of the configurations, "
         f"entries and shapes it timed{also}",
         drop=drop,
@@ -498,13 +498,12 @@ def add_sweep120(out):
     with their checks (twenty-second session); its rows replace the older
     ones of the same configuration, entry and shape."""
     out["date"] = "2026-11-30 to 2026-12-04"
-    return take(
+    return take_sweep(
         out,
-        sweep_rows(SWEEP120, "sm120"),
-        load(f"{SWEEP120}/check-sm120.json")["correctness"],
-        f"; {SWEEP120} (the pipelined configurations after their combine signal "
-        "and the bf16 combine at 128 registers) replaces the older rows of the "
-        "configurations, entries and shapes it timed",
+        SWEEP120,
+        "the pipelined configurations after their combine signal and the bf16 "
+        "combine at 128 registers",
+        target="sm120",
     )
 
 
