@@ -92,11 +92,32 @@ the harness's results format:
   (twenty-first); its rows replace the older ones of the same
   configuration, entry and shape (at topk 2048 per cache those were still
   lab/wst's, from before either change);
+* lab/sweep120 (2026-12-04, twenty-second session): the sm_120 module's
+  pipelined configurations per cache at H 16, 32 and 64 and as the whole
+  call at H 16 and 64, batches 1 to 128, with their checks, after those
+  tiles began signalling their combine and the bf16 combine took 128
+  registers; its rows replace the older ones of the same configuration,
+  entry and shape;
+* lab/sweep64 (2026-12-04, twenty-third session): lab/wsa's set of sm_90
+  configurations per cache at H 32 and 64 and as the whole call at H 64
+  and 128 beside FlashMLA, batches 1 to 32 (where split calls, which the
+  bf16 combine at 128 registers moved, are picked), with the ws_* checks;
+  its rows replace the older ones of the same configuration, entry and
+  shape (lab/vpf's there);
 * lab/qreg16's sweep of the byte-reading module (2026-12-02, ninth
   session): the sm_86 module (sm_80's kernel code) once its 16-head
   pipelined tile keeps six of Q's column groups in registers, each
   configuration of that tile per cache at 16, 32 and 64 heads, with their
-  checks; its rows replace every older row of that tile on sm_86 and sm_80.
+  checks; its rows replace every older row of that tile on sm_86 and sm_80;
+* lab/sweepbytes (2026-12-04, twenty-third session): the sm_86 and sm_89
+  modules' pipelined configurations and the tl.dot ones their tables pick
+  at batch 1, and sm_80's two-buffer-set pipelined ones, per cache at H
+  16, 32 and 64 and as the whole call at H 16 and 64, batches 1 to 128,
+  with the pipelined checks, run without programmatic dependent launch as
+  on those GPUs (lab/sweepbytes/nopdl.py), and in a second call every
+  other tl.dot configuration at batch 1; its rows replace the older ones of
+  the same configuration, entry and shape on sm_89, sm_86 and sm_80, and
+  give sm_86 and sm_80 whole-call rows, so tables of their own.
 
 The targets no lent GPU has (sm_89, sm_86, sm_80) get selections from H200
 runs of a module whose kernel code is theirs, with DISABLE_MMA_V3=1 (so the
@@ -160,6 +181,15 @@ SWEEP16 = "lab/sweep16/results"
 # 64, DISABLE_MMA_V3=1. sm_89 keeps lab/onesm's rows: without
 # griddepcontrol it runs these tiles unsignalled, as those rows were.
 SWEEP120 = "lab/sweep120/results"
+# The sm_90 module's candidates above 16 heads timed again at batches 1 to
+# 32 after the bf16 combine's register bound (twenty-third session): lab/wsa's
+# set per cache at H 32 and 64 and as the whole call at H 64 and 128.
+SWEEP64 = "lab/sweep64/results"
+# The sm_86, sm_89 and sm_80 modules' pipelined configurations (and the
+# batch-1 tl.dot picks) timed again without dependent launch, as those GPUs
+# run them (twenty-third session).
+SWEEPBYTES = "lab/sweepbytes/results"
+SWEEPBYTES_B1 = "lab/sweepbytes/results/batch1"
 # The sm_86 module (sm_80's kernel code) once its 16-head pipelined tile
 # keeps six of Q's column groups in registers (ninth session): each
 # configuration of that tile per cache at 16, 32 and 64 heads.
@@ -387,13 +417,14 @@ def add_onesm(out):
     return out
 
 
-def sweep_rows(folder, target, names=("time", "whole")):
-    """The timing rows of a sweep's harness files (folder/NAME-TARGET.json),
-    without the one-kernel rows the whole call is compared with."""
+def sweep_rows(folder, target, names=("time", "whole"), keep=lambda row: True):
+    """The timing rows of a sweep's harness files (folder/NAME-TARGET.json)
+    that `keep` accepts, without the one-kernel rows the whole call is
+    compared with."""
     rows = []
     for name in names:
         run = load(f"{folder}/{name}-{target}.json")
-        rows += [r for r in run["timing"] if r.get("entry") != "one kernel"]
+        rows += [r for r in run["timing"] if r.get("entry") != "one kernel" and keep(r)]
     return rows
 
 
@@ -411,13 +442,21 @@ def take(out, new, checked, note, drop=lambda row: False):
     return out
 
 
-def take_sweep(out, folder, what, also="", drop=lambda row: False, target="sm90"):
+def take_sweep(
+    out,
+    folder,
+    what,
+    also="",
+    drop=lambda row: False,
+    target="sm90",
+    keep=lambda row: True,
+):
     """take() of a sweep's rows (folder/time-TARGET.json and
-    whole-TARGET.json) and of its checks, noted as `what` it timed (plus
-    `also` where `drop` takes older rows too)."""
+    whole-TARGET.json, those `keep` accepts) and of its checks, noted as
+    `what` it timed (plus `also` where `drop` takes older rows too)."""
     return take(
         out,
-        sweep_rows(folder, target),
+        sweep_rows(folder, target, keep=keep),
         load(f"{folder}/check-{target}.json")["correctness"],
         f"; {folder} ({what}) replaces the older rows of the configurations, "
         f"entries and shapes it timed{also}",
@@ -507,6 +546,43 @@ def add_sweep120(out):
     )
 
 
+def add_sweep64(out):
+    """lab/sweep64: lab/wsa's set of sm_90 configurations per cache at H 32
+    and 64 and as the whole call at H 64 and 128 beside FlashMLA, batches 1
+    to 32, with the ws_* checks (twenty-third session); its rows replace the
+    older ones of the same configuration, entry and shape. The per-cache
+    rows its whole-call pass times on the way (H 16, B 1, topk 512) are
+    left out: lab/sweep16 timed every 16-head candidate there."""
+    return take_sweep(
+        out,
+        SWEEP64,
+        "the candidates above 16 heads at batches 1 to 32 after the bf16 "
+        "combine at 128 registers",
+        keep=lambda r: r.get("entry") is not None or r.get("heads") != 16,
+    )
+
+
+def add_sweepbytes(out, modules):
+    """lab/sweepbytes's rows of `modules` (sm86, sm89, sm80: its harness
+    files of those modules), from both its calls, with the first call's
+    checks, into a proxy's selection input; they replace the older rows of
+    the same configuration, entry and shape. The second call re-timed the
+    other tl.dot configurations at batch 1 (unchanged kernels, whose older
+    checks stand)."""
+    out["date"] = "2026-12-02 to 2026-12-04"
+    for module in modules:
+        out = take(
+            out,
+            sweep_rows(SWEEPBYTES, module) + sweep_rows(SWEEPBYTES_B1, module),
+            load(f"{SWEEPBYTES}/check-{module}.json")["correctness"],
+            f"; {SWEEPBYTES} (the {module} module's pipelined configurations per "
+            "cache and as the whole call, and its tl.dot ones at batch 1, "
+            "without dependent launch as on that GPU) replaces the older rows "
+            "of the configurations, entries and shapes it timed",
+        )
+    return out
+
+
 def pp_h16(row):
     """Whether a row is of the 16-head pipelined tile."""
     return row["variant"].startswith("pp_h16_")
@@ -585,47 +661,35 @@ def proxies():
     memory holds)."""
     sm86 = [f"{BYTES}/time-sm86-pp.json", f"{BYTES}/time-sm86-mma.json"]
     sm86_check = [f"{BYTES}/check-sm86.json"]
+    sm89 = proxy(
+        "sm_89",
+        [f"{ONESM}/time-sm120.json", f"{ONESM}/whole-sm120.json"],
+        [f"{ONESM}/check-sm120.json"],
+        f"{ONESM}: the sm_120 module on the H200 (DISABLE_MMA_V3=1), whose kernel "
+        "code the sm_89 module shares; not measured on an sm_89 GPU",
+    )
+    sm86_proxy = proxy(
+        "sm_86",
+        sm86,
+        sm86_check,
+        f"{BYTES}: the sm_86 module on the H200 (DISABLE_MMA_V3=1); not measured "
+        "on an sm_86 GPU",
+    )
+    sm80_proxy = proxy(
+        "sm_80",
+        sm86 + [f"{BYTES}/time-sm80-mma.json", f"{BYTES}/time-sm80-pp.json"],
+        sm86_check + [f"{BYTES}/check-sm80.json"],
+        f"{BYTES}: the sm_80 module on the H200 (DISABLE_MMA_V3=1) for its "
+        "two-stage batch-1 candidates and its two-buffer-set 64-head pipelined "
+        "ones, and the sm_86 module's rows (the same kernel code; select keeps "
+        "the configurations sm_80 has); not measured on an sm_80 GPU",
+    )
     return (
-        (
-            "sm89",
-            add_qreg16(
-                proxy(
-                    "sm_89",
-                    [f"{ONESM}/time-sm120.json", f"{ONESM}/whole-sm120.json"],
-                    [f"{ONESM}/check-sm120.json"],
-                    f"{ONESM}: the sm_120 module on the H200 (DISABLE_MMA_V3=1), "
-                    "whose kernel code the sm_89 module shares; not measured on an "
-                    "sm_89 GPU",
-                )
-            ),
-        ),
-        (
-            "sm86",
-            add_qreg16_bytes(
-                proxy(
-                    "sm_86",
-                    sm86,
-                    sm86_check,
-                    f"{BYTES}: the sm_86 module on the H200 (DISABLE_MMA_V3=1); not "
-                    "measured on an sm_86 GPU",
-                )
-            ),
-        ),
+        ("sm89", add_sweepbytes(add_qreg16(sm89), ("sm89",))),
+        ("sm86", add_sweepbytes(add_qreg16_bytes(sm86_proxy), ("sm86",))),
         (
             "sm80",
-            add_qreg16_bytes(
-                proxy(
-                    "sm_80",
-                    sm86
-                    + [f"{BYTES}/time-sm80-mma.json", f"{BYTES}/time-sm80-pp.json"],
-                    sm86_check + [f"{BYTES}/check-sm80.json"],
-                    f"{BYTES}: the sm_80 module on the H200 (DISABLE_MMA_V3=1) for "
-                    "its two-stage batch-1 candidates and its two-buffer-set 64-head "
-                    "pipelined ones, and the sm_86 module's rows (the same kernel "
-                    "code; select keeps the configurations sm_80 has); not measured "
-                    "on an sm_80 GPU",
-                )
-            ),
+            add_sweepbytes(add_qreg16_bytes(sm80_proxy), ("sm86", "sm80")),
         ),
     )
 
@@ -635,10 +699,12 @@ def main():
     for name, results in (
         (
             "sm90",
-            add_sweep16(
-                add_vpf(
-                    add_dqp(
-                        add_wst(add_wsa(add_heads(add_run(sm90(), "sm90"), "sm90")))
+            add_sweep64(
+                add_sweep16(
+                    add_vpf(
+                        add_dqp(
+                            add_wst(add_wsa(add_heads(add_run(sm90(), "sm90"), "sm90")))
+                        )
                     )
                 )
             ),

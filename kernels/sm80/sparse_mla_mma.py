@@ -9,12 +9,12 @@ Two entry points, each with its static selection by heads, batch and tokens:
 
 * ``supports`` / ``sparse_decode``: the contract of SGLang's per-cache
   ``_run_triton_sparse_decode``; ``select(batch, topk, heads)`` names the
-  configuration (source: measured on NVIDIA H200 standing in for sm_80, DISABLE_MMA_V3=1 (torch 2.11.0+cu130, Triton 3.6.0, 2026-12-02), gpu/results/selection-input-sm80.json).
+  configuration (source: measured on NVIDIA H200 standing in for sm_80, DISABLE_MMA_V3=1 (torch 2.11.0+cu130, Triton 3.6.0, 2026-12-02 to 2026-12-04), gpu/results/selection-input-sm80.json).
 * ``supports_full`` / ``sparse_decode_full``: the whole of SGLang's
   ``flash_mla_sparse_decode_triton`` (both caches as one token list, their
   log-sum-exp merge and the attention sink, in one pass);
   ``select_full(heads, batch, tokens)`` names the configuration (source:
-  the per-cache selection at the call's total tokens (measured on NVIDIA H200 standing in for sm_80, DISABLE_MMA_V3=1 (torch 2.11.0+cu130, Triton 3.6.0, 2026-12-02), gpu/results/selection-input-sm80.json)).
+  measured on NVIDIA H200 standing in for sm_80, DISABLE_MMA_V3=1 (torch 2.11.0+cu130, Triton 3.6.0, 2026-12-02 to 2026-12-04), gpu/results/selection-input-sm80.json (whole call)).
 
 Where ``supports*`` is False the caller runs SGLang's own code.
 ``defers_full`` (the arguments of ``supports_full``) is True where the whole
@@ -153,7 +153,7 @@ SELECTION = (
     (  # heads <= 16
         (  # batch <= 1: topk <= 512, any
             "mma_h16_t16_k32_w4_s1",
-            "mma_h16_t32_k32_w4_s1",
+            "pp_h16_t64_k32_w8_s1",
         ),
         (  # batch <= 16: topk <= 512, any
             "pp_h16_t64_k8_w8_s1",
@@ -171,7 +171,7 @@ SELECTION = (
     (  # heads any
         (  # batch <= 1: topk <= 512, any
             "mma_h16_t16_k32_w4_s1",
-            "mma_h16_t32_k32_w4_s1",
+            "pp_h16_t64_k32_w8_s1",
         ),
         (  # batch <= 16: topk <= 512, any
             "pp_h64_t32_k8_w8_s1",
@@ -189,40 +189,40 @@ SELECTION = (
 )
 FULL_HEAD_BOUNDS = (16, None)
 FULL_BATCH_BOUNDS = (1, 16, 64, None)
-FULL_TOPK_BOUNDS = (512, None)
+FULL_TOPK_BOUNDS = (640, None)
 FULL_SELECTION = (
     (  # heads <= 16
-        (  # batch <= 1: tokens <= 512, any
-            "mma_h16_t16_k32_w4_s1",
+        (  # batch <= 1: tokens <= 640, any
             "mma_h16_t32_k32_w4_s1",
+            "pp_h16_t64_k32_w8_s1",
         ),
-        (  # batch <= 16: tokens <= 512, any
+        (  # batch <= 16: tokens <= 640, any
             "pp_h16_t64_k8_w8_s1",
             "pp_h16_t64_k8_w8_s1",
         ),
-        (  # batch <= 64: tokens <= 512, any
+        (  # batch <= 64: tokens <= 640, any
             "pp_h16_t64_k2_w8_s1",
             "pp_h16_t64_k2_w8_s1",
         ),
-        (  # batch any: tokens <= 512, any
+        (  # batch any: tokens <= 640, any
             "pp_h16_t64_k1_w8_s1",
             "pp_h16_t64_k1_w8_s1",
         ),
     ),
     (  # heads any
-        (  # batch <= 1: tokens <= 512, any
-            "mma_h16_t16_k32_w4_s1",
+        (  # batch <= 1: tokens <= 640, any
             "mma_h16_t32_k32_w4_s1",
+            "pp_h16_t64_k32_w8_s1",
         ),
-        (  # batch <= 16: tokens <= 512, any
+        (  # batch <= 16: tokens <= 640, any
             "pp_h64_t32_k8_w8_s1",
             "pp_h64_t32_k8_w8_s1",
         ),
-        (  # batch <= 64: tokens <= 512, any
+        (  # batch <= 64: tokens <= 640, any
             "pp_h64_t32_k2_w8_s1",
             "pp_h64_t32_k2_w8_s1",
         ),
-        (  # batch any: tokens <= 512, any
+        (  # batch any: tokens <= 640, any
             "pp_h64_t32_k1_w8_s1",
             "pp_h64_t32_k1_w8_s1",
         ),

@@ -196,8 +196,8 @@ SELECTION = (
     ),
     (  # heads <= 32
         (  # batch <= 1: topk <= 512, any
-            "mma_h16_t16_k32_w8_s1",
-            "mma_h16_t64_k32_w8_s1",
+            "ws_h16_t64_k8_w4_s2",
+            "ws_h16_t64_k32_w4_s2",
         ),
         (  # batch <= 8: topk <= 512, any
             "ws_h16_t64_k8_w4_s3",
@@ -222,11 +222,11 @@ SELECTION = (
     ),
     (  # heads any
         (  # batch <= 1: topk <= 512, any
-            "mma_h16_t16_k32_w8_s1",
-            "mma_h16_t64_k32_w8_s1",
+            "ws_h16_t64_k8_w4_s2",
+            "ws_h16_t64_k32_w4_s3",
         ),
         (  # batch <= 8: topk <= 512, any
-            "wsc_h64_t64_k8_w8_s2",
+            "ws_h16_t64_k4_w4_s2",
             "ws_h64_t64_k16_w8_s2",
         ),
         (  # batch <= 16: topk <= 512, any
@@ -279,11 +279,11 @@ FULL_SELECTION = (
     ),
     (  # heads <= 64
         (  # batch <= 1: tokens <= 640, any
-            "mma_h16_t64_k32_w8_s1",
-            "ws_h16_t64_k32_w4_s2",
+            "ws_h16_t64_k16_w4_s2",
+            "ws_h16_t64_k32_w4_s3",
         ),
         (  # batch <= 8: tokens <= 640, any
-            "ws_h16_t64_k4_w4_s3",
+            "ws_h16_t64_k4_w4_s2",
             "ws_h64_t64_k16_w8_s2",
         ),
         (  # batch <= 16: tokens <= 640, any
