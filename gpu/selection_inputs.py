@@ -178,8 +178,8 @@ SWEEP16 = "lab/sweep16/results"
 # The sm_120 module's pipelined configurations timed again after their
 # combine signal and the bf16 combine's register bound (twenty-second
 # session): per cache at H 16, 32 and 64 and as the whole call at H 16 and
-# 64, DISABLE_MMA_V3=1. sm_89 keeps lab/onesm's rows: without
-# griddepcontrol it runs these tiles unsignalled, as those rows were.
+# 64, DISABLE_MMA_V3=1. sm_89 does not take these rows: without
+# griddepcontrol its tiles run unsignalled (lab/sweepbytes timed them so).
 SWEEP120 = "lab/sweep120/results"
 # The sm_90 module's candidates above 16 heads timed again at batches 1 to
 # 32 after the bf16 combine's register bound (twenty-third session): lab/wsa's
@@ -658,7 +658,9 @@ def proxies():
     kernel code, reading the cache as bytes): sm_86's module's rows, and for
     sm_80 the same beside its own candidates (two-stage batch-1 ones, and
     the 64-head pipelined tile with two buffer sets, which only its shared
-    memory holds)."""
+    memory holds). On all three, lab/qreg16's rows of the 16-head pipelined
+    tile, then lab/sweepbytes's, timed without the dependent launch those
+    GPUs lack, replace the older ones they cover."""
     sm86 = [f"{BYTES}/time-sm86-pp.json", f"{BYTES}/time-sm86-mma.json"]
     sm86_check = [f"{BYTES}/check-sm86.json"]
     sm89 = proxy(

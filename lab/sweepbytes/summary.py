@@ -24,7 +24,9 @@ def main():
             key = (r.get("entry") or "per cache", r["heads"], r["topk"], r["batch"])
             rows[key] = (r.get("graph_us"), r["variant"])
         for (entry, heads, topk, batch), (us, variant) in sorted(rows.items()):
-            print(f"  {entry:10s} H{heads:<3d} {topk:5d} B{batch:<4d} {us:7.1f}  {variant}")
+            print(
+                f"  {entry:10s} H{heads:<3d} {topk:5d} B{batch:<4d} {us:7.1f}  {variant}"
+            )
     return 0
 
 
