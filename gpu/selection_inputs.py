@@ -16,7 +16,8 @@ at several head counts and through the whole call before the harness did:
   own Triton path on the sm_90 run); the timed shapes' checks too.
 
 This script copies their timing and correctness rows, as measured, into
-the harness's results format:
+the harness's results format (each timing row cut to the fields `mlagen
+select` reads, one row a line: every other field stays in its run's file):
 
 * lab configuration names become the module's where the kernel is the same
   (K1's pp_h64_t32_k8_w8_b1_c2_s2 is pp_h64_t32_k8_w8_s1: one K buffer set,
@@ -728,10 +729,42 @@ def main():
     ):
         path = os.path.join(OUT, f"selection-input-{name}.json")
         with open(path, "w") as f:
-            json.dump(results, f, indent=1)
-            f.write("\n")
+            f.write(as_input(results))
         print(f"{path}: {len(results['timing'])} timing rows")
     return 0
+
+
+# The timing fields `mlagen select` reads (gen.Timing); a row's other fields
+# (errors, FLOP/s, floors, host times) stay in the run it came from.
+SELECT_FIELDS = (
+    "variant",
+    "entry",
+    "heads",
+    "batch",
+    "topk",
+    "us",
+    "graph_us",
+    "passed",
+    "declined",
+    "error",
+)
+
+
+def as_input(results):
+    """results as the file `mlagen select` reads: each timing row cut to
+    the fields it uses, one row (and one correctness row) a line, so the
+    file stays small and a re-made input's diff reads row by row."""
+    lines = ["{"]
+    for key, value in results.items():
+        if key in ("correctness", "timing"):
+            if key == "timing":
+                value = [{k: r[k] for k in SELECT_FIELDS if k in r} for r in value]
+            rows = [f"  {json.dumps(r)}" for r in value]
+            lines.append(f" {json.dumps(key)}: [\n" + ",\n".join(rows) + "\n ],")
+        else:
+            lines.append(f" {json.dumps(key)}: {json.dumps(value)},")
+    lines[-1] = lines[-1].rstrip(",")
+    return "\n".join(lines) + "\n}\n"
 
 
 if __name__ == "__main__":
