@@ -33,7 +33,7 @@ torch_py = if [ -x $(TPY) ]; then echo $(TPY); elif [ -x $(PY) ] && $(PY) -c 'im
 # time LABEL CMD...: run CMD, then say how long it took (CI logs phase times).
 time = s=$$SECONDS; $(2); rc=$$?; echo "$(1): $$((SECONDS - s)) s"; exit $$rc
 
-.PHONY: build test checks gotest kernels-check pycheck calibrate calibrate-memo interp qdesc plans peers route releases kernels golden bench deps deps-torch clean
+.PHONY: build test checks gotest kernels-check pycheck calibrate calibrate-memo interp qdesc plans splits peers route releases kernels golden bench deps deps-torch clean
 
 build:
 	@$(call time,build,$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/mlagen)
@@ -46,7 +46,7 @@ build:
 test:
 	@$(MAKE) --no-print-directory -j3 -O checks TORCH=1
 
-checks: $(if $(TORCH),$(TVENV)/.done) build gotest kernels-check pycheck calibrate interp qdesc plans peers route releases
+checks: $(if $(TORCH),$(TVENV)/.done) build gotest kernels-check pycheck calibrate interp qdesc plans splits peers route releases
 	@echo "make test: all checks passed"
 
 # After build: the tree-sitter grammar (cgo, most of a cold build) is then
@@ -112,6 +112,14 @@ plans: $(if $(TORCH),$(TVENV)/.done)
 	@py=$$($(torch_py)); if [ -z "$$py" ]; then \
 	  echo "plans: skipped (no torch; run 'make deps-torch')"; exit 0; fi; \
 	$(call time,plans,$$py calib/plans.py $(addprefix kernels/,$(DIRS)))
+
+# How each module fits its tables' split counts to the GPU a call runs on
+# (fit_splits, calib/splits.py): the tables' own where they were measured,
+# only cheaper ones elsewhere, on GPUs of 72 to 188 multiprocessors.
+splits: $(if $(TORCH),$(TVENV)/.done)
+	@py=$$($(torch_py)); if [ -z "$$py" ]; then \
+	  echo "splits: skipped (no torch; run 'make deps-torch')"; exit 0; fi; \
+	$(call time,splits,$$py calib/splits.py $(addprefix kernels/,$(DIRS)))
 
 # The harness's peers on the CPU (calib/peers_check.py): absent ones
 # reported with the reason, stand-ins checked against the reference, a

@@ -279,7 +279,7 @@ func TestBundleFamilies(t *testing.T) {
 		fitCount            int
 	}{
 		{"sm_90 default", DefaultSweep(sm90), true, true, false, false, 52},
-		{"sm_120 default", DefaultSweep(sm120), true, false, true, false, 33},
+		{"sm_120 default", DefaultSweep(sm120), true, false, true, false, 35},
 		{"sm_120 without pp", noPP, true, false, false, false, 23},
 		{"sm_80 default", DefaultSweep(sm80), true, false, true, true, 0},
 		{"sm_90 without ws", noWS, true, false, false, false, 31},

@@ -15,7 +15,9 @@
 # Phase 2, one process at a time: the timings (per cache at H 64 and 16;
 # the whole call, window 128 + extra 512 and 2048, at H 64, 128 and 16 for
 # sm_90 beside FlashMLA and SGLang's own Triton path, at H 64 and 16 for
-# sm_120). Then the SASS of the sm_120 build, and the short table.
+# sm_120), then the split counts the entry points fit to the GPU between
+# the tables' batches (gpu/splits.py). Then the SASS of the sm_120 build,
+# and the short table.
 #
 # Prepare on the development machine, then run on the device from the
 # repository root (carry .peers-flashmla, gpu/route/work, gpu/dispatch/work):
@@ -114,12 +116,24 @@ log "sm90 timing (limit $t s)"
 timeout "$t" "${H90[@]}" --no-check "${PERCACHE[@]}" --whole-heads 64,128,16 --peers auto "${SGL[@]}" \
   --out "$W/res/sm90-time.json" >"$W/res/sm90-time.log" 2>&1
 echo "sm90-time exit $?" >>"$W/res/exits.txt"
-t=$(at_least 20 $(($(left) - 40)))
+t=$(at_least 20 $(($(left) - 150)))
 log "sm120 timing (limit $t s)"
 timeout "$t" "${H120[@]}" --no-check "${PERCACHE[@]}" --whole-heads 64,16 --peers none \
   --out "$W/res/sm120-time.json" >"$W/res/sm120-time.log" 2>&1
 echo "sm120-time exit $?" >>"$W/res/exits.txt"
 log "timings done"
+# The split counts the entry points fit to the GPU, at batches between the
+# tables' (gpu/splits.py): checked and timed against the tables' own.
+t=$(at_least 20 $((($(left) - 40) / 2)))
+log "sm90 split fit (limit $t s)"
+timeout "$t" env TRITON_CACHE_DIR=$C90 python3 gpu/splits.py sm90 "$W/res/splits-sm90.json" \
+  >"$W/res/splits-sm90.log" 2>&1
+echo "splits-sm90 exit $?" >>"$W/res/exits.txt"
+t=$(at_least 20 $(($(left) - 40)))
+log "sm120 split fit (limit $t s)"
+timeout "$t" env DISABLE_MMA_V3=1 TRITON_CACHE_DIR=$C120 python3 gpu/splits.py sm120 "$W/res/splits-sm120.json" \
+  >"$W/res/splits-sm120.log" 2>&1
+echo "splits-sm120 exit $?" >>"$W/res/exits.txt"
 
 # ---- the sm_120 build's machine code, and the table
 timeout 25 python3 gpu/sass_scan.py "$C120" >"$W/res/sass-sm120.json" 2>"$W/res/sass.log"

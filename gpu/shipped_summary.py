@@ -9,8 +9,9 @@ dispatch checks' logs, the SASS scan of the sm_120 build and gpu.txt.
 Prints: correctness per module and peer; the whole call per shape (SGLang's
 Triton path with the gate off, mlagen's whole call under CUDA-graph replay,
 eagerly and its host time, one kernel call over the same tokens, FlashMLA);
-the sm_120 module against the sm_90 module per cache; the route, dispatch
-and SASS verdicts. Missing files are said to be missing.
+the sm_120 module against the sm_90 module per cache; the split counts
+fitted to the GPU against the tables'; the route, dispatch and SASS
+verdicts. Missing files are said to be missing.
 """
 
 import json
@@ -145,6 +146,28 @@ def per_cache(d):
         )
 
 
+def splits(d):
+    """gpu/splits.py's verdicts: the entry points' fitted split counts
+    against the tables' own, where they differ."""
+    print("\nsplit counts fitted to the GPU (gpu/splits.py), CUDA-graph replay µs:")
+    for name in ("splits-sm90.json", "splits-sm120.json"):
+        r = load(d, name)
+        if r is None:
+            continue
+        rows = r["rows"]
+        fails = sum(not x["passed"] for x in rows)
+        gains = [x["table_us"] / x["entry_us"] for x in rows if x.get("entry_us")]
+        span = f", table's ÷ fitted {min(gains):.2f}-{max(gains):.2f}" if gains else ""
+        print(
+            f"  {r['target']} on {r['sms']} SMs: {len(rows)} shapes, {len(rows) - fails} ok, {fails} FAIL{span}"
+        )
+        for x in rows:
+            if not x["passed"]:
+                print(
+                    f"    FAIL {x['entry']} H {x['heads']} B {x['batch']} {x['fitted']}"
+                )
+
+
 def logs(d):
     print()
     for name in ("route.log", "dispatch-sm90.log", "dispatch-sm120.log"):
@@ -182,6 +205,7 @@ def main():
     whole_call(d, "sm90-time.json")
     whole_call(d, "sm120-time.json")
     per_cache(d)
+    splits(d)
     logs(d)
     return 0
 

@@ -127,16 +127,19 @@ CONFIGS = {
     "mma_h16_t32_k32_w8_s2": Config("mma", 16, 32, 32, 8, 2, False),
     "pp_h16_t64_k1_w8_s1": Config("pp", 16, 64, 1, 8, 1, False),
     "pp_h16_t64_k2_w8_s1": Config("pp", 16, 64, 2, 8, 1, False),
+    "pp_h16_t64_k4_w8_s1": Config("pp", 16, 64, 4, 8, 1, False),
     "pp_h16_t64_k8_w8_s1": Config("pp", 16, 64, 8, 8, 1, False),
     "pp_h16_t64_k16_w8_s1": Config("pp", 16, 64, 16, 8, 1, False),
     "pp_h16_t64_k32_w8_s1": Config("pp", 16, 64, 32, 8, 1, False),
     "pp_h64_t32_k1_w8_s1": Config("pp", 64, 32, 1, 8, 1, False),
     "pp_h64_t32_k2_w8_s1": Config("pp", 64, 32, 2, 8, 1, False),
+    "pp_h64_t32_k4_w8_s1": Config("pp", 64, 32, 4, 8, 1, False),
     "pp_h64_t32_k8_w8_s1": Config("pp", 64, 32, 8, 8, 1, False),
     "pp_h64_t32_k16_w8_s1": Config("pp", 64, 32, 16, 8, 1, False),
     "pp_h64_t32_k32_w8_s1": Config("pp", 64, 32, 32, 8, 1, False),
     "pp_h64_t32_k1_w8_s2": Config("pp", 64, 32, 1, 8, 2, False),
     "pp_h64_t32_k2_w8_s2": Config("pp", 64, 32, 2, 8, 2, False),
+    "pp_h64_t32_k4_w8_s2": Config("pp", 64, 32, 4, 8, 2, False),
     "pp_h64_t32_k8_w8_s2": Config("pp", 64, 32, 8, 8, 2, False),
     "pp_h64_t32_k16_w8_s2": Config("pp", 64, 32, 16, 8, 2, False),
     "pp_h64_t32_k32_w8_s2": Config("pp", 64, 32, 32, 8, 2, False),
@@ -237,19 +240,102 @@ def _bucket(bounds, n):
     return len(bounds) - 1
 
 
-def select(batch, topk, heads=64):
+def select(batch, topk, heads=64, sms=None):
     """Name of the per-cache configuration for this batch size, topk and head
     count (64, DeepSeek-V4-Flash's heads on one rank, unless given;
-    "simt_baseline": none fits)."""
+    "simt_baseline": none fits). With `sms`, the multiprocessors of the GPU the
+    call runs on, the table's choice with its splits fitted to that GPU and
+    batch (fit_splits), as the entry points run it; without, the table's
+    entry as measured."""
     table = SELECTION[_bucket(HEAD_BOUNDS, heads)]
-    return table[_bucket(BATCH_BOUNDS, batch)][_bucket(TOPK_BOUNDS, topk)]
+    name = table[_bucket(BATCH_BOUNDS, batch)][_bucket(TOPK_BOUNDS, topk)]
+    return fit_splits(name, batch, heads, topk, sms)
 
 
-def select_full(heads, batch, tokens):
+def select_full(heads, batch, tokens, sms=None):
     """Name of the whole call's configuration for this head count, batch size
-    and total topk of both caches ("simt_baseline": none fits)."""
+    and total topk of both caches ("simt_baseline": none fits); `sms` as for
+    select."""
     table = FULL_SELECTION[_bucket(FULL_HEAD_BOUNDS, heads)]
-    return table[_bucket(FULL_BATCH_BOUNDS, batch)][_bucket(FULL_TOPK_BOUNDS, tokens)]
+    name = table[_bucket(FULL_BATCH_BOUNDS, batch)][_bucket(FULL_TOPK_BOUNDS, tokens)]
+    return fit_splits(name, batch, heads, tokens, sms)
+
+
+# The families whose programs each hold a whole multiprocessor on every
+# target (their shared memory, or 255 registers a thread): as many of their
+# programs run at once as the GPU has multiprocessors.
+_ONE_PROGRAM_AN_SM = ("ws", "pp")
+
+
+def _split_siblings():
+    """For each configuration of those families, the ones that differ from
+    it only in their split count, by split count (cluster-merged ones left
+    out: their clusters fit the GPU on their own terms)."""
+    groups = collections.defaultdict(dict)
+    for name, c in CONFIGS.items():
+        if c.family in _ONE_PROGRAM_AN_SM and not c.cluster_merge:
+            groups[c._replace(split_k=0, cluster_merge=False)][c.split_k] = name
+    return {
+        name: groups[c._replace(split_k=0, cluster_merge=False)]
+        for name, c in CONFIGS.items()
+        if c.family in _ONE_PROGRAM_AN_SM
+    }
+
+
+_SPLIT_SIBLINGS = _split_siblings()
+
+
+# What a program costs besides its tiles (its start, Q, the first tile's
+# wait, its epilogue), and what a combine kernel costs, in tiles. From the
+# H200's rows at 64 heads, B 128, topk 2048: two waves of half rows take
+# 10-11 µs more than one wave of whole rows, eight waves of eighths 56-59
+# µs more, on both modules' tiles (about 3 µs each).
+_PROGRAM_TILES = 3
+_COMBINE_TILES = 1
+
+
+def fit_splits(name, batch, heads, tokens, sms):
+    """`name`, or its sibling with another split count, for a call of `batch`
+    rows, `heads` heads and `tokens` tokens a row on a GPU of `sms`
+    multiprocessors: the split count whose programs finish first, counted
+    as waves of programs (one a multiprocessor) times a program's tiles and
+    fixed cost, plus the combine where there is one; the table's own, then
+    the fewer splits, where two come out the same.
+
+    The tables are measured at each bucket's largest batch on the H200 (132
+    multiprocessors), and there this gives the table's own (calib/splits.py
+    checks it): at 64 heads B 16 takes 8 splits, B 64 two, B 128 one, each
+    about 128 programs. Inside a bucket the table's split count leaves up
+    to half the GPU idle or worse (B 65 with one split: 65 programs of a
+    whole row, where 130 of half a row run at once), and another GPU has
+    another count. Other families (whose programs share a multiprocessor),
+    the peers, and any call without `sms` (off the GPU) keep the table's
+    choice.
+    """
+    siblings = _SPLIT_SIBLINGS.get(name)
+    if not siblings or not sms:
+        return name
+    c = CONFIGS[name]
+    rows = batch * triton.cdiv(heads, c.block_h)
+
+    def cost(k):
+        # A split's share is whole tiles (_split_range's arithmetic).
+        tiles = triton.cdiv(triton.cdiv(tokens, k), c.block_t)
+        waves = triton.cdiv(rows * k, sms)
+        return waves * (tiles + _PROGRAM_TILES) + (_COMBINE_TILES if k > 1 else 0)
+
+    k = min(siblings, key=lambda k: (cost(k), k))
+    if cost(k) == cost(c.split_k):
+        return name  # the measured choice, which may merge in a cluster
+    return siblings[k]
+
+
+def device_sms(device):
+    """The multiprocessor count of a CUDA device, which the entry points fit
+    their split counts to; None off the GPU (and under the interpreter)."""
+    if device.type != "cuda" or triton.knobs.runtime.interpret:
+        return None
+    return torch.cuda.get_device_properties(device).multi_processor_count
 
 
 @triton.jit
@@ -2194,7 +2280,7 @@ def _per_cache_plan(config, q, k_cache, indices, topk_length):
             return _Plan.refused(refusal)
     if config is None:
         batch, _, heads, _ = q.shape
-        config = select(batch, indices.numel() // batch, heads)
+        config = select(batch, indices.numel() // batch, heads, device_sms(q.device))
     if config not in CONFIGS or on_gpu:
         refusal = _config_refusal(config, q, [("k_cache", k_cache)])
         if refusal:
@@ -2216,7 +2302,7 @@ def _whole_call_plan(config, q, k0, i0, l0, sink, head_dim_v, k1, i1, l1):
             return _Plan.refused(refusal)
     if config is None:
         tokens = sum(i.numel() // batch for _, _, i, _ in caches)
-        config = select_full(heads, batch, tokens)
+        config = select_full(heads, batch, tokens, device_sms(q.device))
     if config not in CONFIGS or on_gpu:
         refusal = _config_refusal(config, q, [(c[0], c[1]) for c in caches])
         if refusal:

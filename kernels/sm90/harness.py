@@ -868,11 +868,13 @@ class EntryPoints:
     patched code calls them: its static selection picks the configuration,
     whose name the rows record."""
 
-    def __init__(self, bundle):
+    def __init__(self, bundle, device):
         self.bundle = bundle
+        # The entry points fit the table's split counts to the GPU.
+        self.sms = bundle.device_sms(device)
 
     def name(self, batch, topk, heads):
-        return self.bundle.select(batch, topk, heads)
+        return self.bundle.select(batch, topk, heads, self.sms)
 
     def sparse_decode(self, q, k_cache, indices, topk_length, softmax_scale):
         return self.bundle.sparse_decode(
@@ -1384,7 +1386,8 @@ def time_whole_call_shape(bundle, configs, peers, shape, sets, peaks, reps_ms):
         return compare_full(out, lse, ref)
 
     rows = []
-    name = bundle.select_full(heads, batch, tokens)
+    sms = bundle.device_sms(kws[0]["q"].device)
+    name = bundle.select_full(heads, batch, tokens, sms)
     row = {"variant": name, "impl": "mlagen", **shape}
     if bundle.supports_full(**kws[0]):
         calls = [mlagen_entry(bundle, kw) for kw in kws]
@@ -1410,7 +1413,11 @@ def time_whole_call_shape(bundle, configs, peers, shape, sets, peaks, reps_ms):
         functools.partial(bundle.sparse_decode, *s["single"], q.shape[-1] ** -0.5)
         for s in sets
     ]
-    row = {**shape, "variant": bundle.select(batch, tokens, heads), "impl": "mlagen"}
+    row = {
+        **shape,
+        "variant": bundle.select(batch, tokens, heads, sms),
+        "impl": "mlagen",
+    }
     row["entry"] = "one kernel"
     if bundle.supports(q, ks, is_):
         rows.append(time_impl(row, single, None, reps_ms, eager=False))
@@ -1741,7 +1748,7 @@ def run_correctness(modules, bundle, args, gen, device, report):
     failed = run_runnables(modules, bundle, cases, full_cases, gen, device, report)
     for case in cases:
         _, _, batch, heads, topk, *_ = case
-        chosen = bundle.select(batch, topk, heads)
+        chosen = bundle.select(batch, topk, heads, bundle.device_sms(device))
         config = bundle.CONFIGS.get(chosen)
         if config is None or (
             device.type != "cuda" and config.family in GLUON_FAMILIES
@@ -1773,7 +1780,7 @@ def run_whole_call_dispatch(bundle, cases, gen, device, report):
     for case in cases:
         _, heads, batch, c0, c1, *_ = case
         tokens = c0[2] + (c1[2] if c1 else 0)
-        chosen = bundle.select_full(heads, batch, tokens)
+        chosen = bundle.select_full(heads, batch, tokens, bundle.device_sms(device))
         if chosen.startswith("peer:"):
             # A bucket the selection gives to a peer: supports_full declines.
             kwargs, _ = whole_call_inputs(case, gen, device)
@@ -1847,7 +1854,7 @@ def check_supports(bundle, device, report):
         stride = page_size * TOKEN_BYTES + pad
         buf = torch.zeros(2, stride, dtype=torch.uint8, device=device)
         for batch, topk in shapes:
-            name = bundle.select(batch, topk, 64)
+            name = bundle.select(batch, topk, 64, bundle.device_sms(device))
             config = bundle.CONFIGS.get(name)
             if pad == 4 or config is None:
                 want = False
@@ -2002,7 +2009,7 @@ def main(argv=None):
     save()
     if not args.no_timing:
         timed = (
-            {"selected": EntryPoints(bundle)}
+            {"selected": EntryPoints(bundle, device)}
             if args.variants == "selected"
             else modules
         )

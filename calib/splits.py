@@ -1,0 +1,184 @@
+"""Check on the CPU how each kernel module fits its tables' split counts to
+a GPU (fit_splits, through select and select_full with `sms`).
+
+The tables were measured on the H200 (132 multiprocessors) at each batch
+bucket's largest batch. There the fitted choice must be the table's own,
+or the rule would overrule a measurement. Between those batches, and on
+GPUs of other sizes, it must keep the table's kernel (family, tile, warps,
+stages) and change only the split count, never to one whose programs take
+longer than the table's (waves of programs times tiles a program), never
+to more programs than the GPU runs at once; and it must move where the table leaves most of the GPU idle (the
+named cases below, each worked out by hand from the tables).
+
+    python3 calib/splits.py kernels/sm120 [kernels/sm90 ...]
+"""
+
+import importlib.util
+import os
+import sys
+
+# The H200's multiprocessors: what every measured table was timed on.
+MEASURED_SMS = 132
+# GPUs the modules serve: A10 (72), RTX 3090 (82), A100 (108), RTX 4090
+# (128), H100/H200 (132), L40S (142), RTX 5090 (170), RTX PRO 6000 (188).
+SMS = (72, 82, 108, 128, 132, 142, 170, 188)
+HEADS = (16, 32, 64, 128)
+BATCHES = range(1, 257)
+TOPKS = (128, 512, 1000, 2048)
+# Whole call: SGLang's window of 128 plus the extra cache's topk.
+TOKENS = (640, 1128, 2176)
+
+# (target, entry, heads, batch, tokens, sms, the configuration fit_splits
+# must give), each from the tables by hand: the table's split count leaves
+# most of the GPU idle and a sibling fills it.
+CASES = (
+    # 64 heads B 65 gets B 128's one split: 65 programs of 64 tiles; two
+    # splits are 130 programs of 32.
+    ("sm_120", "per cache", 64, 65, 2048, 132, "pp_h64_t32_k2_w8_s1"),
+    # B 17 gets B 64's two splits: 34 programs; four are 68.
+    ("sm_120", "per cache", 64, 17, 2048, 132, "pp_h64_t32_k4_w8_s1"),
+    # B 2 gets B 16's eight: 16 programs of 8 tiles; 32 splits are 64 of 2.
+    ("sm_120", "per cache", 64, 2, 2048, 132, "pp_h64_t32_k32_w8_s1"),
+    # An RTX PRO 6000 at B 16: 8 splits still (16 would be 256 programs).
+    ("sm_120", "per cache", 64, 16, 2048, 188, "pp_h64_t32_k8_w8_s1"),
+    # An A100-sized GPU (108) at B 16: 8 splits are 128 programs, two
+    # waves of 8 tiles; 4 splits are 64 programs of 16 tiles, one wave.
+    ("sm_120", "per cache", 64, 16, 2048, 108, "pp_h64_t32_k4_w8_s1"),
+    ("sm_120", "whole call", 64, 65, 2176, 132, "pp_h64_t32_k2_w8_s1"),
+    # sm_90, 64 heads: B 33-64 merge two splits in clusters (B 64: 128
+    # programs); at B 33 four splits fill the GPU (132 programs).
+    ("sm_90", "per cache", 64, 33, 2048, 132, "ws_h64_t64_k4_w8_s2"),
+    ("sm_90", "per cache", 64, 64, 512, 132, "wsc_h64_t64_k2_w8_s2"),
+    # sm_90, 16 heads (narrow kernel, one program a row and split).
+    ("sm_90", "per cache", 16, 65, 2048, 132, "ws_h16_t64_k2_w4_s3"),
+    ("sm_90", "per cache", 16, 33, 512, 132, "ws_h16_t64_k4_w4_s3"),
+    ("sm_90", "whole call", 16, 65, 2176, 132, "ws_h16_t64_k2_w4_s2"),
+)
+
+
+def load(folder):
+    path = os.path.join(folder, "sparse_mla_mma.py")
+    spec = importlib.util.spec_from_file_location(
+        "mlagen_" + os.path.basename(folder), path
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def representatives(bounds, open_end):
+    """Each bucket's largest value: where its table entry was measured."""
+    return [b if b is not None else open_end for b in bounds]
+
+
+def base(c):
+    return (c.family, c.block_h, c.block_t, c.num_warps, c.num_stages)
+
+
+def tiles(c, tokens):
+    return -(-(-(-tokens // c.split_k)) // c.block_t)
+
+
+def check_module(m):
+    """The number of failures, each printed."""
+    failed = 0
+    measured = "H200" in m.__doc__
+    entries = (
+        (
+            "per cache",
+            lambda h, b, t, s: m.select(b, t, h, s),
+            m.HEAD_BOUNDS,
+            m.BATCH_BOUNDS,
+            m.TOPK_BOUNDS,
+            2048,
+            TOPKS,
+        ),
+        (
+            "whole call",
+            lambda h, b, t, s: m.select_full(h, b, t, s),
+            m.FULL_HEAD_BOUNDS,
+            m.FULL_BATCH_BOUNDS,
+            m.FULL_TOPK_BOUNDS,
+            2176,
+            TOKENS,
+        ),
+    )
+    for entry, pick, hb, bb, tb, open_topk, grid_tokens in entries:
+        if measured:
+            # Where each entry was measured, the rule gives the table's own.
+            # The open heads tier was measured at 64 heads, or at 128 where
+            # a tier ends at 64 (the sm_90 whole call beside FlashMLA's).
+            for h in representatives(hb, 128 if 64 in hb else 64):
+                for b in representatives(bb, 128):
+                    for t in representatives(tb, open_topk):
+                        table, fitted = pick(h, b, t, None), pick(h, b, t, MEASURED_SMS)
+                        if table != fitted:
+                            failed += 1
+                            print(
+                                f"FAIL {m.TARGET} {entry} H {h} B {b} tokens {t}: "
+                                f"measured {table}, fitted on {MEASURED_SMS} SMs {fitted}"
+                            )
+        for sms in SMS:
+            for h in HEADS:
+                for b in BATCHES:
+                    for t in grid_tokens:
+                        table, fitted = pick(h, b, t, None), pick(h, b, t, sms)
+                        why = judge(m, table, fitted, h, b, t, sms)
+                        if why:
+                            failed += 1
+                            print(
+                                f"FAIL {m.TARGET} {entry} H {h} B {b} tokens {t} "
+                                f"on {sms} SMs: {table} -> {fitted}: {why}"
+                            )
+    for target, entry, h, b, t, sms, want in CASES:
+        if target != m.TARGET:
+            continue
+        got = (
+            m.select(b, t, h, sms)
+            if entry == "per cache"
+            else m.select_full(h, b, t, sms)
+        )
+        if got != want:
+            failed += 1
+            print(
+                f"FAIL {target} {entry} H {h} B {b} tokens {t} on {sms} SMs: {got}, not {want}"
+            )
+    return failed
+
+
+def judge(m, table, fitted, heads, batch, tokens, sms):
+    """Why `fitted` is not an acceptable fit of `table` ("" when it is): the
+    same kernel with another split count, whose call is shorter than the
+    table's by waves of programs times a program's tiles and fixed cost
+    (plus the combine), the module's own constants."""
+    if table == fitted:
+        return ""
+    a, b = m.CONFIGS.get(table), m.CONFIGS.get(fitted)
+    if a is None or b is None:
+        return "a peer or the SIMT kernel was changed"
+    if base(a) != base(b):
+        return "another kernel, not another split count"
+    rows = batch * -(-heads // b.block_h)
+
+    def cost(c):
+        waves = -(-rows * c.split_k // sms)
+        combine = m._COMBINE_TILES if c.split_k > 1 else 0
+        return waves * (tiles(c, tokens) + m._PROGRAM_TILES) + combine
+
+    if cost(b) >= cost(a):
+        return f"costs {cost(b)} tiles against the table's {cost(a)}"
+    return ""
+
+
+def main(folders):
+    failed = 0
+    for folder in folders:
+        m = load(folder)
+        n = check_module(m)
+        print(f"{m.TARGET}: fit_splits {'ok' if n == 0 else f'{n} failures'}")
+        failed += n
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,209 @@
+"""The split count fitted to the GPU (fit_splits) against the table's, on
+the shipped module of one target, at batches between the tables' measured
+ones.
+
+For each shape where the two differ: the module's entry point as SGLang
+calls it (sparse_decode / supports_full + sparse_decode_full, which fit
+the split count to the GPU) against the table's own configuration run by
+name (sparse_decode_with / sparse_decode_full_with); the entry's output
+against the float64 reference; which configuration the entry's plan ran.
+CUDA-graph replay, do_bench median, L2 flushed between calls, the faster
+of two passes, the harness's own inputs and timing.
+
+With --sms N the whole run happens inside a CUDA green context of N of the
+H200's multiprocessors, standing in for a GPU of that size: the module is
+told N (its device_sms), and the calls are timed eagerly on the green
+context's stream (a graph captured outside it would not be bound to its
+multiprocessors). A calibration call first shows whether the partition
+holds: a one-split call of 128 programs (one wave on the whole H200) takes
+ceil(128 / N) waves inside it.
+
+    python3 gpu/splits.py sm90 OUT.json          # DISABLE_MMA_V3=1 for sm120
+    python3 gpu/splits.py sm120 OUT.json --sms 72
+    python3 gpu/splits.py sm86 OUT.json --no-pdl  # the stand-in modules, as their GPUs launch
+
+gpu/splits.sh is the device call; gpu/shipped.sh runs it over the whole
+GPU beside the other checks.
+"""
+
+import argparse
+import json
+import os
+import sys
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.join(HERE, "..")
+REPS_MS = 100
+HEADS = (16, 64)
+TOPKS = (512, 2048)
+BATCHES = (2, 9, 17, 24, 33, 48, 65, 96)
+# Whole call: SGLang's window of 128 and an extra cache of 2048 tokens.
+WHOLE = [(64, 17), (64, 33), (64, 65), (16, 33), (16, 65)]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("target")
+    ap.add_argument("out")
+    ap.add_argument("--sms", type=int, default=None)
+    ap.add_argument(
+        "--no-pdl",
+        action="store_true",
+        help="launch as a GPU without griddepcontrol does (sm_80, sm_86, sm_89)",
+    )
+    args = ap.parse_args()
+    sys.path.insert(0, os.path.join(ROOT, "kernels", args.target))
+    import harness as h
+
+    mod = h.load_module(os.path.join(ROOT, "kernels", args.target, "sparse_mla_mma.py"))
+    if args.no_pdl:
+        mod._pdl = lambda device: False
+    device = torch.device("cuda")
+    full_sms = torch.cuda.get_device_properties(device).multi_processor_count
+    sms = args.sms or full_sms
+    report = dict(
+        target=args.target, sms=sms, device_sms=full_sms, pdl=not args.no_pdl, rows=[]
+    )
+    stream = None
+    if args.sms:
+        from torch.cuda.green_contexts import GreenContext
+
+        gc = GreenContext.create(args.sms, 0)
+        gc.set_context()
+        stream = gc.Stream()
+        mod.device_sms = lambda d: args.sms
+        torch.cuda.set_stream(stream)
+
+    def timed(calls):
+        if stream is None:
+            return min(h.time_graph(calls, REPS_MS) for _ in range(2))
+        for c in calls:
+            c()
+        torch.cuda.synchronize()
+        return min(h.time_eager(calls, REPS_MS) for _ in range(2))
+
+    gen = torch.Generator(device=device)
+    gen.manual_seed(1)
+    scale = h.HEAD_DIM**-0.5
+    if args.sms:
+        # Does the partition hold? One split a row at B 128: 128 programs.
+        sets = h.timing_sets(128, 2048, 64, gen, device)
+        name = mod.select(128, 2048, 64)
+        calls = [
+            (lambda s=s: mod.sparse_decode_with(name, s[2], s[1], s[3], s[4], scale))
+            for s in sets
+        ]
+        report["calibration"] = dict(config=name, us=timed(calls))
+        print(
+            f"calibration {name} B 128 topk 2048 on {sms} SMs: {report['calibration']['us']:.1f} us",
+            flush=True,
+        )
+
+    for heads in HEADS:
+        for topk in TOPKS:
+            for batch in BATCHES:
+                table = mod.select(batch, topk, heads)
+                fitted = mod.select(batch, topk, heads, sms)
+                if table == fitted:
+                    continue
+                sets = h.timing_sets(batch, topk, heads, gen, device)
+                mod._PLANS.clear()
+                entry = [
+                    (lambda s=s: mod.sparse_decode(s[2], s[1], s[3], s[4], scale))
+                    for s in sets
+                ]
+                by_name = [
+                    (
+                        lambda s=s: mod.sparse_decode_with(
+                            table, s[2], s[1], s[3], s[4], scale
+                        )
+                    )
+                    for s in sets
+                ]
+                buf, kc, q, idx, tl_ = sets[0]
+                out, lse = entry[0]()
+                ran = sorted(
+                    {p.message for p in mod._PLANS.values() if p.refusal is None}
+                )
+                ref_out, ref_lse = h.reference(
+                    q, h.dequantize(buf, 64), idx, tl_, scale
+                )
+                rel = float((out.double() - ref_out).norm() / ref_out.norm())
+                lse_err = float((lse.double() - ref_lse).abs().max())
+                ok = (
+                    rel <= h.RTOL_OUT
+                    and lse_err <= h.ATOL_LSE
+                    and fitted in " ".join(ran)
+                )
+                t_entry, t_table = timed(entry), timed(by_name)
+                row = dict(
+                    entry="per cache",
+                    heads=heads,
+                    topk=topk,
+                    batch=batch,
+                    table=table,
+                    fitted=fitted,
+                    ran=ran,
+                    rel_err=rel,
+                    lse_err=lse_err,
+                    passed=ok,
+                    entry_us=t_entry,
+                    table_us=t_table,
+                )
+                report["rows"].append(row)
+                print(
+                    f"per cache H {heads:3d} topk {topk:5d} B {batch:3d} "
+                    f"{table:24s} {t_table:7.1f} -> {fitted:24s} {t_entry:7.1f} "
+                    f"x{t_table / t_entry:5.2f} {'ok' if ok else 'FAIL'}",
+                    flush=True,
+                )
+    for heads, batch in WHOLE:
+        tokens = 128 + 2048
+        table = mod.select_full(heads, batch, tokens)
+        fitted = mod.select_full(heads, batch, tokens, sms)
+        if table == fitted or table not in mod.CONFIGS:
+            continue
+        sets = [
+            h.whole_call_set(heads, batch, 128, 2048, gen, device) for _ in range(3)
+        ]
+        mod._PLANS.clear()
+        entry = [h.mlagen_entry(mod, s["kw"]) for s in sets]
+        by_name = [
+            (lambda s=s: mod.sparse_decode_full_with(table, **s["kw"])) for s in sets
+        ]
+        out, lse = entry[0]()
+        ran = sorted({p.message for p in mod._PLANS.values() if p.refusal is None})
+        verdict = h.compare_full(out, lse, h.whole_call_reference(sets[0]))
+        ok = verdict["passed"] and fitted in " ".join(ran)
+        t_entry, t_table = timed(entry), timed(by_name)
+        row = dict(
+            entry="whole call",
+            heads=heads,
+            topk=tokens,
+            batch=batch,
+            table=table,
+            fitted=fitted,
+            ran=ran,
+            **verdict,
+            entry_us=t_entry,
+            table_us=t_table,
+        )
+        row["passed"] = ok
+        report["rows"].append(row)
+        print(
+            f"whole call H {heads:3d} tokens {tokens:5d} B {batch:3d} "
+            f"{table:24s} {t_table:7.1f} -> {fitted:24s} {t_entry:7.1f} "
+            f"x{t_table / t_entry:5.2f} {'ok' if ok else 'FAIL'}",
+            flush=True,
+        )
+    with open(args.out, "w") as f:
+        json.dump(report, f, indent=1)
+    failed = sum(not r["passed"] for r in report["rows"])
+    print(f"{args.target} on {sms} SMs: {len(report['rows'])} shapes, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
