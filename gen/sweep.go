@@ -93,9 +93,9 @@ func DefaultSweep(t Target) Sweep {
 		// at batch 1 (lab/sm120/NOTES.md); 4 for the batches between, where
 		// the entry points fit the split count to the GPU (fit_splits: at
 		// 64 heads B 17 runs 68 programs of a quarter row, not 34 of a
-		// half). The tiles after the two that
-		// ship show the budget at work: two buffer sets of 32 tokens (131
-		// KB) beside a 64-head Q, and a 64-token tile at 64 heads.
+		// half). The tiles after the two that ship show the budget at work:
+		// two buffer sets of 32 tokens (131 KB) beside a 64-head Q, and a
+		// 64-token tile at 64 heads.
 		s.PPTiles = []PPTile{PPTileH16, PPTileH64,
 			{BlockH: 64, BlockT: 32, NumWarps: 8, Bufs: 2}, {BlockH: 64, BlockT: 64, NumWarps: 8, Bufs: 1}}
 		s.PPSplitK = []int{1, 2, 4, 8, 16, 32}

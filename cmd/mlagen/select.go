@@ -24,6 +24,14 @@ captures CUDA graphs).
 The batch buckets are the batches the results timed, each running up to its
 batch and the last one unbounded: the harness times 1, 8, 16, 32, 64 and
 128, and 1, 16, 64 and 128 are required. The topk buckets are 512 and 2048.
+Each bucket's choice is the one timed at its largest batch. Inside the
+bucket, and on a GPU with another number of multiprocessors, the module's
+entry points run that choice's kernel with its split count fitted to the
+GPU and the call's batch (fit_splits, docs/kernel-contract.md). For the
+shipped tables that is the choice itself at every timed batch on the H200
+(calib/splits.py checks it); for a table of your own, 'python3 -c "import
+sparse_mla_mma as m; print(m.select(B, TOPK, HEADS, sms=N))"' in
+kernels/<target> shows what runs on a GPU of N multiprocessors.
 
 After the table it lists near ties: buckets whose runner-up is within ` + fmt.Sprint(nearTiePercent) + `% of
 the choice, about the run-to-run spread on the H200, where a rerun of the
