@@ -10,6 +10,7 @@ not checked here (gpu/splits.py checks the fitted ones); this is a timing
 sweep of the cost model.
 
     python3 lab/regret/probe.py sm90 OUT.json     # DISABLE_MMA_V3=1 for sm120
+    python3 lab/regret/probe.py sm90 OUT.json 140,200   # other batches
 """
 
 import json
@@ -28,6 +29,7 @@ BATCHES = (3, 6, 12, 20, 28, 40, 48, 56, 72, 88, 100, 112)
 
 def main():
     target, out_path = sys.argv[1], sys.argv[2]
+    batches = [int(b) for b in sys.argv[3].split(",")] if len(sys.argv) > 3 else BATCHES
     sys.path.insert(0, os.path.join(ROOT, "kernels", target))
     import harness as h
 
@@ -40,7 +42,7 @@ def main():
     rows = []
     for heads in HEADS:
         for topk in TOPKS:
-            for batch in BATCHES:
+            for batch in batches:
                 table = mod.select(batch, topk, heads)
                 fitted = mod.select(batch, topk, heads, sms)
                 siblings = mod._SPLIT_SIBLINGS.get(fitted)
