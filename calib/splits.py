@@ -53,6 +53,16 @@ CASES = (
     ("sm_90", "per cache", 16, 65, 2048, 132, "ws_h16_t64_k2_w4_s3"),
     ("sm_90", "per cache", 16, 33, 512, 132, "ws_h16_t64_k4_w4_s3"),
     ("sm_90", "whole call", 16, 65, 2176, 132, "ws_h16_t64_k2_w4_s2"),
+    # A 16-head program costs fewer of its tiles than a 64-head one
+    # (_PROGRAM_TILES), and the fastest split counts lab/regret timed say
+    # by how much: three waves of eighths beat one wave of halves on the
+    # pipelined kernel at B 40 (7%), not on the narrow ws one (2%
+    # behind); two waves of half rows beat one wave and a few programs of
+    # whole rows at B 136, topk 512.
+    ("sm_120", "per cache", 16, 40, 2048, 132, "pp_h16_t64_k8_w8_s1"),
+    ("sm_90", "per cache", 16, 40, 2048, 132, "ws_h16_t64_k2_w4_s3"),
+    ("sm_120", "per cache", 16, 136, 512, 132, "pp_h16_t64_k2_w8_s1"),
+    ("sm_90", "per cache", 16, 136, 512, 132, "ws_h16_t64_k2_w4_s3"),
 )
 
 
@@ -163,7 +173,10 @@ def judge(m, table, fitted, heads, batch, tokens, sms):
     def cost(c):
         waves = -(-rows * c.split_k // sms)
         combine = m._COMBINE_TILES if c.split_k > 1 else 0
-        return waves * (tiles(c, tokens) + m._PROGRAM_TILES) + combine
+        program = m._PROGRAM_TILES.get(
+            (c.family, c.block_h), max(m._PROGRAM_TILES.values())
+        )
+        return waves * (tiles(c, tokens) + program) + combine
 
     if cost(b) >= cost(a):
         return f"costs {cost(b)} tiles against the table's {cost(a)}"

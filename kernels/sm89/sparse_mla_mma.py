@@ -289,11 +289,14 @@ _SPLIT_SIBLINGS = _split_siblings()
 
 
 # What a program costs besides its tiles (its start, Q, the first tile's
-# wait, its epilogue), and what a combine kernel costs, in tiles. From the
-# H200's rows at 64 heads, B 128, topk 2048: two waves of half rows take
-# 10-11 µs more than one wave of whole rows, eight waves of eighths 56-59
-# µs more, on both modules' tiles (about 3 µs each).
-_PROGRAM_TILES = 3
+# wait, its epilogue), in tiles of its own kernel, by family and heads a
+# program; and what a combine kernel costs. Read off the H200's rows at B
+# 128, where 2-32 splits run 2-32 waves of the same tiles as one split's
+# one wave (NOTES.md, twenty-fourth session): ws 2.8-3.3 and pp 2.5-2.7
+# tiles at 64 heads (Q is 64 x 576), ws 1.5-1.8 and pp 1.2-1.3 at 16; ws
+# at 16 heads taken as 2, where every split count timed at B 40-72 put it
+# (lab/regret).
+_PROGRAM_TILES = {("ws", 64): 3, ("pp", 64): 2.5, ("ws", 16): 2, ("pp", 16): 1.25}
 _COMBINE_TILES = 1
 
 
@@ -320,12 +323,13 @@ def fit_splits(name, batch, heads, tokens, sms):
         return name
     c = CONFIGS[name]
     rows = batch * triton.cdiv(heads, c.block_h)
+    program = _PROGRAM_TILES.get((c.family, c.block_h), max(_PROGRAM_TILES.values()))
 
     def cost(k):
         # A split's share is whole tiles (_split_range's arithmetic).
         tiles = triton.cdiv(triton.cdiv(tokens, k), c.block_t)
         waves = triton.cdiv(rows * k, sms)
-        return waves * (tiles + _PROGRAM_TILES) + (_COMBINE_TILES if k > 1 else 0)
+        return waves * (tiles + program) + (_COMBINE_TILES if k > 1 else 0)
 
     k = min(siblings, key=lambda k: (cost(k), k))
     if cost(k) == cost(c.split_k):
