@@ -4,11 +4,13 @@ a GPU (fit_splits, through select and select_full with `sms`).
 The tables were measured on the H200 (132 multiprocessors) at each batch
 bucket's largest batch. There the fitted choice must be the table's own,
 or the rule would overrule a measurement. Between those batches, and on
-GPUs of other sizes, it must keep the table's kernel (family, tile, warps,
-stages) and change only the split count, never to one whose programs take
-longer than the table's (waves of programs times tiles a program), never
-to more programs than the GPU runs at once; and it must move where the table leaves most of the GPU idle (the
-named cases below, each worked out by hand from the tables).
+GPUs of 72 to 188 multiprocessors, it must keep the table's kernel
+(family, tile, warps, stages) and change only the split count, and only
+to one the module's own cost model scores cheaper (waves of programs
+times a program's tiles and fixed cost, plus a combine). And it must
+give what the named cases below say: where the table leaves most of the
+GPU idle (worked out by hand from the tables), and where lab/regret
+timed every split count (the fastest one).
 
     python3 calib/splits.py kernels/sm120 [kernels/sm90 ...]
 """
