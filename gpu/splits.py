@@ -61,7 +61,7 @@ def main():
     if args.no_pdl:
         mod._pdl = lambda device: False
     device = torch.device("cuda")
-    full_sms = torch.cuda.get_device_properties(device).multi_processor_count
+    full_sms = mod.device_sms(device)
     sms = args.sms or full_sms
     report = dict(
         target=args.target, sms=sms, device_sms=full_sms, pdl=not args.no_pdl, rows=[]
@@ -83,6 +83,19 @@ def main():
             c()
         torch.cuda.synchronize()
         return min(h.time_eager(calls, REPS_MS) for _ in range(2))
+
+    def measure(row, what, entry, by_name, ok):
+        """Time the entry point and the table's configuration for `row`,
+        record it and print its line."""
+        row.update(passed=ok, entry_us=timed(entry), table_us=timed(by_name))
+        report["rows"].append(row)
+        print(
+            f"{what} B {row['batch']:3d} "
+            f"{row['table']:24s} {row['table_us']:7.1f} -> "
+            f"{row['fitted']:24s} {row['entry_us']:7.1f} "
+            f"x{row['table_us'] / row['entry_us']:5.2f} {'ok' if ok else 'FAIL'}",
+            flush=True,
+        )
 
     gen = torch.Generator(device=device)
     gen.manual_seed(1)
@@ -137,7 +150,6 @@ def main():
                     and lse_err <= h.ATOL_LSE
                     and fitted in " ".join(ran)
                 )
-                t_entry, t_table = timed(entry), timed(by_name)
                 row = dict(
                     entry="per cache",
                     heads=heads,
@@ -148,16 +160,9 @@ def main():
                     ran=ran,
                     rel_err=rel,
                     lse_err=lse_err,
-                    passed=ok,
-                    entry_us=t_entry,
-                    table_us=t_table,
                 )
-                report["rows"].append(row)
-                print(
-                    f"per cache H {heads:3d} topk {topk:5d} B {batch:3d} "
-                    f"{table:24s} {t_table:7.1f} -> {fitted:24s} {t_entry:7.1f} "
-                    f"x{t_table / t_entry:5.2f} {'ok' if ok else 'FAIL'}",
-                    flush=True,
+                measure(
+                    row, f"per cache H {heads:3d} topk {topk:5d}", entry, by_name, ok
                 )
     for heads, batch in WHOLE:
         tokens = 128 + 2048
@@ -177,7 +182,6 @@ def main():
         ran = sorted({p.message for p in mod._PLANS.values() if p.refusal is None})
         verdict = h.compare_full(out, lse, h.whole_call_reference(sets[0]))
         ok = verdict["passed"] and fitted in " ".join(ran)
-        t_entry, t_table = timed(entry), timed(by_name)
         row = dict(
             entry="whole call",
             heads=heads,
@@ -187,17 +191,8 @@ def main():
             fitted=fitted,
             ran=ran,
             **verdict,
-            entry_us=t_entry,
-            table_us=t_table,
         )
-        row["passed"] = ok
-        report["rows"].append(row)
-        print(
-            f"whole call H {heads:3d} tokens {tokens:5d} B {batch:3d} "
-            f"{table:24s} {t_table:7.1f} -> {fitted:24s} {t_entry:7.1f} "
-            f"x{t_table / t_entry:5.2f} {'ok' if ok else 'FAIL'}",
-            flush=True,
-        )
+        measure(row, f"whole call H {heads:3d} tokens {tokens:5d}", entry, by_name, ok)
     with open(args.out, "w") as f:
         json.dump(report, f, indent=1)
     failed = sum(not r["passed"] for r in report["rows"])
