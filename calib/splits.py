@@ -37,15 +37,16 @@ CASES = (
     # 64 heads B 65 gets B 128's one split: 65 programs of 64 tiles; two
     # splits are 130 programs of 32.
     ("sm_120", "per cache", 64, 65, 2048, 132, "pp_h64_t32_k2_w8_s1"),
-    # B 17 gets B 64's two splits: 34 programs; four are 68.
-    ("sm_120", "per cache", 64, 17, 2048, 132, "pp_h64_t32_k4_w8_s1"),
+    # B 17 gets B 64's two splits: 34 programs; six are 102 (lab/splits36
+    # timed six against four at B 21: 1.30x).
+    ("sm_120", "per cache", 64, 17, 2048, 132, "pp_h64_t32_k6_w8_s1"),
     # B 2 gets B 16's eight: 16 programs of 8 tiles; 32 splits are 64 of 2.
     ("sm_120", "per cache", 64, 2, 2048, 132, "pp_h64_t32_k32_w8_s1"),
     # An RTX PRO 6000 at B 16: 8 splits still (16 would be 256 programs).
     ("sm_120", "per cache", 64, 16, 2048, 188, "pp_h64_t32_k8_w8_s1"),
     # An A100-sized GPU (108) at B 16: 8 splits are 128 programs, two
-    # waves of 8 tiles; 4 splits are 64 programs of 16 tiles, one wave.
-    ("sm_120", "per cache", 64, 16, 2048, 108, "pp_h64_t32_k4_w8_s1"),
+    # waves of 8 tiles; 6 splits are 96 programs of 11 tiles, one wave.
+    ("sm_120", "per cache", 64, 16, 2048, 108, "pp_h64_t32_k6_w8_s1"),
     ("sm_120", "whole call", 64, 65, 2176, 132, "pp_h64_t32_k2_w8_s1"),
     # sm_90, 64 heads: B 33-64 merge two splits in clusters (B 64: 128
     # programs); at B 33 four splits fill the GPU (132 programs).
@@ -55,14 +56,17 @@ CASES = (
     ("sm_90", "per cache", 16, 65, 2048, 132, "ws_h16_t64_k2_w4_s3"),
     ("sm_90", "per cache", 16, 33, 512, 132, "ws_h16_t64_k4_w4_s3"),
     ("sm_90", "whole call", 16, 65, 2176, 132, "ws_h16_t64_k2_w4_s2"),
+    # B 40 at topk 2048: one wave of thirds (120 programs) beats both three
+    # waves of eighths and one wave of halves (lab/splits36 at B 38-39:
+    # 1.20x the pipelined kernel's eight, 1.26x the narrow ws kernel's
+    # two, 1.27x the 64-head ws kernel's two).
+    ("sm_120", "per cache", 16, 40, 2048, 132, "pp_h16_t64_k3_w8_s1"),
+    ("sm_90", "per cache", 16, 40, 2048, 132, "ws_h16_t64_k3_w4_s3"),
+    ("sm_90", "per cache", 64, 39, 2048, 132, "ws_h64_t64_k3_w8_s2"),
     # A 16-head program costs fewer of its tiles than a 64-head one
     # (_PROGRAM_TILES), and the fastest split counts lab/regret timed say
-    # by how much: three waves of eighths beat one wave of halves on the
-    # pipelined kernel at B 40 (7%), not on the narrow ws one (2%
-    # behind); two waves of half rows beat one wave and a few programs of
-    # whole rows at B 136, topk 512.
-    ("sm_120", "per cache", 16, 40, 2048, 132, "pp_h16_t64_k8_w8_s1"),
-    ("sm_90", "per cache", 16, 40, 2048, 132, "ws_h16_t64_k2_w4_s3"),
+    # by how much: two waves of half rows beat one wave and a few
+    # programs of whole rows at B 136, topk 512.
     ("sm_120", "per cache", 16, 136, 512, 132, "pp_h16_t64_k2_w8_s1"),
     ("sm_90", "per cache", 16, 136, 512, 132, "ws_h16_t64_k2_w4_s3"),
 )

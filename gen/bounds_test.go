@@ -172,7 +172,7 @@ func TestSweepCapBeforeExpanding(t *testing.T) {
 		want           string
 	}{
 		{seq(1, 20000), []int{1}, "--split-k 257: SPLIT_K=257"},
-		{repeat(seq(1, 256), 80), seq(1, 8), "the sweep asks for 16,408 variants (2 --block-h x 2 --block-t x 256 --split-k x 2 --num-warps x 8 --num-stages + 4 pipelined tiles x 6 --pp-split-k)"},
+		{repeat(seq(1, 256), 80), seq(1, 8), "the sweep asks for 16,416 variants (2 --block-h x 2 --block-t x 256 --split-k x 2 --num-warps x 8 --num-stages + 4 pipelined tiles x 8 --pp-split-k)"},
 	} {
 		s := DefaultSweep(tg)
 		s.SplitK, s.NumStages = tc.splitK, tc.stages

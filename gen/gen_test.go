@@ -278,12 +278,12 @@ func TestBundleFamilies(t *testing.T) {
 		mma, ws, pp, bytes_ bool
 		fitCount            int
 	}{
-		{"sm_90 default", DefaultSweep(sm90), true, true, false, false, 52},
-		{"sm_120 default", DefaultSweep(sm120), true, false, true, false, 35},
+		{"sm_90 default", DefaultSweep(sm90), true, true, false, false, 58},
+		{"sm_120 default", DefaultSweep(sm120), true, false, true, false, 39},
 		{"sm_120 without pp", noPP, true, false, false, false, 23},
 		{"sm_80 default", DefaultSweep(sm80), true, false, true, true, 0},
 		{"sm_90 without ws", noWS, true, false, false, false, 31},
-		{"sm_90 ws only", wsOnly, false, true, false, false, 21},
+		{"sm_90 ws only", wsOnly, false, true, false, false, 27},
 	} {
 		e, err := Emit(tc.s, "test", nil)
 		if err != nil {

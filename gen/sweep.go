@@ -90,28 +90,31 @@ func DefaultSweep(t Target) Sweep {
 	if t.Path != PathWGMMA {
 		// The pipelined mma.sync family where Triton has no warp-group MMA.
 		// The measured splits: 1, 2 and 8 at batch 128, 64 and 16, 16 and 32
-		// at batch 1 (lab/sm120/NOTES.md); 4 for the batches between, where
-		// the entry points fit the split count to the GPU (fit_splits: at
-		// 64 heads B 17 runs 68 programs of a quarter row, not 34 of a
-		// half). The tiles after the two that ship show the budget at work:
+		// at batch 1 (lab/sm120/NOTES.md); 3, 4 and 6 for the batches
+		// between, where the entry points fit the split count to the GPU
+		// (fit_splits: at 64 heads B 17 runs 68 programs of a quarter row,
+		// not 34 of a half; B 39 at topk 2048 one wave of thirds, not three
+		// of eighths, lab/splits36). The tiles after the two that ship show the budget at work:
 		// two buffer sets of 32 tokens (131 KB) beside a 64-head Q, and a
 		// 64-token tile at 64 heads.
 		s.PPTiles = []PPTile{PPTileH16, PPTileH64,
 			{BlockH: 64, BlockT: 32, NumWarps: 8, Bufs: 2}, {BlockH: 64, BlockT: 64, NumWarps: 8, Bufs: 1}}
-		s.PPSplitK = []int{1, 2, 4, 8, 16, 32}
+		s.PPSplitK = []int{1, 2, 3, 4, 6, 8, 16, 32}
 	}
 	if t.Path == PathWGMMA {
 		// Measured on the H200 (NOTES.md): 1 and 2 serve large
-		// batches, 4 and 8 batch 16, 32 batch 1.
-		s.WSSplitK = []int{1, 2, 4, 8, 16, 32}
+		// batches, 4 and 8 batch 16, 32 batch 1; 3 and 6 for the batches
+		// between, where fit_splits chooses the count (lab/splits36).
+		s.WSSplitK = []int{1, 2, 3, 4, 6, 8, 16, 32}
 		// The cluster merge saves the combine kernel: 1.2-1.5 µs at B64
 		// topk 512 with 2 splits. Clusters of 4 and 8 lose wherever the
 		// grid has 128 or more programs, which must find whole groups of
 		// free SMs in one GPC, and win below that (NOTES.md: explore 14, run 19).
 		s.WSClusterSplitK = []int{2, 4, 8}
 		// 16 heads (tensor parallelism 4): 1 to 8 splits served B 16 to
-		// 128 in lab/wst's sweep; 16 and 32 for the small batches.
-		s.WSNarrowSplitK = []int{1, 2, 4, 8, 16, 32}
+		// 128 in lab/wst's sweep; 16 and 32 for the small batches; 3 and 6
+		// for fit_splits between the measured batches (lab/splits36).
+		s.WSNarrowSplitK = []int{1, 2, 3, 4, 6, 8, 16, 32}
 	}
 	return s
 }
