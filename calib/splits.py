@@ -9,8 +9,9 @@ GPUs of 72 to 188 multiprocessors, it must keep the table's kernel
 to one the module's own cost model scores cheaper (waves of programs
 times a program's tiles and fixed cost, plus a combine). And it must
 give what the named cases below say: where the table leaves most of the
-GPU idle (worked out by hand from the tables), and where lab/regret
-timed every split count (the fastest one).
+GPU idle (worked out by hand from the tables), where lab/regret timed
+every split count (the fastest one), and where lab/splits36 timed 3 or 6
+splits against the count the fit chose without them.
 
     python3 calib/splits.py kernels/sm120 [kernels/sm90 ...]
 """
