@@ -92,11 +92,11 @@ func DefaultSweep(t Target) Sweep {
 		// The measured splits: 1, 2 and 8 at batch 128, 64 and 16, 16 and 32
 		// at batch 1 (lab/sm120/NOTES.md); 3, 4 and 6 for the batches
 		// between, where the entry points fit the split count to the GPU
-		// (fit_splits: at 64 heads B 17 runs 68 programs of a quarter row,
-		// not 34 of a half; B 39 at topk 2048 one wave of thirds, not three
-		// of eighths, lab/splits36). The tiles after the two that ship show the budget at work:
-		// two buffer sets of 32 tokens (131 KB) beside a 64-head Q, and a
-		// 64-token tile at 64 heads.
+		// (fit_splits: at 64 heads, topk 2048, B 17 runs 102 programs of a
+		// sixth of a row, not 34 of a half; B 39 one wave of thirds, not
+		// three of eighths; lab/splits36). The tiles after the two that
+		// ship show the budget at work: two buffer sets of 32 tokens
+		// (131 KB) beside a 64-head Q, and a 64-token tile at 64 heads.
 		s.PPTiles = []PPTile{PPTileH16, PPTileH64,
 			{BlockH: 64, BlockT: 32, NumWarps: 8, Bufs: 2}, {BlockH: 64, BlockT: 64, NumWarps: 8, Bufs: 1}}
 		s.PPSplitK = []int{1, 2, 3, 4, 6, 8, 16, 32}
