@@ -13,12 +13,23 @@ GPU idle (worked out by hand from the tables), where lab/regret timed
 every split count (the fastest one), and where lab/splits36 timed 3 or 6
 splits against the count the fit chose without them.
 
+And how the entry points learn the count (device_sms): MLAGEN_SMS is
+taken as given and refused with a message when it is not a count; the
+plan keys carry the count of the call's stream, and a plan is fitted to
+the count it is built for. What the driver reports for a green context's
+stream is checked on a GPU (gpu/splits.py --sms).
+
     python3 calib/splits.py kernels/sm120 [kernels/sm90 ...]
 """
 
+import contextlib
 import importlib.util
 import os
 import sys
+
+import torch
+import triton
+from qdesc import load_harness  # calib/, the script's own folder, is on sys.path
 
 # The H200's multiprocessors: what every measured table was timed on.
 MEASURED_SMS = 132
@@ -163,6 +174,86 @@ def check_module(m):
     return failed
 
 
+@contextlib.contextmanager
+def told_sms(value):
+    """MLAGEN_SMS set to `value` (None: unset), the module's count cache
+    emptied around it."""
+    was = os.environ.pop("MLAGEN_SMS", None)
+    if value is not None:
+        os.environ["MLAGEN_SMS"] = value
+    try:
+        yield
+    finally:
+        os.environ.pop("MLAGEN_SMS", None)
+        if was is not None:
+            os.environ["MLAGEN_SMS"] = was
+
+
+def check_counts(m, folder):
+    """The number of failures of how the entry points learn and use the
+    multiprocessor count, each printed."""
+    failures = []
+    for told, want in (("72", 72), (" 104 ", 104), ("0", None), ("72.5", None)):
+        m._STREAM_SMS.clear()
+        with told_sms(told):
+            try:
+                got = m._stream_sms(0, 12345)
+            except ValueError as e:
+                got = None if "MLAGEN_SMS" in str(e) else f"ValueError {e}"
+            if got != want:
+                failures.append(f"MLAGEN_SMS={told!r}: {got}, not {want}")
+    m._STREAM_SMS.clear()
+    # A shape whose fit differs between an A10's count and the H200's.
+    harness = load_harness(folder)
+    shape = next(
+        (
+            (h, b)
+            for h in (64, 16)
+            for b in range(1, 129)
+            if m.select(b, 512, h, 72) != m.select(b, 512, h, MEASURED_SMS)
+        ),
+        None,
+    )
+    if shape is None:
+        failures.append("no shape at topk 512 whose fit differs on 72 and 132 SMs")
+    else:
+        heads, batch = shape
+        gen = torch.Generator().manual_seed(0)
+        q = torch.randn(batch, 1, heads, harness.HEAD_DIM, generator=gen)
+        q = q.to(torch.bfloat16)
+        pad = harness.page_pad(64)
+        _, k, i, n = harness.cache_inputs(64, pad, batch, 512, "full", gen, "cpu")
+        was, triton.knobs.runtime.interpret = triton.knobs.runtime.interpret, True
+        try:
+            for sms in (72, MEASURED_SMS):
+                plan = m._per_cache_plan(None, q, k, i, n, sms)
+                want = m._served(m._PER_CACHE, m.select(batch, 512, heads, sms))
+                if plan.message != want:
+                    failures.append(
+                        f"H {heads} B {batch} planned on {sms} SMs: "
+                        f"{plan.message!r}, not {want!r}"
+                    )
+            real = m._call_sms
+            m._call_sms = lambda q: 72
+            try:
+                keys = (
+                    m._call_key(m._PER_CACHE, q, k, i, n),
+                    m._full_key(None, q, k, i, n, None, 512, None, None, None),
+                )
+            finally:
+                m._call_sms = real
+            for key in keys:
+                if key[-1] != 72:
+                    failures.append(
+                        f"a plan key ends {key[-1]!r}, not the stream's count"
+                    )
+        finally:
+            triton.knobs.runtime.interpret = was
+    for line in failures:
+        print(f"FAIL {m.TARGET} multiprocessor count: {line}")
+    return len(failures)
+
+
 def judge(m, table, fitted, heads, batch, tokens, sms):
     """Why `fitted` is not an acceptable fit of `table` ("" when it is): the
     same kernel with another split count, whose call is shorter than the
@@ -194,7 +285,7 @@ def main(folders):
     failed = 0
     for folder in folders:
         m = load(folder)
-        n = check_module(m)
+        n = check_module(m) + check_counts(m, folder)
         print(f"{m.TARGET}: fit_splits {'ok' if n == 0 else f'{n} failures'}")
         failed += n
     return 1 if failed else 0

@@ -11,12 +11,16 @@ CUDA-graph replay, do_bench median, L2 flushed between calls, the faster
 of two passes, the harness's own inputs and timing.
 
 With --sms N the whole run happens inside a CUDA green context of N of the
-H200's multiprocessors, standing in for a GPU of that size: the module is
-told N (its device_sms), and the calls are timed eagerly on the green
-context's stream (a graph captured outside it would not be bound to its
-multiprocessors). A calibration call first shows whether the partition
-holds: a one-split call of 128 programs (one wave on the whole H200) takes
-ceil(128 / N) waves inside it.
+H200's multiprocessors, standing in for a GPU of that size (or for the
+share of a GPU SGLang's PD multiplexing gives decode): the module must
+find N itself (its device_sms asks the driver about the call's stream),
+and the calls are timed eagerly on the green context's stream (a graph
+captured outside it would not be bound to its multiprocessors). A
+calibration call first shows whether the partition holds: a one-split
+call of 128 programs (one wave on the whole H200) takes ceil(128 / N)
+waves inside it. Where the fit for N differs from the fit for the whole
+GPU, the entry is also timed as told the whole GPU's count (MLAGEN_SMS),
+which is what it ran before it asked the driver.
 
     python3 gpu/splits.py sm90 OUT.json          # DISABLE_MMA_V3=1 for sm120
     python3 gpu/splits.py sm120 OUT.json --sms 72
@@ -73,8 +77,25 @@ def main():
         gc = GreenContext.create(args.sms, 0)
         gc.set_context()
         stream = gc.Stream()
-        mod.device_sms = lambda d: args.sms
         torch.cuda.set_stream(stream)
+        report["device_sms_in_context"] = seen = mod.device_sms(device)
+        print(f"device_sms on the green context's stream: {seen}", flush=True)
+        if seen != args.sms:
+            print(f"FAIL: the module found {seen} multiprocessors, not {args.sms}")
+            return 1
+
+    def told_whole_gpu(calls):
+        """Time `calls` with the module told the whole GPU's count, then
+        let it ask the driver again."""
+        os.environ["MLAGEN_SMS"] = str(full_sms)
+        mod._STREAM_SMS.clear()
+        mod._PLANS.clear()
+        try:
+            return timed(calls)
+        finally:
+            del os.environ["MLAGEN_SMS"]
+            mod._STREAM_SMS.clear()
+            mod._PLANS.clear()
 
     def timed(calls):
         if stream is None:
@@ -84,16 +105,24 @@ def main():
         torch.cuda.synchronize()
         return min(h.time_eager(calls, REPS_MS) for _ in range(2))
 
-    def measure(row, what, entry, by_name, ok):
-        """Time the entry point and the table's configuration for `row`,
-        record it and print its line."""
+    def measure(row, what, entry, by_name, ok, whole_gpu_fit):
+        """Time the entry point and the table's configuration for `row` (and
+        the entry as told the whole GPU's count, where that fits another
+        split count), record it and print its line."""
         row.update(passed=ok, entry_us=timed(entry), table_us=timed(by_name))
+        told = ""
+        if whole_gpu_fit != row["fitted"]:
+            row.update(whole_gpu_fit=whole_gpu_fit, whole_gpu_us=told_whole_gpu(entry))
+            told = (
+                f" (told {full_sms}: {whole_gpu_fit} {row['whole_gpu_us']:7.1f}"
+                f" x{row['whole_gpu_us'] / row['entry_us']:5.2f})"
+            )
         report["rows"].append(row)
         print(
             f"{what} B {row['batch']:3d} "
             f"{row['table']:24s} {row['table_us']:7.1f} -> "
             f"{row['fitted']:24s} {row['entry_us']:7.1f} "
-            f"x{row['table_us'] / row['entry_us']:5.2f} {'ok' if ok else 'FAIL'}",
+            f"x{row['table_us'] / row['entry_us']:5.2f} {'ok' if ok else 'FAIL'}{told}",
             flush=True,
         )
 
@@ -162,7 +191,12 @@ def main():
                     lse_err=lse_err,
                 )
                 measure(
-                    row, f"per cache H {heads:3d} topk {topk:5d}", entry, by_name, ok
+                    row,
+                    f"per cache H {heads:3d} topk {topk:5d}",
+                    entry,
+                    by_name,
+                    ok,
+                    mod.select(batch, topk, heads, full_sms),
                 )
     for heads, batch in WHOLE:
         tokens = 128 + 2048
@@ -192,7 +226,14 @@ def main():
             ran=ran,
             **verdict,
         )
-        measure(row, f"whole call H {heads:3d} tokens {tokens:5d}", entry, by_name, ok)
+        measure(
+            row,
+            f"whole call H {heads:3d} tokens {tokens:5d}",
+            entry,
+            by_name,
+            ok,
+            mod.select_full(heads, batch, tokens, full_sms),
+        )
     with open(args.out, "w") as f:
         json.dump(report, f, indent=1)
     failed = sum(not r["passed"] for r in report["rows"])

@@ -28,7 +28,9 @@ autotunes at run time, so the kernels are safe under CUDA-graph capture.
 """
 
 import collections
+import ctypes
 import logging
+import os
 
 import torch
 import triton
@@ -341,11 +343,66 @@ def fit_splits(name, batch, heads, tokens, sms):
 
 
 def device_sms(device):
-    """The multiprocessor count of a CUDA device, which the entry points fit
-    their split counts to; None off the GPU (and under the interpreter)."""
+    """The multiprocessors that work launched on `device`'s current stream
+    may run on, which the entry points fit their split counts to; None off
+    the GPU (and under the interpreter). That is the GPU's count, or the
+    part of the GPU a green context holds when the stream belongs to one
+    (SGLang's PD multiplexing runs decode on such streams: fitted to the
+    whole GPU, a call there would over-split). MLAGEN_SMS, where set, is
+    taken instead: for a partition the driver does not report, such as an
+    MPS client's active thread percentage."""
     if device.type != "cuda" or triton.knobs.runtime.interpret:
         return None
-    return torch.cuda.get_device_properties(device).multi_processor_count
+    index = torch.cuda.current_device() if device.index is None else device.index
+    return _stream_sms(index, triton.runtime.driver.active.get_current_stream(index))
+
+
+# device_sms by (device index, raw CUDA stream), asked once a stream: the
+# entry points look their stream up on every call, to key their plans.
+_STREAM_SMS = {}
+
+
+def _stream_sms(index, stream):
+    sms = _STREAM_SMS.get((index, stream))
+    if sms is None:
+        sms = _STREAM_SMS[(index, stream)] = _ask_sms(index, stream)
+    return sms
+
+
+def _ask_sms(index, stream):
+    told = os.environ.get("MLAGEN_SMS", "").strip()
+    if told:
+        if not told.isdigit() or int(told) < 1:
+            raise ValueError(
+                f"MLAGEN_SMS is {told!r}: set it to the number of "
+                "multiprocessors the decode runs on (a positive integer), or "
+                "unset it to take the count from the CUDA driver"
+            )
+        return int(told)
+    whole = torch.cuda.get_device_properties(index).multi_processor_count
+    part = _context_sms(stream)
+    return min(part, whole) if part else whole
+
+
+def _context_sms(stream):
+    """The multiprocessors of the CUDA context `stream` was made in (a green
+    context's partition, or the whole GPU), from the driver
+    (cuStreamGetCtx, cuCtxGetDevResource: CUDA 12.4 and later); None where
+    the driver cannot say."""
+    try:
+        cuda = ctypes.CDLL("libcuda.so.1")
+        get_context, get_resource = cuda.cuStreamGetCtx, cuda.cuCtxGetDevResource
+    except (OSError, AttributeError):
+        return None
+    context = ctypes.c_void_p()
+    if get_context(ctypes.c_void_p(stream), ctypes.byref(context)) != 0:
+        return None
+    # A CUdevResource: its type, 92 bytes of padding, then the SM fields,
+    # smCount first (144 bytes in all in CUDA 13's ABI; room for more).
+    resource = (ctypes.c_ubyte * 1024)()
+    if get_resource(context, resource, 1) != 0:  # CU_DEV_RESOURCE_TYPE_SM
+        return None
+    return int.from_bytes(bytes(resource[96:100]), "little")
 
 
 @triton.jit
@@ -1865,7 +1922,9 @@ def sparse_decode(q, k_cache, indices, topk_length, softmax_scale):
     key = _call_key(_PER_CACHE, q, k_cache, indices, topk_length)
     plan = _PLANS.get(key)
     if plan is None:
-        plan = _new_plan(key, _per_cache_plan, None, q, k_cache, indices, topk_length)
+        plan = _new_plan(
+            key, _per_cache_plan, None, q, k_cache, indices, topk_length, key[-1]
+        )
     return _run_per_cache(plan, q, k_cache, indices, topk_length, softmax_scale)
 
 
@@ -1876,7 +1935,9 @@ def sparse_decode_with(config, q, k_cache, indices, topk_length, softmax_scale):
     key = _call_key((_PER_CACHE, config), q, k_cache, indices, topk_length)
     plan = _PLANS.get(key)
     if plan is None:
-        plan = _new_plan(key, _per_cache_plan, config, q, k_cache, indices, topk_length)
+        plan = _new_plan(
+            key, _per_cache_plan, config, q, k_cache, indices, topk_length, key[-1]
+        )
     return _run_per_cache(plan, q, k_cache, indices, topk_length, softmax_scale)
 
 
@@ -2141,13 +2202,25 @@ def _tensor_key(t):
 
 
 def _call_key(entry, q, k_cache, indices, topk_length):
+    """What a per-cache plan depends on; last, the multiprocessors its
+    stream may use (_call_sms), which its split count is fitted to."""
     return (
         entry,
         _tensor_key(q),
         _tensor_key(k_cache),
         _tensor_key(indices),
         _tensor_key(topk_length),
+        _call_sms(q),
     )
+
+
+def _call_sms(q):
+    """device_sms for q's device and the current stream there: after a
+    stream's first call, one lookup."""
+    if not q.is_cuda or triton.knobs.runtime.interpret:
+        return None
+    index = q.get_device()
+    return _stream_sms(index, triton.runtime.driver.active.get_current_stream(index))
 
 
 def _full_key(config, q, k0, i0, l0, sink, head_dim_v, k1, i1, l1):
@@ -2202,6 +2275,7 @@ def _full_key(config, q, k0, i0, l0, sink, head_dim_v, k1, i1, l1):
             if l1 is None
             else (l1.shape, l1.stride(), l1.dtype, l1.get_device(), l1.data_ptr() & 15)
         ),
+        _call_sms(q),
     )
 
 
@@ -2213,7 +2287,19 @@ def _full_plan(config, q, k0, i0, l0, sink, head_dim_v, k1, i1, l1):
     plan = _PLANS.get(key)
     if plan is None:
         plan = _new_plan(
-            key, _whole_call_plan, config, q, k0, i0, l0, sink, head_dim_v, k1, i1, l1
+            key,
+            _whole_call_plan,
+            config,
+            q,
+            k0,
+            i0,
+            l0,
+            sink,
+            head_dim_v,
+            k1,
+            i1,
+            l1,
+            key[-1],
         )
     return plan
 
@@ -2232,8 +2318,9 @@ def _on_gpu(q):
     return q.is_cuda or not triton.knobs.runtime.interpret
 
 
-def _per_cache_plan(config, q, k_cache, indices, topk_length):
-    """The per-cache plan for `config`, or for select()'s choice (None)."""
+def _per_cache_plan(config, q, k_cache, indices, topk_length, sms):
+    """The per-cache plan for `config`, or for select()'s choice (None) with
+    its splits fitted to `sms` multiprocessors."""
     on_gpu = _on_gpu(q)
     if on_gpu:
         refusal = _q_refusal(q) or _cache_refusal(
@@ -2243,7 +2330,7 @@ def _per_cache_plan(config, q, k_cache, indices, topk_length):
             return _Plan.refused(refusal)
     if config is None:
         batch, _, heads, _ = q.shape
-        config = select(batch, indices.numel() // batch, heads, device_sms(q.device))
+        config = select(batch, indices.numel() // batch, heads, sms)
     if config not in CONFIGS or on_gpu:
         refusal = _config_refusal(config, q, [("k_cache", k_cache)])
         if refusal:
@@ -2251,9 +2338,9 @@ def _per_cache_plan(config, q, k_cache, indices, topk_length):
     return _Plan(_PER_CACHE, config, q, [(k_cache, indices, topk_length)], None)
 
 
-def _whole_call_plan(config, q, k0, i0, l0, sink, head_dim_v, k1, i1, l1):
+def _whole_call_plan(config, q, k0, i0, l0, sink, head_dim_v, k1, i1, l1, sms):
     """The whole call's plan for `config`, or for select_full()'s choice
-    (None)."""
+    (None) with its splits fitted to `sms` multiprocessors."""
     batch, _, heads, _ = q.shape
     caches = [("k_cache", k0, i0, l0)]
     if k1 is not None:
@@ -2265,7 +2352,7 @@ def _whole_call_plan(config, q, k0, i0, l0, sink, head_dim_v, k1, i1, l1):
             return _Plan.refused(refusal)
     if config is None:
         tokens = sum(i.numel() // batch for _, _, i, _ in caches)
-        config = select_full(heads, batch, tokens, device_sms(q.device))
+        config = select_full(heads, batch, tokens, sms)
     if config not in CONFIGS or on_gpu:
         refusal = _config_refusal(config, q, [(c[0], c[1]) for c in caches])
         if refusal:
