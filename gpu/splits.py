@@ -20,10 +20,13 @@ calibration call first shows whether the partition holds: a one-split
 call of 128 programs (one wave on the whole H200) takes ceil(128 / N)
 waves inside it. Where the fit for N differs from the fit for the whole
 GPU, the entry is also timed as told the whole GPU's count (MLAGEN_SMS),
-which is what it ran before it asked the driver.
+which is what it ran before it asked the driver. With --stream-only the
+green context is not made current: only its stream is, on the primary
+context, as SGLang's PD multiplexing runs decode.
 
     python3 gpu/splits.py sm90 OUT.json          # DISABLE_MMA_V3=1 for sm120
     python3 gpu/splits.py sm120 OUT.json --sms 72
+    python3 gpu/splits.py sm120 OUT.json --sms 72 --stream-only
     python3 gpu/splits.py sm86 OUT.json --no-pdl  # the stand-in modules, as their GPUs launch
 
 gpu/splits.sh is the device call; gpu/shipped.sh runs it over the whole
@@ -57,6 +60,11 @@ def main():
         action="store_true",
         help="launch as a GPU without griddepcontrol does (sm_80, sm_86, sm_89)",
     )
+    ap.add_argument(
+        "--stream-only",
+        action="store_true",
+        help="with --sms: make only the green context's stream current, not the context",
+    )
     args = ap.parse_args()
     sys.path.insert(0, os.path.join(ROOT, "kernels", args.target))
     import harness as h
@@ -68,7 +76,12 @@ def main():
     full_sms = mod.device_sms(device)
     sms = args.sms or full_sms
     report = dict(
-        target=args.target, sms=sms, device_sms=full_sms, pdl=not args.no_pdl, rows=[]
+        target=args.target,
+        sms=sms,
+        device_sms=full_sms,
+        pdl=not args.no_pdl,
+        stream_only=args.stream_only,
+        rows=[],
     )
     stream = None
     if args.sms:
@@ -77,6 +90,10 @@ def main():
         gc = GreenContext.create(args.sms, 0)
         gc.set_context()
         stream = gc.Stream()
+        if args.stream_only:
+            # The stream stays the green context's (as SGLang's fallback
+            # makes its streams: push the context, create, pop).
+            gc.pop_context()
         torch.cuda.set_stream(stream)
         report["device_sms_in_context"] = seen = mod.device_sms(device)
         print(f"device_sms on the green context's stream: {seen}", flush=True)
