@@ -66,6 +66,8 @@ def main():
         help="with --sms: make only the green context's stream current, not the context",
     )
     args = ap.parse_args()
+    if args.stream_only and not args.sms:
+        ap.error("--stream-only needs --sms N (the green context's multiprocessors)")
     sys.path.insert(0, os.path.join(ROOT, "kernels", args.target))
     import harness as h
 

@@ -870,7 +870,8 @@ class EntryPoints:
 
     def __init__(self, bundle, device):
         self.bundle = bundle
-        # The entry points fit the table's split counts to the GPU.
+        # The entry points fit the table's split counts to the
+        # multiprocessors of the current stream (device_sms).
         self.sms = bundle.device_sms(device)
 
     def name(self, batch, topk, heads):

@@ -252,10 +252,10 @@ def _bucket(bounds, n):
 def select(batch, topk, heads=64, sms=None):
     """Name of the per-cache configuration for this batch size, topk and head
     count (64, DeepSeek-V4-Flash's heads on one rank, unless given;
-    "simt_baseline": none fits). With `sms`, the multiprocessors of the GPU the
-    call runs on, the table's choice with its splits fitted to that GPU and
-    batch (fit_splits), as the entry points run it; without, the table's
-    entry as measured."""
+    "simt_baseline": none fits). With `sms`, the multiprocessors the call may
+    use (device_sms), the table's choice with its splits fitted to that
+    count and batch (fit_splits), as the entry points run it; without, the
+    table's entry as measured."""
     table = SELECTION[_bucket(HEAD_BOUNDS, heads)]
     name = table[_bucket(BATCH_BOUNDS, batch)][_bucket(TOPK_BOUNDS, topk)]
     return fit_splits(name, batch, heads, topk, sms)
@@ -308,8 +308,8 @@ _COMBINE_TILES = 1
 
 def fit_splits(name, batch, heads, tokens, sms):
     """`name`, or its sibling with another split count, for a call of `batch`
-    rows, `heads` heads and `tokens` tokens a row on a GPU of `sms`
-    multiprocessors: the split count whose programs finish first, counted
+    rows, `heads` heads and `tokens` tokens a row on `sms` multiprocessors:
+    the split count whose programs finish first, counted
     as waves of programs (one a multiprocessor) times a program's tiles and
     fixed cost, plus the combine where there is one; the table's own, then
     the fewer splits, where two come out the same.
@@ -355,12 +355,17 @@ def device_sms(device):
     if device.type != "cuda" or triton.knobs.runtime.interpret:
         return None
     index = torch.cuda.current_device() if device.index is None else device.index
-    return _stream_sms(index, triton.runtime.driver.active.get_current_stream(index))
+    return _current_stream_sms(index)
 
 
 # device_sms by (device index, raw CUDA stream), asked once a stream: the
 # entry points look their stream up on every call, to key their plans.
 _STREAM_SMS = {}
+
+
+def _current_stream_sms(index):
+    """device_sms for the current stream of device `index`."""
+    return _stream_sms(index, triton.runtime.driver.active.get_current_stream(index))
 
 
 def _stream_sms(index, stream):
@@ -2220,8 +2225,7 @@ def _call_sms(q):
     stream's first call, one lookup."""
     if not q.is_cuda or triton.knobs.runtime.interpret:
         return None
-    index = q.get_device()
-    return _stream_sms(index, triton.runtime.driver.active.get_current_stream(index))
+    return _current_stream_sms(q.get_device())
 
 
 def _full_key(config, q, k0, i0, l0, sink, head_dim_v, k1, i1, l1):
