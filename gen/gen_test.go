@@ -422,6 +422,38 @@ func TestSelectionForSweep(t *testing.T) {
 	}
 }
 
+// ParseSelection reads back what MarshalSelection writes, and names what is
+// not a selection instead of reading it as an empty one.
+func TestParseSelection(t *testing.T) {
+	tg, _ := LookupTarget("sm_120")
+	want, ok, err := MeasuredSelection(tg)
+	if err != nil || !ok {
+		t.Fatalf("sm_120's embedded selection: ok %v, %v", ok, err)
+	}
+	data, err := MarshalSelection(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := ParseSelection(data)
+	if err != nil {
+		t.Fatalf("ParseSelection(MarshalSelection(sm_120's)): %v", err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("round trip (-want +got):\n%s", diff)
+	}
+	for _, c := range []struct{ name, data, err string }{
+		{"results file", `{"target": "sm_120", "gpu": "H200", "correctness": [], "timing": []}`, "results file of the harness"},
+		{"unknown field", `{"target": "sm_120", "tables": []}`, `unknown field "tables"`},
+		{"no target", `{"batch_bounds": [1, 0]}`, `its target "" is not one of mlagen's`},
+		{"target spelt otherwise", `{"target": "sm120"}`, `its target "sm120"`},
+		{"not JSON", `target: sm_120`, "not a selection"},
+	} {
+		if _, err := ParseSelection([]byte(c.data)); err == nil || !strings.Contains(err.Error(), c.err) {
+			t.Errorf("%s: error %v, want one containing %q", c.name, err, c.err)
+		}
+	}
+}
+
 // --per-variant: one module per fitting variant, holding it alone in every
 // bucket, and only its family's code.
 func TestPerVariantFiles(t *testing.T) {

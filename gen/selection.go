@@ -1,6 +1,7 @@
 package gen
 
 import (
+	"bytes"
 	"embed"
 	"encoding/json"
 	"errors"
@@ -166,7 +167,7 @@ func MeasuredSelection(t Target) (sel Selection, ok bool, err error) {
 		return sel, false, nil
 	}
 	if err == nil {
-		err = json.Unmarshal(data, &sel)
+		sel, err = ParseSelection(data)
 	}
 	if err == nil && sel.Target != t.Name {
 		err = fmt.Errorf("it is for %s", sel.Target)
@@ -175,6 +176,32 @@ func MeasuredSelection(t Target) (sel Selection, ok bool, err error) {
 		return sel, false, fmt.Errorf("embedded selection %s/%s: %w (rewrite it with `mlagen select`)", SelectionDir, SelectionFile(t), err)
 	}
 	return sel, true, nil
+}
+
+// ParseSelection reads a selection as `mlagen select` writes it (the
+// embedded ones, or a file of a user's own for `mlagen emit --selection`).
+// A field it does not know is an error, so that a file of another kind is
+// named as such rather than read as an empty selection; the harness's
+// results file, the likeliest mix-up, is named as that. Whether the
+// selection's variants fit a sweep is Validate's question.
+func ParseSelection(data []byte) (Selection, error) {
+	var sel Selection
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data, &fields); err != nil {
+		return sel, fmt.Errorf("not a selection: %w", err)
+	}
+	if _, timed := fields["timing"]; timed {
+		return sel, errors.New("this is a results file of the harness, not a selection: `mlagen select --selections DIR` on it writes DIR/<target>.json")
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&sel); err != nil {
+		return sel, fmt.Errorf("not a selection: %w", err)
+	}
+	if t, err := LookupTarget(sel.Target); err != nil || t.Name != sel.Target {
+		return sel, fmt.Errorf("not a selection: its target %q is not one of mlagen's", sel.Target)
+	}
+	return sel, nil
 }
 
 // MarshalSelection is the file `mlagen select` writes: indented JSON and a

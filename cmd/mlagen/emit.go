@@ -24,6 +24,14 @@ written by 'mlagen select' and built into mlagen) where every variant it
 names fits the sweep, else a static rule, and emit says so. --kernels
 changes where the files go, never what they hold.
 
+--selection FILE renders the module with a selection of your own instead:
+the file 'mlagen select --selections DIR RESULTS.json' writes (DIR/sm120.json
+for an sm_120 card's results), so that a table timed on your GPU reaches
+'mlagen patch --kernels' without rebuilding mlagen. The file names its
+target, which becomes emit's (--target, if given, must agree), and every
+variant it names must fit the sweep (give the sweep flags the results were
+timed with, if they were not the curated ones).
+
 The folder is written all or nothing: every file goes through a temporary
 file and a rename, and a failure puts back what was there. Emit records the
 SHA-256 of each file it writes in the folder's .mlagen.sha256; it refuses,
@@ -46,10 +54,13 @@ Examples:
   mlagen emit --target sm_90 --check --diff    # ... and show how
   mlagen emit --target sm_90 --ws-split-k none --kernels k-triton  # Triton kernels only
   mlagen emit --target sm_90 --per-variant --kernels k-all  # one module per variant too
+  mlagen emit --selection sm120.json --kernels my-sm120    # your card's tables, then: mlagen patch --kernels my-sm120 ~/sglang
 
-Exit status: 0 written (or up to date), 1 nothing fits, --check found a
-difference, a file emit refuses to overwrite, or a write that failed (the
-folder is as it was), 2 bad flags (nothing written).
+Exit status: 0 written (or up to date), 1 nothing fits, a --selection
+that names a variant the sweep does not fit, --check found a difference, a
+file emit refuses to overwrite, or a write that failed (the folder is as it
+was), 2 bad flags, or a --selection file that cannot be read or is not a
+selection (nothing written).
 `
 
 // emitOpts is what runEmit reads from its flags.
@@ -60,6 +71,10 @@ type emitOpts struct {
 	diff       bool
 	asJSON     bool
 	perVariant bool
+	// selection is --selection's, read from selectionPath; nil: the
+	// target's own (gen.Emit's choice).
+	selection     *gen.Selection
+	selectionPath string
 }
 
 func runEmit(e *env, args []string) int {
@@ -67,7 +82,11 @@ func runEmit(e *env, args []string) int {
 	if done {
 		return code
 	}
-	em, err := gen.Emit(o.sweep, sweepCommand("emit", o.sweep), nil)
+	var extra []string
+	if o.selection != nil {
+		extra = append(extra, "--selection "+o.selectionPath)
+	}
+	em, err := gen.Emit(o.sweep, sweepCommand("emit", o.sweep, extra...), o.selection)
 	if err == nil && o.perVariant {
 		var extra []gen.File
 		extra, err = em.PerVariantFiles()
@@ -121,6 +140,7 @@ func parseEmit(e *env, args []string) (o emitOpts, done bool, code int) {
 	f.BoolVar(&o.diff, "diff", false, "write nothing; print the unified diff of what writing would change (with --check: and fail on one)")
 	f.BoolVar(&o.asJSON, "json", false, "print a JSON report instead of tables")
 	f.BoolVar(&o.perVariant, "per-variant", false, "also write each fitting variant alone as <variant>.py (never installed: the bundle ships)")
+	f.StringVar(&o.selectionPath, "selection", "", "render the module with the selection in `FILE` (as 'mlagen select --selections DIR' writes it)\ninstead of the one built into mlagen; its target is emit's")
 	if done, code := f.parse(e, args); done {
 		return o, true, code
 	}
@@ -128,6 +148,11 @@ func parseEmit(e *env, args []string) (o emitOpts, done bool, code int) {
 		return o, true, code
 	}
 	var err error
+	if o.selectionPath != "" {
+		if o.selection, err = readSelection(o.selectionPath, &sf, f.Changed("target")); err != nil {
+			return o, true, usageError(e, "emit", "--selection %s: %v", o.selectionPath, err)
+		}
+	}
 	if o.sweep, err = sf.sweep(f.FlagSet); err != nil {
 		return o, true, usageError(e, "emit", "%v", err)
 	}
@@ -147,6 +172,25 @@ func parseEmit(e *env, args []string) (o emitOpts, done bool, code int) {
 		o.mode = "dry-run"
 	}
 	return o, false, exitOK
+}
+
+// readSelection reads --selection's file and makes its target the sweep's,
+// or checks it against --target where that was given.
+func readSelection(path string, sf *sweepFlags, targetGiven bool) (*gen.Selection, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	sel, err := gen.ParseSelection(data)
+	if err != nil {
+		return nil, err
+	}
+	if !targetGiven {
+		sf.target = sel.Target
+	} else if t, err := gen.LookupTarget(sf.target); err == nil && t.Name != sel.Target {
+		return nil, fmt.Errorf("the selection is for %s, --target is %s (drop --target, or select from that GPU's results)", sel.Target, t.Name)
+	}
+	return &sel, nil
 }
 
 // refused reports PlanDir's refusal: one line per file it will not touch.

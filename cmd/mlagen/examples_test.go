@@ -50,7 +50,9 @@ var examples = map[string]example{
 	"mlagen select --dry-run gpu/results/selection-input-sm90.json": {fixtures: []string{"repo"}},
 	"mlagen watch --log server.log --expect-kernel":                 {fixtures: []string{"failed-log"}, exit: 1},
 	"mlagen select my-card.json":                                    {skip: "my-card.json is what the harness writes on your GPU; select_peers.txtar runs select on such a file"},
-	"bin/mlagen patch ~/sglang":                                     {fixtures: []string{"sglang", "bin"}},
+	"mlagen select --selections . my-card.json":                     {skip: "my-card.json is what the harness writes on your GPU; emit_selection.txtar runs select --selections on such a file"},
+	"mlagen emit --selection sm120.json --kernels my-sm120":         {fixtures: []string{"repo", "card-selection"}},
+	"mlagen patch --kernels my-sm120 ~/sglang":                      {fixtures: []string{"repo", "card-selection", "card-kernels", "sglang"}},
 	"mlagen watch --env SGLANG_SM120_MMA_FLASHMLA=1 --log server.log -- python3 -m sglang.launch_server --model-path deepseek-ai/DeepSeek-V4-Flash": {
 		skip: "starts a real SGLang server, on a GPU (watch_kernel.txtar runs these flags with a fake server)"},
 
@@ -190,6 +192,8 @@ func runExample(t *testing.T, ex, dir string, want int) {
 //	patched        ~/sglang patched, as 'mlagen patch ~/sglang' leaves it
 //	failed-log     server.log and ~/dsv4_mma.log: an SGLang start that runs out of memory
 //	baseline       start.json and answer.txt, as --save-baseline and --save-answer write them
+//	card-selection ./sm120.json, as 'mlagen select --selections .' writes it from a card's results (after repo)
+//	card-kernels   my-sm120/, the module 'mlagen emit --selection sm120.json' writes (after card-selection)
 func layFixture(t *testing.T, name, dir, mlagen string) {
 	t.Helper()
 	root := filepath.Join("..", "..")
@@ -211,6 +215,10 @@ func layFixture(t *testing.T, name, dir, mlagen string) {
 		log := []byte(fakesglang.Text(fakesglang.FailingStart("oom")))
 		must(t, os.WriteFile(filepath.Join(dir, "server.log"), log, 0o644))
 		must(t, os.WriteFile(filepath.Join(dir, "dsv4_mma.log"), log, 0o644))
+	case "card-selection":
+		runExample(t, "mlagen select --selections . gpu/results/selection-input-sm120.json", dir, 0)
+	case "card-kernels":
+		runExample(t, "mlagen emit --selection sm120.json --kernels my-sm120", dir, 0)
 	case "baseline":
 		must(t, os.WriteFile(filepath.Join(dir, "start.json"), []byte(`{"version": 1, "saved": "2026-12-01T00:00:00Z", "phases": [{"name": "ready", "seconds": 68}]}`), 0o644))
 		must(t, os.WriteFile(filepath.Join(dir, "answer.txt"), []byte(" Paris."), 0o644))

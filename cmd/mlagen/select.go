@@ -18,6 +18,10 @@ every (batch, topk) bucket, the fastest configuration that passed every
 correctness case (CUDA-graph replay time where measured). Writes the table
 as gen/selections/<target>.json, the measured selection the generator builds
 into mlagen: rebuild and re-emit ('make kernels') and emit and patch use it.
+With --selections DIR it writes DIR/<target>.json instead, and 'mlagen emit
+--selection DIR/<target>.json --kernels OUT' renders the module with it
+without a rebuild, for 'mlagen patch --kernels OUT' (a table of your own
+card).
 The table is static: the kernels never benchmark at run time (SGLang
 captures CUDA graphs).
 
@@ -58,7 +62,7 @@ target's curated sweep, the target taken from the results file).
 Examples:
   mlagen select --check gpu/results/selection-input-sm90.json   # CI: the checked-in table is what the results give
   mlagen select --dry-run gpu/results/selection-input-sm120.json
-  mlagen select --selections . gpu/results/selection-input-sm120.json   # writes ./sm120.json
+  mlagen select --selections . gpu/results/selection-input-sm120.json   # writes ./sm120.json, for emit --selection
   mlagen select --json --dry-run gpu/results/selection-input-sm90.json | jq .selection.table
 
 Run it from the repository root: the results path is recorded as given, and
@@ -234,8 +238,10 @@ func printSelection(w io.Writer, t gen.Target, rep selectReport) {
 		fmt.Fprintf(w, "%s differs from what the results give:\n%sRun 'mlagen select' without --check, rebuild and re-emit ('make kernels'), and commit the result.\n", rep.File, rep.Diff)
 	case rep.Mode == "check":
 		fmt.Fprintf(w, "%s is what the results give\n", rep.File)
-	case rep.Mode == "write" && rep.Differs:
+	case rep.Mode == "write" && rep.Differs && filepath.Dir(rep.File) == filepath.Clean(gen.SelectionDir):
 		fmt.Fprintf(w, "wrote %s; rebuild mlagen and re-emit ('make kernels') so that emit and patch use it\n", rep.File)
+	case rep.Mode == "write" && rep.Differs:
+		fmt.Fprintf(w, "wrote %s; 'mlagen emit --selection %s --kernels DIR' writes the module with it, and 'mlagen patch --kernels DIR SGLANG_ROOT' installs that\n", rep.File, rep.File)
 	case rep.Mode == "write":
 		fmt.Fprintf(w, "%s already holds this selection; nothing written\n", rep.File)
 	}
