@@ -54,6 +54,17 @@ func (e Emission) Fitting() []Budget {
 	return out
 }
 
+// IsDefaultCommand says whether command is some target's DefaultCommand:
+// one `make kernels` runs.
+func IsDefaultCommand(command string) bool {
+	for _, t := range targets {
+		if command == DefaultCommand(t) {
+			return true
+		}
+	}
+	return false
+}
+
 // DefaultCommand is the command that emits t's default sweep, recorded in
 // the header of every file it writes.
 func DefaultCommand(t Target) string { return "mlagen emit --target " + t.Name }
@@ -211,6 +222,10 @@ func newRenderer() (*renderer, error) {
 	t, err := template.New("").Funcs(template.FuncMap{
 		"commas": commas,
 		"join":   strings.Join,
+		// byMakeKernels: the command is one `make kernels` runs (a target's
+		// default sweep and built-in selection), so the header may send a
+		// reader there; another command's file comes from that command only.
+		"byMakeKernels": IsDefaultCommand,
 		// boundText is a bucket bound for humans: "<= 16", or "any" for 0.
 		"boundText": func(n int) string {
 			if n == 0 {

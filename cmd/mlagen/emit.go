@@ -260,7 +260,11 @@ func printPlan(w io.Writer, o emitOpts, em gen.Emission, plan gen.DirPlan) {
 				fmt.Fprintf(w, "  %-9s %s\n", st.Status, filepath.Join(o.dir, st.Name))
 			}
 		}
-		fmt.Fprintln(w, "Run 'make kernels' (or that command) and commit the result; --diff shows the difference.")
+		if gen.IsDefaultCommand(em.Command) {
+			fmt.Fprintln(w, "Run 'make kernels' (or that command) and commit the result; --diff shows the difference.")
+		} else {
+			fmt.Fprintln(w, "Run that command to rewrite it; --diff shows the difference.")
+		}
 	default:
 		fmt.Fprintf(w, "\n%s: %d new, %d changed, %d unchanged, %d stale removed (%d variants fit, %d refused)\n",
 			o.dir, counts[gen.StatusNew], counts[gen.StatusChanged], counts[gen.StatusUnchanged], counts[gen.StatusStale],
