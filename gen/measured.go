@@ -121,6 +121,12 @@ func ParseResults(data []byte) (Results, error) {
 // over the token totals they timed; without them the whole call runs the
 // per-cache tables at the call's total tokens.
 func SelectMeasured(r Results, fits map[string]bool, source string) (Selection, error) {
+	if timed, _ := Coverage(r, fits); len(timed) == 0 {
+		// Every bucket would go to the SIMT baseline, as if each
+		// configuration had failed: say what the rows are instead.
+		return Selection{}, fmt.Errorf("results time none of the sweep's configurations (their timing rows name only: %s)%s",
+			strings.Join(timedNames(r), ", "), untimedHint(r))
+	}
 	ranked := rankShapes(r, fits)
 	s, missing := measuredSelection(r, ranked, "", bucketTopk)
 	s.Target, s.Source = r.Target, source
@@ -361,6 +367,66 @@ func rankShapes(r Results, fits map[string]bool) map[shape][]timed {
 		ranked[k] = c
 	}
 	return ranked
+}
+
+// Coverage is which kernels of fits (a configuration less its split
+// count, which the entry points fit to the GPU and the batch at run time)
+// the results time per cache, and all of them, each sorted and named as
+// its split-1 configuration would be: a kernel timed at no split count is
+// never chosen.
+func Coverage(r Results, fits map[string]bool) (timed, fitting []string) {
+	add := func(names []string, name string) []string {
+		if k := kernelOf(name); !slices.Contains(names, k) {
+			names = append(names, k)
+		}
+		return names
+	}
+	for name := range fits {
+		fitting = add(fitting, name)
+	}
+	for _, t := range r.Timing {
+		if _, ok := t.time(); ok && fits[t.Variant] && entryOf(t) == "" {
+			timed = add(timed, t.Variant)
+		}
+	}
+	slices.Sort(timed)
+	slices.Sort(fitting)
+	return timed, fitting
+}
+
+// kernelOf is a configuration's name with its split count set to 1, the
+// name its split-count siblings share.
+func kernelOf(name string) string {
+	v, err := ParseVariantName(name)
+	if err != nil {
+		return name
+	}
+	v.SplitK = 1
+	return v.Name()
+}
+
+// timedNames are the names of the results' timing rows, sorted, once each.
+func timedNames(r Results) []string {
+	var names []string
+	for _, t := range r.Timing {
+		if !slices.Contains(names, t.Variant) {
+			names = append(names, t.Variant)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// untimedHint says how to time every configuration: the harness's
+// --variants selected (rows named "selected") times only the module's entry
+// points, through its built-in tables.
+func untimedHint(r Results) string {
+	for _, t := range r.Timing {
+		if t.Variant == "selected" {
+			return ": the harness ran with --variants selected, which times the module's entry points through its built-in tables; run it with --variants all (the default) to time every configuration"
+		}
+	}
+	return ": run the harness with --variants all (the default) on this sweep's module"
 }
 
 func hasShape(r Results, k shape) bool {

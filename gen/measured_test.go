@@ -120,6 +120,56 @@ func TestSelectMeasuredMissingShapes(t *testing.T) {
 	}
 }
 
+// Results that time none of the sweep's configurations give no selection:
+// every bucket would otherwise go to the SIMT baseline, as though each
+// configuration had failed its checks. The harness's --variants selected
+// writes such a file (its rows are the module's entry points, "selected").
+func TestSelectMeasuredNothingTimed(t *testing.T) {
+	fits := map[string]bool{"a": true}
+	for _, c := range []struct{ name, variant, want string }{
+		{"--variants selected", "selected", "their timing rows name only: selected): the harness ran with --variants selected"},
+		{"another sweep's", "mma_h16_t16_k1_w4_s1", "their timing rows name only: mma_h16_t16_k1_w4_s1): run the harness with --variants all"},
+	} {
+		var rows []string
+		for _, b := range []int{1, 16, 64, 128} {
+			rows = append(rows, row(c.variant, b, 512, 10), row(c.variant, b, 2048, 10))
+		}
+		r, err := ParseResults([]byte(timingRows(rows...)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := SelectMeasured(r, fits, "test"); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want one containing %q", c.name, err, c.want)
+		}
+	}
+}
+
+// Coverage counts kernels, not split counts: a kernel timed at one split
+// count is covered at all of them (the entry points fit the count).
+func TestCoverage(t *testing.T) {
+	fits := map[string]bool{
+		"ws_h16_t64_k1_w4_s2": true, "ws_h16_t64_k8_w4_s2": true, "ws_h16_t64_k8_w4_s3": true,
+		"wsc_h64_t64_k2_w8_s2": true, "mma_h16_t32_k4_w8_s1": true,
+	}
+	r, err := ParseResults([]byte(timingRows(
+		row("ws_h16_t64_k8_w4_s2", 16, 512, 10),
+		rowAt("wsc_h64_t64_k2_w8_s2", EntryWholeCall, 64, 16, 640, 10), // the whole call's rows do not count
+		row("peer:flashmla", 16, 512, 9),
+		row("mma_h16_t32_k1_w8_s1", 16, 512, 9), // not a configuration of this sweep
+	)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	timed, kernels := Coverage(r, fits)
+	if diff := cmp.Diff([]string{"ws_h16_t64_k1_w4_s2"}, timed); diff != "" {
+		t.Errorf("timed (-want +got):\n%s", diff)
+	}
+	want := []string{"mma_h16_t32_k1_w8_s1", "ws_h16_t64_k1_w4_s2", "ws_h16_t64_k1_w4_s3", "wsc_h64_t64_k1_w8_s2"}
+	if diff := cmp.Diff(want, kernels); diff != "" {
+		t.Errorf("kernels (-want +got):\n%s", diff)
+	}
+}
+
 // rowAt is a timing row with heads and an entry ("" per cache).
 func rowAt(variant, entry string, heads, batch, topk int, us float64) string {
 	return fmt.Sprintf(`{"variant": %q, "entry": %q, "heads": %d, "batch": %d, "topk": %d, "us": 99, "graph_us": %g}`,

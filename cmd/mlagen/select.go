@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/mlagen/mlagen/changeset"
@@ -40,6 +41,13 @@ kernels/<target> shows what runs on a GPU of N multiprocessors.
 After the table it lists near ties: buckets whose runner-up is within ` + fmt.Sprint(nearTiePercent) + `% of
 the choice, about the run-to-run spread on the H200, where a rerun of the
 harness may pick the other variant. The choice still follows the numbers.
+
+Only what the results time can be chosen. A kernel of the sweep (a
+configuration at any split count) with no per-cache row is never chosen,
+and select names those under the table. Results of the harness's
+--variants selected time the module's entry points, none of its
+configurations, so select refuses them (exit 1): run the harness with
+--variants all, its default, to choose again.
 
 Peers: the harness also times what SGLang runs without mlagen (FlashMLA,
 FlashInfer, SGLang's own Triton path) on the same inputs, as rows named
@@ -87,6 +95,11 @@ type selectReport struct {
 	Mode      string        `json:"mode"` // "write", "dry-run" or "check"
 	Differs   bool          `json:"differs"`
 	Diff      string        `json:"diff,omitempty"`
+	// Untimed are the sweep's kernels (a configuration less its split
+	// count: gen.Coverage) with no per-cache row in the results at any
+	// split count, of Kernels in all: the selection never chooses them.
+	Untimed []string `json:"untimed_kernels"`
+	Kernels int      `json:"kernels"`
 }
 
 type nearTie struct {
@@ -180,6 +193,13 @@ func selection(s gen.Sweep, res gen.Results, path, dir string) (selectReport, ch
 		return rep, set, fmt.Errorf("%s: %w", path, err)
 	}
 	rep.Selection = sel
+	timed, kernels := gen.Coverage(res, fits)
+	rep.Kernels, rep.Untimed = len(kernels), []string{}
+	for _, k := range kernels {
+		if !slices.Contains(timed, k) {
+			rep.Untimed = append(rep.Untimed, k)
+		}
+	}
 	for _, t := range gen.NearTies(res, fits, nearTiePercent/100.0) {
 		rep.NearTies = append(rep.NearTies, nearTie(t))
 	}
@@ -225,6 +245,10 @@ func printSelection(w io.Writer, t gen.Target, rep selectReport) {
 				v.Heads, v.Batch, part.unit, v.Topk,
 				v.Mlagen, v.MlagenUS, peer, v.PeerUS, verdict)
 		}
+	}
+	if len(rep.Untimed) > 0 {
+		fmt.Fprintf(w, "note: the results time %d of the sweep's %d kernels per cache (at any split count); these are never chosen (the harness's --variants all times every one): %s\n",
+			rep.Kernels-len(rep.Untimed), rep.Kernels, strings.Join(rep.Untimed, ", "))
 	}
 	if len(rep.NearTies) > 0 {
 		fmt.Fprintf(w, "near ties (runner-up within %d%%, about the run-to-run spread: a rerun may swap them):\n", nearTiePercent)
