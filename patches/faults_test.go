@@ -419,4 +419,20 @@ func TestKernelModuleChecked(t *testing.T) {
 	if rep := check(); !strings.Contains(rep.String(), "differs from what this mlagen emits for sm_120") {
 		t.Errorf("verify does not say the kernel module differs from what mlagen emits:\n%s", rep)
 	}
+	// One emitted with flags of its own (a selection of the user's, then
+	// patch --kernels): verify names the command instead.
+	const custom = "# Command: mlagen emit --target sm_120 --selection my-card/sm120.json\n"
+	at := strings.Index(installed, "# Command: ")
+	if at < 0 {
+		t.Fatalf("the installed stand-in has no Command line:\n%s", installed[:200])
+	}
+	end := at + strings.Index(installed[at:], "\n") + 1
+	writeFiles(t, root, map[string]string{"pkg/flash_mla_sm120_mma.py": installed[:at] + custom + installed[end:]})
+	rep = check()
+	if want := "emitted by `mlagen emit --target sm_120 --selection my-card/sm120.json` (this mlagen's own for sm_120 differs"; !strings.Contains(rep.String(), want) {
+		t.Errorf("verify does not name the command a module of the user's own was emitted by (want %q):\n%s", want, rep)
+	}
+	if rep.Kernel == nil || rep.Kernel.Command != "mlagen emit --target sm_120 --selection my-card/sm120.json" {
+		t.Errorf("kernel_check.command = %+v", rep.Kernel)
+	}
 }

@@ -23,6 +23,9 @@ type KernelCheck struct {
 	Python bool `json:"python"`
 	// Generated: it starts with mlagen's generated-code header.
 	Generated bool `json:"generated"`
+	// Command is the command its generated header names (an emit with a
+	// --selection of the user's own, say), "" without one.
+	Command string `json:"command,omitempty"`
 	// Missing are the contract's names it does not define.
 	Missing []string `json:"missing"`
 	// Emitted: "identical" or "differs" (from what this mlagen emits for
@@ -96,6 +99,9 @@ func hasDefers(kernel []byte, rec *Recipe) bool {
 func (k *kernelSource) check(path string, body []byte, rec *Recipe, emitted func(string) ([]byte, error)) *KernelCheck {
 	kc := &KernelCheck{Path: path, Target: kernelTarget(body), Python: k.syntax == "",
 		Generated: bytes.HasPrefix(body, []byte(rec.KernelHeader)), Missing: k.missing(rec.KernelContract), Emitted: "not compared"}
+	if kc.Generated {
+		kc.Command = kernelCommand(body)
+	}
 	if kc.Target != "" && emitted != nil {
 		if want, err := emitted(kc.Target); err == nil {
 			kc.Emitted = "differs"
@@ -113,10 +119,14 @@ func (kc *KernelCheck) describe() string {
 	if kc.Target != "" {
 		parts = append(parts, "target "+kc.Target)
 	}
-	switch kc.Emitted {
-	case "identical":
+	switch {
+	case kc.Emitted == "identical":
 		parts = append(parts, fmt.Sprintf("byte for byte what this mlagen emits for %s", kc.Target))
-	case "differs":
+	case kc.Emitted == "differs" && strings.HasPrefix(kc.Command, "mlagen emit --target "+kc.Target+" --"):
+		// Written by an emit with flags of its own (a sweep or a selection
+		// of the user's): say which, not that it might be stale.
+		parts = append(parts, fmt.Sprintf("emitted by `%s` (this mlagen's own for %s differs: mlagen patch without --kernels installs that)", kc.Command, kc.Target))
+	case kc.Emitted == "differs":
 		parts = append(parts, fmt.Sprintf("differs from what this mlagen emits for %s (installed from --kernels, edited, or by another mlagen: mlagen patch installs this one's)", kc.Target))
 	}
 	if !kc.Generated {

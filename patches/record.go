@@ -99,7 +99,19 @@ func recordRemove(r *Record, kp string) *Change {
 	return &Change{Path: r.Path, Before: r.Data, After: after, Mode: r.Mode}
 }
 
-var targetRE = regexp.MustCompile(`(?m)^TARGET = "([A-Za-z0-9_]+)"`)
+var (
+	targetRE  = regexp.MustCompile(`(?m)^TARGET = "([A-Za-z0-9_]+)"`)
+	commandRE = regexp.MustCompile(`(?m)\A(?:#.*\n){0,4}?# Command: (.+)$`)
+)
+
+// kernelCommand is the command a generated kernel module's header names
+// (gen's "# Command: " line among its first lines), or "".
+func kernelCommand(kernel []byte) string {
+	if m := commandRE.FindSubmatch(kernel); m != nil {
+		return string(m[1])
+	}
+	return ""
+}
 
 // kernelTarget is the GPU target a kernel module was rendered for (its
 // TARGET), or "".
