@@ -247,6 +247,10 @@ func measuredBatches(r Results, entry string) []int {
 
 // timedHeads are the head counts the entry's rows timed, ascending (0 when
 // none is recorded).
+// PerCacheHeads are the head counts the results time per cache, ascending
+// ({0} where the rows record none): one count gives one table for every H.
+func PerCacheHeads(r Results) []int { return timedHeads(r, "") }
+
 func timedHeads(r Results, entry string) []int {
 	var heads []int
 	for _, t := range r.Timing {

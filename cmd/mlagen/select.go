@@ -100,6 +100,9 @@ type selectReport struct {
 	// split count, of Kernels in all: the selection never chooses them.
 	Untimed []string `json:"untimed_kernels"`
 	Kernels int      `json:"kernels"`
+	// Heads are the head counts the per-cache rows time: with one, that
+	// count's choices serve every H (a rank's 16 heads included).
+	Heads []int `json:"per_cache_heads"`
 }
 
 type nearTie struct {
@@ -193,6 +196,7 @@ func selection(s gen.Sweep, res gen.Results, path, dir string) (selectReport, ch
 		return rep, set, fmt.Errorf("%s: %w", path, err)
 	}
 	rep.Selection = sel
+	rep.Heads = gen.PerCacheHeads(res)
 	timed, kernels := gen.Coverage(res, fits)
 	rep.Kernels, rep.Untimed = len(kernels), []string{}
 	for _, k := range kernels {
@@ -249,6 +253,18 @@ func printSelection(w io.Writer, t gen.Target, rep selectReport) {
 	if len(rep.Untimed) > 0 {
 		fmt.Fprintf(w, "note: the results time %d of the sweep's %d kernels per cache (at any split count); these are never chosen (the harness's --variants all times every one): %s\n",
 			rep.Kernels-len(rep.Untimed), rep.Kernels, strings.Join(rep.Untimed, ", "))
+	}
+	if len(rep.Heads) == 1 {
+		// One table for every H: where that H is not a rank's 16, a
+		// tensor-parallel deployment runs choices timed at another count.
+		switch h := rep.Heads[0]; {
+		case h == 0:
+			fmt.Fprintln(w, "note: the per-cache rows record no head count, so one table serves every head count (the harness's default --heads 64,16 times a whole model's and a tensor-parallel rank's)")
+		case h > 16:
+			fmt.Fprintf(w, "note: the per-cache rows time %d heads only, so their choices serve every head count, a rank's 16 under tensor parallelism 4 among them (the harness's default --heads 64,16 times both)\n", h)
+		default:
+			fmt.Fprintf(w, "note: the per-cache rows time %d heads only, so their choices serve every head count (the harness's default --heads 64,16 times 64 as well)\n", h)
+		}
 	}
 	if len(rep.NearTies) > 0 {
 		fmt.Fprintf(w, "near ties (runner-up within %d%%, about the run-to-run spread: a rerun may swap them):\n", nearTiePercent)
