@@ -124,8 +124,8 @@ func SelectMeasured(r Results, fits map[string]bool, source string) (Selection, 
 	if timed, _ := Coverage(r, fits); len(timed) == 0 {
 		// Every bucket would go to the SIMT baseline, as if each
 		// configuration had failed: say what the rows are instead.
-		return Selection{}, fmt.Errorf("results time none of the sweep's configurations (their timing rows name only: %s)%s",
-			strings.Join(timedNames(r), ", "), untimedHint(r))
+		return Selection{}, fmt.Errorf("results time none of the sweep's configurations per cache (their timing rows name only: %s)%s",
+			timedNames(r), untimedHint(r))
 	}
 	ranked := rankShapes(r, fits)
 	s, missing := measuredSelection(r, ranked, "", bucketTopk)
@@ -245,12 +245,12 @@ func measuredBatches(r Results, entry string) []int {
 	return slices.Compact(batches)
 }
 
-// timedHeads are the head counts the entry's rows timed, ascending (0 when
-// none is recorded).
 // PerCacheHeads are the head counts the results time per cache, ascending
 // ({0} where the rows record none): one count gives one table for every H.
 func PerCacheHeads(r Results) []int { return timedHeads(r, "") }
 
+// timedHeads are the head counts the entry's rows timed, ascending (0 when
+// none is recorded).
 func timedHeads(r Results, entry string) []int {
 	var heads []int
 	for _, t := range r.Timing {
@@ -409,8 +409,9 @@ func kernelOf(name string) string {
 	return v.Name()
 }
 
-// timedNames are the names of the results' timing rows, sorted, once each.
-func timedNames(r Results) []string {
+// timedNames lists the names of the results' timing rows, sorted, once
+// each: the first few, and how many more.
+func timedNames(r Results) string {
 	var names []string
 	for _, t := range r.Timing {
 		if !slices.Contains(names, t.Variant) {
@@ -418,7 +419,11 @@ func timedNames(r Results) []string {
 		}
 	}
 	slices.Sort(names)
-	return names
+	const shown = 4
+	if len(names) > shown {
+		return fmt.Sprintf("%s and %d more", strings.Join(names[:shown], ", "), len(names)-shown)
+	}
+	return strings.Join(names, ", ")
 }
 
 // untimedHint says how to time every configuration: the harness's

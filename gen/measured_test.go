@@ -142,6 +142,19 @@ func TestSelectMeasuredNothingTimed(t *testing.T) {
 			t.Errorf("%s: error %v, want one containing %q", c.name, err, c.want)
 		}
 	}
+	// Rows of many other names: the first four are named, the rest counted.
+	var rows []string
+	for i, b := range []int{1, 16, 64, 128} {
+		rows = append(rows, row(fmt.Sprintf("x%d", 2*i), b, 512, 10), row(fmt.Sprintf("x%d", 2*i+1), b, 2048, 10))
+	}
+	r, err := ParseResults([]byte(timingRows(rows...)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "their timing rows name only: x0, x1, x2, x3 and 4 more)"
+	if _, err := SelectMeasured(r, fits, "test"); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("eight other names: error %v, want one containing %q", err, want)
+	}
 }
 
 // Coverage counts kernels, not split counts: a kernel timed at one split
