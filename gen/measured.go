@@ -379,23 +379,17 @@ func rankShapes(r Results, fits map[string]bool) map[shape][]timed {
 // its split-1 configuration would be: a kernel timed at no split count is
 // never chosen.
 func Coverage(r Results, fits map[string]bool) (timed, fitting []string) {
-	add := func(names []string, name string) []string {
-		if k := kernelOf(name); !slices.Contains(names, k) {
-			names = append(names, k)
-		}
-		return names
-	}
 	for name := range fits {
-		fitting = add(fitting, name)
+		fitting = append(fitting, kernelOf(name))
 	}
 	for _, t := range r.Timing {
 		if _, ok := t.time(); ok && fits[t.Variant] && entryOf(t) == "" {
-			timed = add(timed, t.Variant)
+			timed = append(timed, kernelOf(t.Variant))
 		}
 	}
 	slices.Sort(timed)
 	slices.Sort(fitting)
-	return timed, fitting
+	return slices.Compact(timed), slices.Compact(fitting)
 }
 
 // kernelOf is a configuration's name with its split count set to 1, the
@@ -414,11 +408,10 @@ func kernelOf(name string) string {
 func timedNames(r Results) string {
 	var names []string
 	for _, t := range r.Timing {
-		if !slices.Contains(names, t.Variant) {
-			names = append(names, t.Variant)
-		}
+		names = append(names, t.Variant)
 	}
 	slices.Sort(names)
+	names = slices.Compact(names)
 	const shown = 4
 	if len(names) > shown {
 		return fmt.Sprintf("%s and %d more", strings.Join(names[:shown], ", "), len(names)-shown)

@@ -31,6 +31,10 @@ type KernelCheck struct {
 	// Emitted: "identical" or "differs" (from what this mlagen emits for
 	// Target), or "not compared" (no target, or no Options.Emitted).
 	Emitted string `json:"emitted"`
+	// otherCommand: it differs, and its header names another command than
+	// the one this mlagen's own module was emitted by (a sweep or a
+	// selection of the user's), so it is not a stale copy of that module.
+	otherCommand bool
 }
 
 // kernelSource is a kernel module's source as parsed.
@@ -108,6 +112,7 @@ func (k *kernelSource) check(path string, body []byte, rec *Recipe, emitted func
 			if bytes.Equal(want, body) {
 				kc.Emitted = "identical"
 			}
+			kc.otherCommand = kc.Emitted == "differs" && kc.Command != "" && kc.Command != kernelCommand(want)
 		}
 	}
 	return kc
@@ -122,9 +127,9 @@ func (kc *KernelCheck) describe() string {
 	switch {
 	case kc.Emitted == "identical":
 		parts = append(parts, fmt.Sprintf("byte for byte what this mlagen emits for %s", kc.Target))
-	case kc.Emitted == "differs" && strings.HasPrefix(kc.Command, "mlagen emit --target "+kc.Target+" --"):
-		// Written by an emit with flags of its own (a sweep or a selection
-		// of the user's): say which, not that it might be stale.
+	case kc.otherCommand:
+		// Written on purpose by another emit: say which, not that it
+		// might be stale.
 		parts = append(parts, fmt.Sprintf("emitted by `%s` (this mlagen's own for %s differs: mlagen patch without --kernels installs that)", kc.Command, kc.Target))
 	case kc.Emitted == "differs":
 		parts = append(parts, fmt.Sprintf("differs from what this mlagen emits for %s (installed from --kernels, edited, or by another mlagen: mlagen patch installs this one's)", kc.Target))
