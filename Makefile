@@ -115,7 +115,7 @@ plans: $(if $(TORCH),$(TVENV)/.done)
 
 # How each module fits its tables' split counts to the GPU a call runs on
 # (fit_splits, calib/splits.py): the tables' own where they were measured,
-# only cheaper ones elsewhere, on GPUs of 72 to 188 multiprocessors; and
+# only cheaper ones elsewhere, on GPUs of 8 to 188 multiprocessors; and
 # how its entry points take the count (MLAGEN_SMS, the plans' keys).
 splits: $(if $(TORCH),$(TVENV)/.done)
 	@py=$$($(torch_py)); if [ -z "$$py" ]; then \

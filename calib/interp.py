@@ -18,14 +18,17 @@ Before the harness, it checks the whole call's plan hand-off on the host
 (check_handoff: supports_full's plan goes to the sparse_decode_full made
 right after it with the same objects, and to no other call), and that the
 harness records a case a forced configuration refuses as declined, not as a
-crash or a failure (check_declines).
+crash or a failure (check_declines), and where the roofline floor's peak
+rates come from on GPUs listed, not listed and given by flags (check_peaks).
 
     TRITON_INTERPRET=1 python3 calib/interp.py kernels/sm90/harness.py [OUT.json] [--all]
 """
 
+import argparse
 import importlib.util
 import os
 import sys
+import types
 
 import numpy as np
 import triton.language as tl
@@ -119,7 +122,6 @@ def check_declines(harness, bundle):
     each case in report["declined"] and counts no failure; any other
     exception still stops the pass; and the timing pass records the shape
     as declined, without a time. The number of failures."""
-    import argparse
 
     import torch
 
@@ -184,6 +186,67 @@ def check_declines(harness, bundle):
     return (not right) + (not stopped) + (not timed)
 
 
+def check_peaks(harness):
+    """The number of failures of the roofline floor's rates, each printed:
+    the KNOWN_GPUS row where there is one, the flags over it, the memory
+    rate from the device's properties where there is none (the formula
+    checked against a datasheet row: an RTX 4090 reports a 10,501,000 kHz
+    memory clock on a 384-bit bus), and the floor of one rate alone."""
+    props = lambda name, khz, bits: types.SimpleNamespace(
+        name=name, memory_clock_rate=khz, memory_bus_width=bits
+    )
+    flags = lambda gbps=None, tflops=None: argparse.Namespace(
+        peak_gbps=gbps, peak_tflops=tflops
+    )
+    cuda = types.SimpleNamespace(type="cuda")
+    peaks = lambda a, p: harness.gpu_peaks(a, cuda, p)
+    rtx4090 = props("NVIDIA GeForce RTX 4090", 10501000, 384)
+    unlisted = props("NVIDIA RTX PRO 4500 Blackwell", 14001000, 256)
+    # One call: B 64, H 16, topk 2048.
+    shape = (64, 16, 2048)
+    _, flops, nbytes = harness.floor_us(*shape, None)
+    floor = lambda p: harness.floor_us(*shape, p)[0]
+    rates = lambda p: p and (p["gbps"], p["tflops"])
+    failures = []
+
+    def want(what, got, expected):
+        if got != expected:
+            failures.append(f"{what}: {got!r}, not {expected!r}")
+
+    row = next(k for k in harness.KNOWN_GPUS if k[0] == "RTX 4090")
+    derived = harness.peak_gbps_of(rtx4090)
+    if abs(derived / row[1] - 1) > 1e-3:
+        failures.append(f"RTX 4090 from its properties: {derived} GB/s, not {row[1]}")
+    p = peaks(flags(), rtx4090)
+    want("RTX 4090 rates", rates(p), (row[1], row[2]))
+    want(
+        "RTX 4090 floor (µs)",
+        floor(p),
+        max(flops / (row[2] * 1e12), nbytes / (row[1] * 1e9)) * 1e6,
+    )
+    p = peaks(flags(tflops=100.0), rtx4090)
+    want("--peak-tflops over the row", rates(p), (row[1], 100.0))
+    p = peaks(flags(), unlisted)
+    want("unlisted GPU's rates", rates(p), (896.064, None))
+    want("unlisted GPU's floor (µs)", floor(p), nbytes / 896.064e9 * 1e6)
+    source = (p or {}).get("source", "")
+    if "properties" not in source or "memory term alone" not in source:
+        failures.append(f"unlisted GPU's source says {source!r}")
+    p = peaks(flags(2000.0, 400.0), unlisted)
+    want("both flags", rates(p), (2000.0, 400.0))
+    p = peaks(flags(), props("NVIDIA GB10", 0, 0))
+    want("GB10", rates(p), (273.0, None))
+    want("no rate known", peaks(flags(), props("NVIDIA X", 0, 0)), None)
+    want("floor without rates", floor(None), None)
+    want(
+        "a CPU run", harness.gpu_peaks(flags(), types.SimpleNamespace(type="cpu")), None
+    )
+    for f in failures:
+        print(f"roofline floor: {f} FAIL")
+    print(f"roofline floor rates: {'ok' if not failures else 'FAIL'}")
+    return len(failures)
+
+
 def representatives(harness, bundle, cases):
     """The configurations that take distinct code paths under the
     interpreter, and those the selection picks for the cases, in CONFIGS
@@ -220,5 +283,9 @@ if __name__ == "__main__":
             f"{len(names)} of {len(bundle.CONFIGS)} configurations: {', '.join(names)}"
         )
         argv += ["--variants", ",".join(names + [harness.SIMT])]
-    failed = check_handoff(harness, bundle) + check_declines(harness, bundle)
+    failed = (
+        check_handoff(harness, bundle)
+        + check_declines(harness, bundle)
+        + check_peaks(harness)
+    )
     sys.exit(harness.main(argv) or failed)

@@ -4,7 +4,7 @@ a GPU (fit_splits, through select and select_full with `sms`).
 The tables were measured on the H200 (132 multiprocessors) at each batch
 bucket's largest batch. There the fitted choice must be the table's own,
 or the rule would overrule a measurement. Between those batches, and on
-GPUs of 72 to 188 multiprocessors, it must keep the table's kernel
+GPUs of 8 to 188 multiprocessors, it must keep the table's kernel
 (family, tile, warps, stages) and change only the split count, and only
 to one the module's own cost model scores cheaper (waves of programs
 times a program's tiles and fixed cost, plus a combine). And it must
@@ -14,7 +14,9 @@ every split count (the fastest one), and where lab/splits36 timed 3 or 6
 splits against the count the fit chose without them.
 
 And how the entry points learn the count (device_sms): MLAGEN_SMS is
-taken as given and refused with a message when it is not a count; the
+taken where it narrows the driver's count, taken as the driver's count
+(with a warning) where it would widen it, and refused with a message when
+it is not a count; the
 plan keys carry the count of the call's stream, and a plan is fitted to
 the count it is built for. What the driver reports for a green context's
 stream is checked on a GPU (gpu/splits.py --sms).
@@ -24,6 +26,7 @@ stream is checked on a GPU (gpu/splits.py --sms).
 
 import contextlib
 import importlib.util
+import logging
 import os
 import sys
 
@@ -33,9 +36,11 @@ from qdesc import load_harness  # calib/, the script's own folder, is on sys.pat
 
 # The H200's multiprocessors: what every measured table was timed on.
 MEASURED_SMS = 132
-# GPUs the modules serve: A10 (72), RTX 3090 (82), A100 (108), RTX 4090
-# (128), H100/H200 (132), L40S (142), RTX 5090 (170), RTX PRO 6000 (188).
-SMS = (72, 82, 108, 128, 132, 142, 170, 188)
+# GPUs the modules serve: RTX 4060 (24), RTX 5060 Ti (36), DGX Spark's GB10
+# and RTX 5070 (48), L4 (58), A10 (72), RTX 3090 (82), A100 (108), RTX 4090
+# (128), H100/H200 (132), L40S (142), RTX 5090 (170), RTX PRO 6000 (188);
+# and 8, a green context's small share.
+SMS = (8, 24, 36, 48, 58, 72, 82, 108, 128, 132, 142, 170, 188)
 HEADS = (16, 32, 64, 128)
 BATCHES = range(1, 257)
 TOPKS = (128, 512, 1000, 2048)
@@ -193,16 +198,43 @@ def check_counts(m, folder):
     """The number of failures of how the entry points learn and use the
     multiprocessor count, each printed."""
     failures = []
-    for told, want in (("72", 72), (" 104 ", 104), ("0", None), ("72.5", None)):
-        m._STREAM_SMS.clear()
-        with told_sms(told):
-            try:
-                got = m._stream_sms(0, 12345)
-            except ValueError as e:
-                got = None if "MLAGEN_SMS" in str(e) else f"ValueError {e}"
+    # The driver's answer stands in for a GPU of 104 multiprocessors (a green
+    # context's share, say): MLAGEN_SMS narrows it, never widens it.
+    real_driver, m._driver_sms = m._driver_sms, lambda index, stream: 104
+    logged = []
+    handler = logging.Handler()
+    handler.emit = lambda record: logged.append(record.getMessage())
+    m._log.addHandler(handler)
+    try:
+        for told, want, warns in (
+            (None, 104, False),
+            ("72", 72, False),
+            (" 104 ", 104, False),
+            ("132", 104, True),
+            ("0", None, False),
+            ("72.5", None, False),
+        ):
+            m._STREAM_SMS.clear()
+            m._LOGGED.clear()
+            logged.clear()
+            with told_sms(told):
+                try:
+                    got = m._stream_sms(0, 12345)
+                except ValueError as e:
+                    got = None if "MLAGEN_SMS" in str(e) else f"ValueError {e}"
             if got != want:
                 failures.append(f"MLAGEN_SMS={told!r}: {got}, not {want}")
-    m._STREAM_SMS.clear()
+            said = [s for s in logged if "MLAGEN_SMS" in s and str(want) in s]
+            if bool(said) != warns:
+                failures.append(
+                    f"MLAGEN_SMS={told!r} on 104 SMs logged {logged!r}"
+                    + (", not a warning naming the count taken" if warns else "")
+                )
+    finally:
+        m._driver_sms = real_driver
+        m._log.removeHandler(handler)
+        m._STREAM_SMS.clear()
+        m._LOGGED.clear()
     # A shape whose fit differs between an A10's count and the H200's.
     harness = load_harness(folder)
     shape = next(

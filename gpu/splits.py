@@ -19,8 +19,9 @@ captured outside it would not be bound to its multiprocessors). A
 calibration call first shows whether the partition holds: a one-split
 call of 128 programs (one wave on the whole H200) takes ceil(128 / N)
 waves inside it. Where the fit for N differs from the fit for the whole
-GPU, the entry is also timed as told the whole GPU's count (MLAGEN_SMS),
-which is what it ran before it asked the driver. With --stream-only the
+GPU, the entry is also timed as fitted to the whole GPU's count (its
+driver lookup replaced for those calls: MLAGEN_SMS can only narrow the
+driver's count), which is what it ran before it asked the driver. With --stream-only the
 green context is not made current: only its stream is, on the primary
 context, as SGLang's PD multiplexing runs decode.
 
@@ -104,15 +105,15 @@ def main():
             return 1
 
     def told_whole_gpu(calls):
-        """Time `calls` with the module told the whole GPU's count, then
-        let it ask the driver again."""
-        os.environ["MLAGEN_SMS"] = str(full_sms)
+        """Time `calls` with the module's driver lookup answering the whole
+        GPU's count, then let it ask the driver again."""
+        driver, mod._driver_sms = mod._driver_sms, lambda index, stream: full_sms
         mod._STREAM_SMS.clear()
         mod._PLANS.clear()
         try:
             return timed(calls)
         finally:
-            del os.environ["MLAGEN_SMS"]
+            mod._driver_sms = driver
             mod._STREAM_SMS.clear()
             mod._PLANS.clear()
 

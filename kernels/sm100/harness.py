@@ -25,7 +25,8 @@ importable), and SGLang's Triton path without the gate (``--sglang DIR``
 points at a tree that is not installed), each checked against the same
 float64 reference and timed under CUDA-graph replay and eagerly. A peer that
 is not here is reported as absent. The roofline floor is computed for the
-GPU it runs on (a table of known GPUs, or --peak-gbps and --peak-tflops).
+GPU it runs on: --peak-gbps and --peak-tflops where given, else a table of
+known GPUs, else its memory term alone from the device's own properties.
 
 It writes one JSON file, to send back or to give to ``mlagen select``, which
 turns it into the static selection (and hands the buckets a peer wins back
@@ -73,9 +74,10 @@ RTOL_OUT, ATOL_LSE = 5e-3, 1e-3
 GATE = "SGLANG_SM120_MMA_FLASHMLA"
 # Peak rates for the roofline floor, by a part of the name torch reports:
 # memory GB/s and dense bf16 tensor TFLOP/s with fp32 accumulation (what
-# the kernels do), and where the numbers come from. The first match wins,
-# so more specific names come first; --peak-gbps and --peak-tflops
-# override, and give the floor on a GPU not listed.
+# the kernels do; None where no such figure is published), and where the
+# numbers come from. The first match wins, so more specific names come
+# first; --peak-gbps and --peak-tflops override. A GPU not listed gets its
+# memory rate from its own properties (peak_gbps_of) and no compute term.
 KNOWN_GPUS = [
     ("H200", 4300.0, 790.0, "measured: copy bandwidth and a bf16 GEMM"),
     ("H100 PCIe", 2000.0, 756.0, "datasheet"),
@@ -89,6 +91,7 @@ KNOWN_GPUS = [
     ("A100-PCIE-40GB", 1555.0, 312.0, "datasheet"),
     ("A100 80GB PCIe", 1935.0, 312.0, "datasheet"),
     ("A100", 2039.0, 312.0, "datasheet, 80 GB SXM"),
+    ("GB10", 273.0, None, "DGX Spark datasheet (memory only)"),
 ]
 
 
@@ -712,31 +715,65 @@ def check(module, case, gen, device):
 def floor_us(batch, heads, tokens, peaks):
     """The roofline floor of one call in µs (None without peak rates), its
     flops and its bytes: every token's 584 bytes read once, q read and out
-    written once; two MMAs of heads x tokens x 512."""
+    written once; two MMAs of heads x tokens x 512. With one rate known the
+    floor is that rate's term alone: still a bound no call can beat."""
     flops = 4.0 * batch * heads * tokens * HEAD_DIM
     nbytes = batch * tokens * TOKEN_BYTES + 2 * batch * heads * HEAD_DIM * 2
-    if peaks is None:
+    terms = []
+    if peaks is not None and peaks["tflops"]:
+        terms.append(flops / (peaks["tflops"] * 1e12))
+    if peaks is not None and peaks["gbps"]:
+        terms.append(nbytes / (peaks["gbps"] * 1e9))
+    if not terms:
         return None, flops, nbytes
-    floor = max(flops / (peaks["tflops"] * 1e12), nbytes / (peaks["gbps"] * 1e9))
-    return floor * 1e6, flops, nbytes
+    return max(terms) * 1e6, flops, nbytes
 
 
-def gpu_peaks(args, device):
-    """The peak rates of the floor, {"gpu", "gbps", "tflops", "source"}: the
-    flags where given, else the KNOWN_GPUS row of this GPU; None where
-    neither gives both."""
-    name = torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"
-    known = next((k for k in KNOWN_GPUS if k[0] in name), None)
-    gbps = args.peak_gbps or (known[1] if known else None)
-    tflops = args.peak_tflops or (known[2] if known else None)
-    if not (gbps and tflops):
+def peak_gbps_of(props):
+    """Peak memory GB/s from a device's properties: two transfers a memory
+    clock (kHz) over the bus (bits), as CUDA's own samples compute it; None
+    where the driver reports neither."""
+    clock_khz = getattr(props, "memory_clock_rate", 0)
+    bus_bits = getattr(props, "memory_bus_width", 0)
+    if not (clock_khz and bus_bits):
         return None
-    if args.peak_gbps and args.peak_tflops:
-        source = "--peak-gbps and --peak-tflops"
-    elif args.peak_gbps or args.peak_tflops:
-        source = f"the flag given, the rest from {known[0]}: {known[3]}"
-    else:
-        source = f"{known[0]}: {known[3]}"
+    return 2.0 * clock_khz * 1e3 * bus_bits / 8 / 1e9
+
+
+def gpu_peaks(args, device, props=None):
+    """The peak rates of the floor, {"gpu", "gbps", "tflops", "source"}:
+    each rate from its flag, else this GPU's KNOWN_GPUS row, else (memory
+    only) the device's own properties (`props`, torch's by default); a rate
+    none of them gives is None. None where neither rate is known."""
+    if props is None and device.type == "cuda":
+        props = torch.cuda.get_device_properties(device)
+    name = props.name if props is not None else "cpu"
+    known = next((k for k in KNOWN_GPUS if k[0] in name), None)
+    sources = []
+
+    def rate(flag, row, what):
+        if flag:
+            sources.append(f"{what} from --peak-{what}")
+            return flag
+        if row:
+            sources.append(f"{what} from {known[0]} ({known[3]})")
+            return row
+        if what == "gbps" and props is not None and peak_gbps_of(props):
+            sources.append(
+                "gbps from the device's properties (2 x memory clock x bus width)"
+            )
+            return peak_gbps_of(props)
+        sources.append(f"no {what} (--peak-{what} gives it)")
+        return None
+
+    gbps = rate(args.peak_gbps, known and known[1], "gbps")
+    tflops = rate(args.peak_tflops, known and known[2], "tflops")
+    if not (gbps or tflops):
+        return None
+    source = "; ".join(sources)
+    if not (gbps and tflops):
+        source += ": the floor is the " + ("memory" if gbps else "compute")
+        source += " term alone, a bound no call beats but a loose one"
     return {"gpu": name, "gbps": gbps, "tflops": tflops, "source": source}
 
 
@@ -1637,12 +1674,12 @@ def parse_args(argv):
     ap.add_argument(
         "--peak-tflops",
         type=float,
-        help="dense bf16 TFLOP/s for the roofline floor (default: known GPUs)",
+        help="dense bf16 TFLOP/s (fp32 accumulation) for the roofline floor (default: the KNOWN_GPUS row of this GPU; without one the floor has no compute term)",
     )
     ap.add_argument(
         "--peak-gbps",
         type=float,
-        help="memory GB/s for the roofline floor (default: known GPUs)",
+        help="memory GB/s for the roofline floor (default: the KNOWN_GPUS row of this GPU, else 2 x memory clock x bus width from its properties)",
     )
     ap.add_argument(
         "--reps-ms",
@@ -1990,10 +2027,13 @@ def main(argv=None):
         "supports": [],
         "timing": [],
     }
-    if report["peaks"] is None:
+    if report["peaks"] is None and device.type == "cuda":
         print(
-            f"roofline floor: {report['gpu']} is not in KNOWN_GPUS; pass --peak-gbps and --peak-tflops for it"
+            f"roofline floor: none for {report['gpu']} (not in KNOWN_GPUS, and its "
+            "properties give no memory rate); pass --peak-gbps and --peak-tflops"
         )
+    elif report["peaks"] is not None:
+        print(f"roofline floor: {report['peaks']['source']}")
 
     def save():  # after every section, so a run cut short still leaves its rows
         if not WARM_ONLY:

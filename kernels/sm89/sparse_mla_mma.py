@@ -351,7 +351,8 @@ def device_sms(device):
     (SGLang's PD multiplexing runs decode on such streams: fitted to the
     whole GPU, a call there would over-split). MLAGEN_SMS, where set, is
     taken instead: for a partition the driver does not report, such as an
-    MPS client's active thread percentage."""
+    MPS client's active thread percentage. It can only narrow the driver's
+    count: a larger value is taken as the driver's count, and logged."""
     if device.type != "cuda" or triton.knobs.runtime.interpret:
         return None
     index = torch.cuda.current_device() if device.index is None else device.index
@@ -377,14 +378,32 @@ def _stream_sms(index, stream):
 
 def _ask_sms(index, stream):
     told = os.environ.get("MLAGEN_SMS", "").strip()
-    if told:
-        if not told.isdigit() or int(told) < 1:
-            raise ValueError(
-                f"MLAGEN_SMS is {told!r}: set it to the number of "
-                "multiprocessors the decode runs on (a positive integer), or "
-                "unset it to take the count from the CUDA driver"
-            )
-        return int(told)
+    if told and (not told.isdigit() or int(told) < 1):
+        raise ValueError(
+            f"MLAGEN_SMS is {told!r}: set it to the number of "
+            "multiprocessors the decode runs on (a positive integer), or "
+            "unset it to take the count from the CUDA driver"
+        )
+    sms = _driver_sms(index, stream)
+    if not told:
+        return sms
+    if int(told) > sms:
+        # More than the stream can run on: a count meant for another GPU
+        # (or for the whole GPU, on a green context's stream). Fitted to it,
+        # a call would launch more splits than the SMs take in one wave.
+        _say(
+            logging.WARNING,
+            f"mlagen: MLAGEN_SMS is {told}, more than the {sms} "
+            f"multiprocessors CUDA gives stream {stream:#x} of GPU {index}: "
+            f"the entry points fit their split counts to {sms}",
+        )
+        return sms
+    return int(told)
+
+
+def _driver_sms(index, stream):
+    """The multiprocessors the CUDA driver gives `stream` of device `index`:
+    its green context's share, or the whole GPU's count."""
     whole = torch.cuda.get_device_properties(index).multi_processor_count
     part = _context_sms(stream)
     return min(part, whole) if part else whole
