@@ -19,15 +19,19 @@ Before the harness, it checks the whole call's plan hand-off on the host
 right after it with the same objects, and to no other call), and that the
 harness records a case a forced configuration refuses as declined, not as a
 crash or a failure (check_declines), and where the roofline floor's peak
-rates come from on GPUs listed, not listed and given by flags (check_peaks).
+rates come from on GPUs listed, not listed and given by flags (check_peaks),
+and that a write of the results file stopped midway leaves the previous
+file whole (check_results_file).
 
     TRITON_INTERPRET=1 python3 calib/interp.py kernels/sm90/harness.py [OUT.json] [--all]
 """
 
 import argparse
 import importlib.util
+import json
 import os
 import sys
+import tempfile
 import types
 
 import numpy as np
@@ -247,6 +251,52 @@ def check_peaks(harness):
     return len(failures)
 
 
+def check_results_file(harness):
+    """The number of failures of the results file's writes, each printed: a
+    write stopped midway (a KeyboardInterrupt inside json.dump, after part
+    of the file is out) leaves the previous file as it was and nothing
+    beside it; through a symbolic link the target is replaced, the link
+    kept."""
+    failures = []
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "results.json")
+        harness.write_results(path, {"section": 1})
+
+        def interrupted(obj, f, **kwargs):
+            f.write('{"section": ')
+            raise KeyboardInterrupt
+
+        dump, harness.json.dump = harness.json.dump, interrupted
+        try:
+            harness.write_results(path, {"section": 2})
+            failures.append("the interrupted write returned")
+        except KeyboardInterrupt:
+            pass
+        finally:
+            harness.json.dump = dump
+        with open(path) as f:
+            kept = f.read()
+        if kept != '{\n "section": 1\n}':
+            failures.append(f"after an interrupted write the file holds {kept!r}")
+        if os.listdir(folder) != ["results.json"]:
+            failures.append(f"left beside it: {sorted(os.listdir(folder))}")
+        link = os.path.join(folder, "link.json")
+        os.symlink(path, link)
+        harness.write_results(link, {"section": 3})
+        with open(path) as f:
+            through = json.load(f)
+        if not os.path.islink(link) or through != {"section": 3}:
+            failures.append(
+                f"through a link: link kept {os.path.islink(link)}, target {through}"
+            )
+    for f in failures:
+        print(f"results file: {f} FAIL")
+    print(
+        f"results file written whole or not at all: {'ok' if not failures else 'FAIL'}"
+    )
+    return len(failures)
+
+
 def representatives(harness, bundle, cases):
     """The configurations that take distinct code paths under the
     interpreter, and those the selection picks for the cases, in CONFIGS
@@ -287,5 +337,6 @@ if __name__ == "__main__":
         check_handoff(harness, bundle)
         + check_declines(harness, bundle)
         + check_peaks(harness)
+        + check_results_file(harness)
     )
     sys.exit(harness.main(argv) or failed)

@@ -152,13 +152,22 @@ func TestCompilerQuirks(t *testing.T) {
 }
 
 func TestLookupTarget(t *testing.T) {
-	for _, name := range []string{"sm_120", "sm120", "120", " SM_120 "} {
+	for _, name := range []string{"sm_120", "sm120", "120", " SM_120 ", "sm_120a", "sm_120f"} {
 		if tg, err := LookupTarget(name); err != nil || tg.Capability != 120 {
 			t.Errorf("%q: got %v, %v", name, tg, err)
 		}
 	}
-	if _, err := LookupTarget("sm_75"); err == nil || !strings.Contains(err.Error(), "sm_120") {
-		t.Errorf("unknown target: got %v, want an error listing the known ones", err)
+	for name, want := range map[string]string{
+		"sm_75":   "sm_80 and later",                  // too old: says why
+		"sm_121":  "--target sm_120's",                // a GPU another target serves: names it
+		"sm_999":  `unknown target "sm_999" (known: `, // plain
+		"sm_a":    `unknown target "sm_a" (known: `,
+		"sm_12a0": `unknown target "sm_12a0" (known: `,
+	} {
+		_, err := LookupTarget(name)
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "sm_120, sm_80") {
+			t.Errorf("%q: got %v, want an error with %q listing the known targets", name, err, want)
+		}
 	}
 }
 

@@ -5,6 +5,7 @@ package gen
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -56,9 +57,19 @@ var targets = []Target{
 // Targets lists every known target, oldest first.
 func Targets() []Target { return append([]Target(nil), targets...) }
 
-// LookupTarget accepts "sm_120", "sm120" or "120".
+// servedBy says, for GPUs with no target of their own that a user may name,
+// which target's module runs there and why, so that the error points at it.
+var servedBy = map[string]string{
+	"121": "sm_121 (GB10, DGX Spark) has no target of its own: SGLang's DeepSeek-V4 backend calls the sm_120 entry on every 12.x GPU, so the module it runs there is --target sm_120's (sm_120's budgets; not measured on a GB10)",
+}
+
+// LookupTarget accepts "sm_120", "sm120" or "120", and the architecture-
+// specific names Triton and ptxas use ("sm_120a", "sm_100f").
 func LookupTarget(name string) (Target, error) {
 	n := strings.TrimPrefix(strings.TrimPrefix(strings.ToLower(strings.TrimSpace(name)), "sm_"), "sm")
+	if c := strings.TrimRight(n, "af"); c != n && c != "" && strings.Trim(c, "0123456789") == "" {
+		n = c
+	}
 	for _, t := range targets {
 		if fmt.Sprint(t.Capability) == n {
 			return t, nil
@@ -69,7 +80,14 @@ func LookupTarget(name string) (Target, error) {
 		names[i] = t.Name
 	}
 	sort.Strings(names)
-	return Target{}, fmt.Errorf("unknown target %q (known: %s)", name, strings.Join(names, ", "))
+	known := strings.Join(names, ", ")
+	if why, ok := servedBy[n]; ok {
+		return Target{}, fmt.Errorf("unknown target %q: %s (known: %s)", name, why, known)
+	}
+	if c, err := strconv.Atoi(n); err == nil && c < targets[0].Capability {
+		return Target{}, fmt.Errorf("unknown target %q: the kernels need bf16 tensor cores, sm_80 and later (known: %s)", name, known)
+	}
+	return Target{}, fmt.Errorf("unknown target %q (known: %s)", name, known)
 }
 
 // smemReservedPerBlock is the shared memory the driver keeps beside each

@@ -777,6 +777,27 @@ def gpu_peaks(args, device, props=None):
     return {"gpu": name, "gbps": gbps, "tflops": tflops, "source": source}
 
 
+def write_results(path, report):
+    """Write the results file whole or not at all: into a file beside it,
+    then renamed over it, so that a run stopped while writing (Ctrl-C, a
+    crash, a full disk) leaves the last section's file, not half of one.
+    A path that is not a plain file (/dev/null, a pipe) is written as it is;
+    a symbolic link's target is the file replaced."""
+    if os.path.exists(path) and not os.path.isfile(path):
+        with open(path, "w") as f:
+            json.dump(report, f, indent=1)
+        return
+    real = os.path.realpath(path)
+    partial = f"{real}.{os.getpid()}.partial"
+    try:
+        with open(partial, "w") as f:
+            json.dump(report, f, indent=1)
+        os.replace(partial, real)
+    finally:
+        if os.path.exists(partial):
+            os.unlink(partial)
+
+
 # With --warm-only every call runs once and nothing is measured: a process
 # that fills Triton's on-disk cache (kernels compile on first use) before
 # the process that times, so that several can compile at once.
@@ -1624,8 +1645,16 @@ def parse_args(argv):
         default="all",
         help=f"comma list of configuration names (CONFIGS of {BUNDLE}, or {SIMT}), all, or selected: the module's own entry points only (its static selections)",
     )
-    ap.add_argument("--out", default=os.path.join(HERE, "results.json"))
-    ap.add_argument("--no-timing", action="store_true")
+    ap.add_argument(
+        "--out",
+        default=os.path.join(HERE, "results.json"),
+        help="the results file (default: results.json beside this script), rewritten after each section, whole or not at all, so that a run cut short keeps what it finished",
+    )
+    ap.add_argument(
+        "--no-timing",
+        action="store_true",
+        help="check correctness only, time nothing",
+    )
     ap.add_argument(
         "--no-check",
         action="store_true",
@@ -1636,7 +1665,11 @@ def parse_args(argv):
         default="1,8,16,32,64,128",
         help="batch sizes to time per cache; each becomes a batch bucket of `mlagen select`, which needs 1, 16, 64 and 128",
     )
-    ap.add_argument("--topks", default="512,2048")
+    ap.add_argument(
+        "--topks",
+        default="512,2048",
+        help="tokens per row to time per cache (default: %(default)s); each becomes a topk bucket of `mlagen select`",
+    )
     ap.add_argument(
         "--heads",
         default="64,16",
@@ -1654,7 +1687,11 @@ def parse_args(argv):
     ap.add_argument(
         "--whole-heads", default="64,128,16", help="head counts of the timed whole call"
     )
-    ap.add_argument("--whole-batches", default="1,16,64,128")
+    ap.add_argument(
+        "--whole-batches",
+        default="1,16,64,128",
+        help="batch sizes of the timed whole call (default: %(default)s; add SGLang's prefill chunk size to time prefill too)",
+    )
     ap.add_argument(
         "--window", type=int, default=128, help="tokens of the window cache"
     )
@@ -1692,7 +1729,12 @@ def parse_args(argv):
         action="store_true",
         help="run every call once, time nothing: fill Triton's cache for a later run",
     )
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="seed of the random caches and queries (default: %(default)s)",
+    )
     ap.add_argument(
         "--device", default="cuda", help="cpu runs under TRITON_INTERPRET=1"
     )
@@ -2037,8 +2079,7 @@ def main(argv=None):
 
     def save():  # after every section, so a run cut short still leaves its rows
         if not WARM_ONLY:
-            with open(args.out, "w") as f:
-                json.dump(report, f, indent=1)
+            write_results(args.out, report)
 
     peers = find_peers(args.peers, simt, device, report)
     failed = 0
