@@ -18,6 +18,11 @@ TPY     := $(TVENV)/bin/python3
 PINS    := .ci/constraints.txt
 # Checked-in kernel folders (kernels/<dir>), also the calibrated targets.
 DIRS    := sm80 sm86 sm89 sm90 sm100 sm120
+# The other Triton releases SGLang installs through the torch it pins
+# (0.5.18-0.5.21: torch 2.13, Triton 3.7.1; 0.5.22-0.5.23: torch 2.14.1,
+# Triton 3.8.0): the modules must compile there too (calib/versions.py),
+# each in a venv of its own under .venv.
+TRITONS := 3.7.1 3.8.0
 
 # What `mlagen version` prints: module VCS stamps are often off (a build
 # outside the clone, -buildvcs=false), so make build stamps the binary.
@@ -33,7 +38,7 @@ torch_py = if [ -x $(TPY) ]; then echo $(TPY); elif [ -x $(PY) ] && $(PY) -c 'im
 # time LABEL CMD...: run CMD, then say how long it took (CI logs phase times).
 time = s=$$SECONDS; $(2); rc=$$?; echo "$(1): $$((SECONDS - s)) s"; exit $$rc
 
-.PHONY: build test checks gotest kernels-check pycheck calibrate calibrate-memo interp qdesc plans splits peers route releases kernels golden bench deps deps-torch clean
+.PHONY: build test checks gotest kernels-check pycheck calibrate calibrate-memo versions versions-golden interp qdesc plans splits peers route releases kernels golden bench deps deps-torch clean
 
 build:
 	@$(call time,build,$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/mlagen)
@@ -46,7 +51,7 @@ build:
 test:
 	@$(MAKE) --no-print-directory -j3 -O checks TORCH=1
 
-checks: $(if $(TORCH),$(TVENV)/.done) build gotest kernels-check pycheck calibrate interp qdesc plans splits peers route releases
+checks: $(if $(TORCH),$(TVENV)/.done) build gotest kernels-check pycheck calibrate versions interp qdesc plans splits peers route releases
 	@echo "make test: all checks passed"
 
 # After build: the tree-sitter grammar (cgo, most of a cold build) is then
@@ -86,6 +91,38 @@ calibrate-%: $(VENV)/.done
 	    || { cat $(VENV)/calib-$*.log; exit 1; }; tail -n 2 $(VENV)/calib-$*.log | grep -v '^$$')
 calibrate-memo:
 	@$(MAKE) --no-print-directory calibrate MEMO=--update-memo
+
+# Every kernel of the shipped modules compiled under each of TRITONS, for
+# its target, no GPU (calib/versions.py): a compile error or a kernel over
+# its target's shared memory fails; registers and spills are held to
+# calib/triton-<version>.txt, which 'make versions-golden' rewrites (after
+# a kernel template changes: review the diff, commit it). Where Gluon's API
+# changed, the module's compatibility names (_cta_barrier) carry both.
+versions: $(addprefix versions-,$(TRITONS)) $(addprefix versions-host-,$(TRITONS))
+versions-%: $(VENV)/triton-%/.done
+	@$(call time,triton $*,$(VENV)/triton-$*/bin/python calib/versions.py $(addprefix kernels/,$(DIRS)) > $(VENV)/triton-$*.txt; st=$$?; \
+	  diff -u calib/triton-$*.txt $(VENV)/triton-$*.txt \
+	  || { echo "calib/triton-$*.txt: the kernels compile differently under Triton $* ('make versions-golden' rewrites it after a template change)"; st=1; }; \
+	  test $$st = 0)
+# Their host code under the same releases, with the torch venv's torch: the
+# launch plans of every configuration of every module (calib/plans.py) and
+# the sm_120 harness under the interpreter (calib/interp.py).
+versions-host-%: $(VENV)/triton-%/.done $(if $(TORCH),$(TVENV)/.done)
+	@py=$$($(torch_py)); if [ -z "$$py" ]; then \
+	  echo "triton $* host: skipped (no torch; run 'make deps-torch')"; exit 0; fi; \
+	site=$$($(VENV)/triton-$*/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])'); \
+	$(call time,triton $* host,{ PYTHONPATH=$$site $$py -c 'import triton; v = triton.__version__; assert v == "$*"; print("imported Triton " + v)' \
+	  && PYTHONPATH=$$site $$py calib/plans.py $(addprefix kernels/,$(DIRS)) \
+	  && PYTHONPATH=$$site TRITON_INTERPRET=1 $$py calib/interp.py kernels/sm120/harness.py; } > $(VENV)/triton-$*-host.log 2>&1 \
+	  || { cat $(VENV)/triton-$*-host.log; exit 1; }; tail -n 1 $(VENV)/triton-$*-host.log)
+versions-golden: $(addprefix $(VENV)/triton-,$(addsuffix /.done,$(TRITONS)))
+	@for v in $(TRITONS); do \
+	  $(VENV)/triton-$$v/bin/python calib/versions.py $(addprefix kernels/,$(DIRS)) > calib/triton-$$v.txt || exit 1; \
+	  echo "wrote calib/triton-$$v.txt"; \
+	done
+$(VENV)/triton-%/.done: | $(VENV)/.done
+	@$(call time,triton $* deps,python3 -m venv $(VENV)/triton-$* && $(VENV)/triton-$*/bin/pip install -q -c $(PINS) pip \
+	  && $(VENV)/triton-$*/bin/pip install -q --progress-bar off triton==$* && touch $@)
 
 # The configurations of each shipped module that take distinct code paths,
 # the SIMT baseline and the module's own selection, on small cases under

@@ -81,7 +81,9 @@ def ptxas_usage(ptx, cap, log=None):
 
     log is the `ptxas -v` output of Triton's own compile of this PTX, when
     it ran one (same ptxas, same flags); only without it (the kernel came
-    from Triton's cache) is ptxas run here."""
+    from Triton's cache) is ptxas run here, with Triton 3.6's flags: from
+    3.7 on Triton adds --regAllocOptLevel=2, which changes the allocation
+    (calib/versions.py, for those releases, compiles in an empty cache)."""
     arch = re.search(r"^\.target\s+(\S+)", ptx, re.M).group(1)
     ptxas = ptxas_tool(cap)
     if log is None:

@@ -285,15 +285,13 @@ def disassemble_at(cubin):
     return code, int(regs.group(1)), int(local.group(1))
 
 
-def fingerprint(job):
-    """Compile one kernel of one configuration; its SASS line count and hash."""
-    path, cap, name, tile, which = job
-    import triton
-    from triton.backends.compiler import GPUTarget
+def kernel_source(module, tile, cap, which):
+    """The source Triton compiles for one kernel of a configuration, and its
+    options: the decode kernel ("decode"; "decode/full" as the whole call
+    launches it) or one of combine_jobs' launches (by its label)."""
     from triton.compiler import ASTSource
     from triton.experimental.gluon._runtime import GluonASTSource
 
-    module = load(path)
     full = which.endswith("/full")
     if which in ("decode", "decode/full"):
         fn, sig, constexprs, options, gluon = decode_job(module, tile, cap, full)
@@ -304,6 +302,17 @@ def fingerprint(job):
     src = source(
         fn=fn, signature=sig, constexprs=constexprs, attrs=specialised(fn, sig)
     )
+    return src, options
+
+
+def fingerprint(job):
+    """Compile one kernel of one configuration; its SASS line count and hash."""
+    path, cap, name, tile, which = job
+    import triton
+    from triton.backends.compiler import GPUTarget
+
+    module = load(path)
+    src, options = kernel_source(module, tile, cap, which)
     row = {"config": name, "kernel": which}
     try:
         ck = triton.compile(src, target=GPUTarget("cuda", cap, 32), options=options)

@@ -82,6 +82,10 @@ TARGET = "sm_80"
 # Triton has fp8 e4m3 on sm_80: it has not, so the kernels read the cache
 # as bytes and build each value from its bits (_e4m3_word_to_f32).
 _FP8 = False
+# Gluon's barrier across a program's warps is thread_barrier in Triton 3.6
+# and barrier from 3.7 on: SGLang 0.5.18 and later install Triton 3.7.1 or
+# 3.8 through the torch they pin (docs/targets.md, "Triton versions").
+_cta_barrier = gl.barrier if hasattr(gl, "barrier") else gl.thread_barrier
 
 # A configuration: the kernel family that runs it ("mma": the Triton tl.dot
 # kernel; "ws": the warp-specialised Gluon kernel; "pp": the pipelined
@@ -1550,7 +1554,7 @@ def _pp_decode_kernel(
     )
     set_a = _pp_alloc_set(BLOCK_T)
     _pp_store_tile(raw, set_a)
-    gl.thread_barrier()
+    _cta_barrier()
     qs = _pp_q_operands(q_smem, Q_REG_GROUPS, mma)
 
     m_i = gl.full([BLOCK_H], float("-inf"), gl.float32, gl.SliceLayout(1, mma))
@@ -1583,7 +1587,7 @@ def _pp_decode_kernel(
             )
             # Triton puts the barrier before these stores (the MMAs read set_a).
             _pp_store_tile(raw, set_a)
-            gl.thread_barrier()
+            _cta_barrier()
             raw, idx = _pp_fetch(
                 src, idx, t0 + 3 * BLOCK_T, end, HAS_EXTRA, BLOCK_T, lay, wlay
             )
@@ -1608,7 +1612,7 @@ def _pp_decode_kernel(
                 mma,
             )
             _pp_store_tile(raw, set_b)
-            gl.thread_barrier()
+            _cta_barrier()
             raw, idx = _pp_fetch(
                 src, idx, t0 + 3 * BLOCK_T, end, HAS_EXTRA, BLOCK_T, lay, wlay
             )
@@ -1630,7 +1634,7 @@ def _pp_decode_kernel(
                     mma,
                 )
             _pp_store_tile(raw, set_a)
-            gl.thread_barrier()
+            _cta_barrier()
             raw, idx = _pp_fetch(
                 src, idx, t0 + 4 * BLOCK_T, end, HAS_EXTRA, BLOCK_T, lay, wlay
             )

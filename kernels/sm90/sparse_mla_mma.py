@@ -95,6 +95,10 @@ DSMEM_SPLIT_K = gl.constexpr(2)
 TARGET = "sm_90"
 # Triton has fp8 e4m3 on sm_90.
 _FP8 = True
+# Gluon's barrier across a program's warps is thread_barrier in Triton 3.6
+# and barrier from 3.7 on: SGLang 0.5.18 and later install Triton 3.7.1 or
+# 3.8 through the torch they pin (docs/targets.md, "Triton versions").
+_cta_barrier = gl.barrier if hasattr(gl, "barrier") else gl.thread_barrier
 
 # A configuration: the kernel family that runs it ("mma": the Triton tl.dot
 # kernel; "ws": the warp-specialised Gluon kernel; "pp": the pipelined
@@ -1416,7 +1420,7 @@ def _cluster_merge_dsmem(
     gl.store(Lse + pid_b * stride_lse_batch + heads, lse, mask=ok)
     # Every thread has read the exchange before the layout change below
     # writes its scratch, which may lie over it.
-    gl.thread_barrier()
+    _cta_barrier()
     out_layout: gl.constexpr = gl.BlockedLayout([1, 8], [1, 32], [8, 1], [1, 0])
     merged = gl.convert_layout(merged.to(gl.bfloat16), out_layout)
     out_rows = gl.arange(0, BLOCK_H, layout=gl.SliceLayout(1, out_layout))
@@ -1598,7 +1602,7 @@ def _st_shared_group(at, values):
     Triton's membar analysis does not see these stores, so it no longer puts
     a barrier between a tile's 8 column-group stores (they write disjoint
     slices of one buffer, which it cannot tell apart: 7 barriers a tile);
-    the caller orders them with one thread_barrier: with the prefetch
+    the caller orders them with one _cta_barrier: with the prefetch
     above, 0.4 µs less at B64 topk 512 and 1.6 at topk 2048.
     """
     gl.inline_asm_elementwise(
@@ -1837,7 +1841,7 @@ def _ws_producer(
         # The wgmma reads through the async proxy: order each thread's stores
         # first, then every producer thread's before the arrive.
         fence_async_shared()
-        gl.thread_barrier()
+        _cta_barrier()
         mbarrier.arrive(ready.index(buf), count=1)
     if CLUSTER_MERGE:
         # The cluster barrier counts every thread that has not exited, and
@@ -2292,7 +2296,7 @@ def _ws_half_epilogue(
         o = o * keep[:, None]
     out_layout: gl.constexpr = gl.BlockedLayout([1, 8], [1, 32], [4, 1], [1, 0])
     stage.store(o.to(gl.bfloat16))
-    gl.thread_barrier()
+    _cta_barrier()
     o = stage.load(out_layout)
     out_heads = pid_h * BLOCK_H + gl.arange(
         0, BLOCK_H, layout=gl.SliceLayout(1, out_layout)
@@ -2435,7 +2439,7 @@ def _ws_scores(
         p_smem.store(p)
         a_smem.store(alpha)
         fence_async_shared()
-        gl.thread_barrier()
+        _cta_barrier()
         mbarrier.arrive(p_full, count=1)
         acc = acc * gl.convert_layout(alpha, gl.SliceLayout(1, acc_layout))[:, None]
         acc = warpgroup_mma(
@@ -2445,12 +2449,12 @@ def _ws_scores(
             is_async=True,
         )
         acc = warpgroup_mma_wait(0, deps=(acc,))
-        gl.thread_barrier()
+        _cta_barrier()
         mbarrier.arrive(empty.index(buf), count=1)
         m_i = m_new
     m_smem.store(m_i)
     l_smem.store(l_i)
-    gl.thread_barrier()
+    _cta_barrier()
     mbarrier.arrive(ml_ready, count=1)
     _ws_half_epilogue(
         acc,
@@ -2605,7 +2609,7 @@ def _ws_values(
             is_async=True,
         )
         acc = warpgroup_mma_wait(0, deps=(acc,))
-        gl.thread_barrier()
+        _cta_barrier()
         mbarrier.arrive(p_free, count=1)
         mbarrier.arrive(empty.index(buf), count=1)
     mbarrier.wait(ml_ready, 0)
@@ -2980,7 +2984,7 @@ def _ws_narrow_consumer(
         # every warp's part stored and fenced before the MMA reads it.
         p_smem.store(p.to(gl.bfloat16))
         fence_async_shared()
-        gl.thread_barrier()
+        _cta_barrier()
         acc = warpgroup_mma(k.permute((1, 0)), p_smem, acc, is_async=True)
         acc = warpgroup_mma_wait(0, deps=(acc,))
         mbarrier.arrive(empty.index(buf), count=1)

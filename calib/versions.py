@@ -1,0 +1,150 @@
+"""Compile every kernel of the shipped modules with the Triton this runs on.
+
+The budget model is calibrated against Triton 3.6.0 (calib/calibrate.py), but
+SGLang pins torch and torch pins Triton: SGLang 0.5.13 to 0.5.17 install
+torch 2.11 and Triton 3.6.0, 0.5.18 to 0.5.21 torch 2.13 and Triton 3.7.1,
+0.5.22 and 0.5.23 torch 2.14.1 and Triton 3.8.0. A module that `mlagen
+patch` installs must compile with each of them. Gluon, which the pipelined
+and warp-specialised families are written in, is experimental and changes
+between releases (Triton 3.7 renamed `thread_barrier` to `barrier`), and
+the same kernel can take other registers under another release.
+
+For each module folder this compiles, for the module's target and without a
+GPU, as calibrate.py compiles (calib/sass.py's specialisation, ptxas -v from
+the running Triton):
+  * every kernel of CONFIGS (family, head and token tile, warps, stages,
+    cluster merge) at its smallest split count, and at its smallest above
+    one where that is one (a split call stores partials: another path), as
+    the per-cache entry and as the whole call launch it;
+  * the combine kernel of each family's smallest split count above one, in
+    each shape its entry points launch.
+Every compile runs in an empty Triton cache, so that the registers are
+those of Triton's own ptxas run: from 3.7 on Triton passes ptxas
+--regAllocOptLevel=2, which changes the allocation, and a ptxas run of our
+own without it (calibrate.py's fallback for a cached kernel) would report
+another. It prints one line a compile (target, configuration, kernel, shared memory,
+registers, spill bytes, or the error) and exits 1 when a compile fails or
+needs more shared memory than the target has (calib/<dir>.budget.json's
+limit): a launch that would fail on the GPU. Spills are reported, not
+refused: the variants were chosen on 3.6.0, and what a spill costs under
+another release is for a GPU to say. `make versions` holds the output to
+calib/triton-<version>.txt, so that a template change that moves a kernel
+under another release shows as a diff.
+
+    python3 calib/versions.py kernels/sm80 kernels/sm90 ... > calib/triton-3.8.0.txt
+"""
+
+import json
+import multiprocessing
+import os
+import shutil
+import sys
+import tempfile
+
+import triton
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from calibrate import compile_logged, load_kernel, ptxas_usage  # noqa: E402
+from sass import combine_jobs, kernel_source  # noqa: E402
+
+
+def kernel_of(config):
+    """What makes two configurations one kernel: all but the split count."""
+    return (
+        config.family,
+        config.block_h,
+        config.block_t,
+        config.num_warps,
+        config.num_stages,
+        config.cluster_merge,
+    )
+
+
+def jobs_of(folder):
+    """(path, cap, config name, kernel label) for every compile of a module."""
+    path = os.path.join(folder, "sparse_mla_mma.py")
+    module = load_kernel(path)
+    cap = int(module.TARGET.removeprefix("sm_"))
+    by_split = sorted(module.CONFIGS.items(), key=lambda kv: kv[1].split_k)
+    jobs, kernels, combines = [], set(), set()
+    for name, config in by_split:
+        key = (kernel_of(config), config.split_k > 1)
+        if key not in kernels:
+            kernels.add(key)
+            jobs += [(path, cap, name, "decode"), (path, cap, name, "decode/full")]
+        tile = config._asdict()
+        family = "bf16" if config.family in ("ws", "pp") else "fp32"
+        if config.split_k > 1 and family not in combines:
+            launches = combine_jobs(module, tile, cap) + combine_jobs(
+                module, tile, cap, True
+            )
+            if launches:
+                combines.add(family)
+                jobs += [(path, cap, name, label) for label, *_ in launches]
+    return jobs
+
+
+def compile_one(job):
+    """One line for one compile."""
+    path, cap, name, which = job
+    module = load_kernel(path)
+    src, options = kernel_source(module, module.CONFIGS[name]._asdict(), cap, which)
+    head = f"{module.TARGET} {name} {which}"
+    try:
+        ck, log = compile_logged(src, cap, options)
+    except Exception as e:  # the line says what the compiler stopped at
+        lines = [line.strip() for line in str(e).splitlines() if line.strip()]
+        return head, None, f"{head} error: {lines[-1] if lines else type(e).__name__}"
+    if log is None:  # never with an empty cache: main() gives each run one
+        return head, None, f"{head} error: Triton did not run ptxas (a cached kernel)"
+    usage = ptxas_usage(ck.asm["ptx"], cap, log)
+    smem = ck.metadata.shared
+    return (
+        head,
+        smem,
+        f"{head} smem {smem} regs {usage['regs']} spill {usage['spill']}",
+    )
+
+
+def main(folders):
+    limits, jobs = {}, []
+    for folder in folders:
+        budget = os.path.join(
+            os.path.dirname(os.path.abspath(__file__)),
+            os.path.basename(os.path.normpath(folder)) + ".budget.json",
+        )
+        with open(budget) as f:
+            b = json.load(f)
+        limits[b["target"]] = b["smem_limit"]
+        jobs += jobs_of(folder)
+    # An empty cache for the workers (they inherit the environment).
+    cache = tempfile.mkdtemp(prefix="mlagen-versions-")
+    os.environ["TRITON_CACHE_DIR"] = cache
+    try:
+        with multiprocessing.get_context("spawn").Pool(os.cpu_count() or 1) as pool:
+            results = pool.map(compile_one, jobs, chunksize=1)
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+    print(
+        f"# Triton {triton.__version__}: calib/versions.py {' '.join(folders)}"
+        " ('make versions-golden' rewrites this file)"
+    )
+    failed = 0
+    for head, smem, line in results:
+        target = head.split()[0]
+        if smem is None:
+            failed += 1
+        elif smem > limits[target]:
+            failed += 1
+            line += f" over the {limits[target]} B limit"
+        print(line)
+    if failed:
+        print(
+            f"{failed} compile(s) failed or exceed the target's shared memory",
+            file=sys.stderr,
+        )
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

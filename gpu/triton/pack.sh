@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Pack a Triton release small enough for a device call to carry (64 MiB in
+# all), for timing the shipped modules under the Triton that newer SGLang
+# releases install (docs/targets.md, "Triton versions"). The lent GPU has
+# Triton 3.6.0 and no network, so the release travels with the call.
+#
+# Downloads the CPython 3.12 wheel (the device's Python) of triton==VERSION
+# from PyPI (no dependencies), keeps what compiling and launching for an
+# sm_90 GPU needs (the Python package, libtriton.so stripped of its
+# symbols, ptxas, libdevice), and writes gpu/triton/pack/triton-VERSION.tar.xz
+# (git-ignored). gpu/triton/run.sh unpacks it on the device.
+#
+# Usage: bash gpu/triton/pack.sh VERSION     (e.g. 3.8.0)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+V=${1:?usage: $0 VERSION (e.g. 3.8.0)}
+PY=${PYTHON:-python3}
+W=$(mktemp -d "${TMPDIR:-/tmp}/mlagen-triton-pack.XXXXXX")
+trap 'rm -rf "$W"' EXIT
+"$PY" -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 \
+  --platform manylinux_2_27_x86_64 --platform manylinux_2_28_x86_64 \
+  "triton==$V" -d "$W/wheel"
+"$PY" -m zipfile -e "$W"/wheel/triton-*.whl "$W/site"
+T=$W/site/triton
+# Not needed to compile and launch on an H200: the profiler's library, the
+# AMD backend, the Blackwell ptxas, the disassemblers and CUPTI.
+rm -rf "$T/_C/libproton.so" "$T/backends/amd" "$T/backends/nvidia/bin/ptxas-blackwell" \
+  "$T/backends/nvidia/bin/cuobjdump" "$T/backends/nvidia/bin/nvdisasm" \
+  "$T"/backends/nvidia/lib/cupti*
+strip --strip-unneeded "$T/_C/libtriton.so"
+mkdir -p gpu/triton/pack
+out=gpu/triton/pack/triton-$V.tar.xz
+tar -C "$W/site" -cf - triton | xz -T0 -6 > "$out.partial"
+mv "$out.partial" "$out"
+echo "$out: $(du -m "$out" | cut -f1) MB"
