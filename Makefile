@@ -96,11 +96,13 @@ calibrate-memo:
 # its target, no GPU (calib/versions.py): a compile error or a kernel over
 # its target's shared memory fails; registers and spills are held to
 # calib/triton-<version>.txt, which 'make versions-golden' rewrites (after
-# a kernel template changes: review the diff, commit it). Where Gluon's API
+# a kernel template changes: review the diff, commit it and the memo of
+# compiles, calib/compiled/triton-<version>.json, so that CI compiles only
+# what changed). Where Gluon's API
 # changed, the module's compatibility names (_cta_barrier) carry both.
 versions: $(addprefix versions-,$(TRITONS)) $(addprefix versions-host-,$(TRITONS))
 versions-%: $(VENV)/triton-%/.done
-	@$(call time,triton $*,$(VENV)/triton-$*/bin/python calib/versions.py $(addprefix kernels/,$(DIRS)) > $(VENV)/triton-$*.txt; st=$$?; \
+	@$(call time,triton $*,$(VENV)/triton-$*/bin/python calib/versions.py --memo calib/compiled/triton-$*.json $(addprefix kernels/,$(DIRS)) > $(VENV)/triton-$*.txt; st=$$?; \
 	  diff -u calib/triton-$*.txt $(VENV)/triton-$*.txt \
 	  || { echo "calib/triton-$*.txt: the kernels compile differently under Triton $* ('make versions-golden' rewrites it after a template change)"; st=1; }; \
 	  test $$st = 0)
@@ -117,7 +119,7 @@ versions-host-%: $(VENV)/triton-%/.done $(if $(TORCH),$(TVENV)/.done)
 	  || { cat $(VENV)/triton-$*-host.log; exit 1; }; tail -n 1 $(VENV)/triton-$*-host.log)
 versions-golden: $(addprefix $(VENV)/triton-,$(addsuffix /.done,$(TRITONS)))
 	@for v in $(TRITONS); do \
-	  $(VENV)/triton-$$v/bin/python calib/versions.py $(addprefix kernels/,$(DIRS)) > calib/triton-$$v.txt || exit 1; \
+	  $(VENV)/triton-$$v/bin/python calib/versions.py --memo calib/compiled/triton-$$v.json --update-memo $(addprefix kernels/,$(DIRS)) > calib/triton-$$v.txt || exit 1; \
 	  echo "wrote calib/triton-$$v.txt"; \
 	done
 $(VENV)/triton-%/.done: | $(VENV)/.done

@@ -8,7 +8,11 @@
 #             choice (SGLANG_SM120_TRITON_FLASHMLA up to 0.5.14,
 #             SGLANG_SM120_FLASHMLA_BACKEND since 0.5.15); every edited file
 #             parses as Python; RECORD lists the kernel module
-#   verify    exit 0, 0 missed, the same route
+#   verify    exit 0, 0 missed, the same route, and the Triton installed
+#             beside SGLang named (a triton dist-info of the release the
+#             wheel's torch pin brings is added beside it) as one the
+#             modules are checked under; in the pip venv a release they are
+#             not checked under is named as such, and verify still passes
 #   repatch   a second patch changes nothing
 #   revert    diff -r against a pristine copy: byte-identical, RECORD included
 #   pip       installed with pip into a scratch venv and patched there, then
@@ -128,6 +132,7 @@ cycle() {
   local d=$WORK/$1 root
   mkdir -p "$d/pristine" "$d/site"
   (cd "$d/pristine" && "$PY" -m zipfile -e "$2" .) > "$d/unzip.log" 2>&1 || fail "unpack $2" "$d/unzip.log"
+  tritonmeta "$d/pristine" "$(triton "$1")"
   cp -a "$d/pristine/." "$d/site/"
   root=$d/site/sglang
   "$BIN" patch "${KARGS[@]}" --json "$root" > "$d/patch.json" 2> "$d/patch.err" || fail "patch (exit $?)" "$d/patch.err"
@@ -138,6 +143,8 @@ cycle() {
   grep -q '/flash_mla_sm120_mma.py,sha256=' "$d"/site/sglang-*.dist-info/RECORD || fail "RECORD does not list the kernel module"
   "$BIN" verify "${VARGS[@]}" --json "$root" > "$d/verify.json" 2> "$d/verify.err" || fail "verify (exit $?)" "$d/verify.json"
   check_route "$d/verify.json" "$3"
+  [ "$(json "$d/verify.json" 'r["triton"]["version"] + " " + str(r["triton"]["checked"])')" = "$(triton "$1") True" ] \
+    || fail "verify does not name Triton $(triton "$1") beside SGLang as checked" "$d/verify.json"
   "$BIN" patch "${KARGS[@]}" --json "$root" > "$d/again.json" 2>&1 || fail "second patch" "$d/again.json"
   [ "$(json "$d/again.json" 'r["nothing_to_do"]')" = True ] || fail "a second patch changed more" "$d/again.json"
   "$BIN" patch --revert "$root" > "$d/revert.log" 2>&1 || fail "revert" "$d/revert.log"
@@ -157,12 +164,34 @@ piptrip() {
   "$BIN" patch "${KARGS[@]}" --json "$sp/sglang" > "$WORK/pip-patch.json" 2>&1 || fail "patch in site-packages" "$WORK/pip-patch.json"
   kp=$sp/sglang/$(json "$WORK/pip-patch.json" 'r["kernel_module"]')
   [ -f "$kp" ] || fail "no kernel module at $kp after patching" "$WORK/pip-patch.json"
+  tritonmeta "$sp" 9.9.9
+  "$BIN" verify "${VARGS[@]}" --json "$sp/sglang" > "$WORK/pip-verify.json" 2>&1 || fail "verify beside an unchecked Triton (exit $?)" "$WORK/pip-verify.json"
+  [ "$(json "$WORK/pip-verify.json" 'r["triton"]["version"] + " " + str(r["triton"]["checked"])')" = "9.9.9 False" ] \
+    || fail "verify does not name Triton 9.9.9 beside SGLang as unchecked" "$WORK/pip-verify.json"
+  rm -rf "$sp/triton-9.9.9.dist-info"
   "$v/bin/python" -m pip install -q --no-deps --no-compile --force-reinstall "$2" > "$WORK/pip.log" 2>&1 || fail "pip reinstall" "$WORK/pip.log"
   [ ! -e "$kp" ] || fail "pip left the kernel module behind: RECORD did not list it"
   if "$BIN" verify "$sp/sglang" > "$WORK/pip-verify.log" 2>&1; then
     fail "verify passes on a tree pip reinstalled over the wiring" "$WORK/pip-verify.log"
   fi
   "$v/bin/python" -m pip uninstall -q -y sglang > "$WORK/pip.log" 2>&1 || fail "pip uninstall" "$WORK/pip.log"
+}
+
+# triton REL: the Triton a release installs, through the torch its wheel
+# pins (docs/targets.md, "Triton versions").
+triton() {
+  case "$1" in
+    0.5.1[3-7] | 0.5.1[3-7].*) echo 3.6.0 ;;
+    0.5.1[89] | 0.5.1[89].* | 0.5.2[01] | 0.5.2[01].*) echo 3.7.1 ;;
+    *) echo 3.8.0 ;;
+  esac
+}
+
+# tritonmeta DIR VERSION: a triton dist-info of VERSION in DIR (its METADATA
+# only: what mlagen reads of an installed Triton).
+tritonmeta() {
+  mkdir -p "$1/triton-$2.dist-info"
+  printf 'Metadata-Version: 2.1\nName: triton\nVersion: %s\n\n' "$2" > "$1/triton-$2.dist-info/METADATA"
 }
 
 # variable REL: the backend variable the release's entry point chooses by.
@@ -197,6 +226,6 @@ for REL in "${RELEASES[@]}"; do
     unreached "$REL"
     reach="caller reached on $TARGET, sm_89 refused ($CALLER)"
   fi
-  echo "sglang $REL: patch ok ($EDITS files, route through $(variable "$REL"), $WHOLE), verify ok, repatch no-op, revert identical, pip removes the module, reinstall caught, $reach ($((SECONDS - t0)) s, download $((t1 - t0)) s)"
+  echo "sglang $REL: patch ok ($EDITS files, route through $(variable "$REL"), $WHOLE), verify ok (Triton $(triton "$REL") beside it named), repatch no-op, revert identical, pip removes the module, reinstall caught, $reach ($((SECONDS - t0)) s, download $((t1 - t0)) s)"
 done
 echo "all ${#RELEASES[@]} releases passed in $((SECONDS - START)) s (wheels cached in $CACHE)"

@@ -189,6 +189,15 @@ def job_key(job):
     module = keyed_kernel(kernel_path)
     tile = module.Config(**fields)._asdict()
     fn, sig, constexprs, options, gluon = decode_job(module, tile, cap, whole_call)
+    extra = {}
+    if tile["family"] == "ws":
+        extra["host"] = [inspect.getsource(getattr(module, f)) for f in WS_HOST]
+    return compile_key(fn, sig, constexprs, options, cap, gluon, **extra)
+
+
+def compile_key(fn, sig, constexprs, options, cap, gluon, **extra):
+    """The hash of one compile's inputs (fn as Triton's cache key hashes it,
+    from keyed_kernel's copy) and Triton's version, plus extra."""
     parts = {
         "fn": fn.cache_key,
         "sig": sig,
@@ -198,9 +207,8 @@ def job_key(job):
         "cap": cap,
         "gluon": gluon,
         "triton": triton.__version__,
+        **extra,
     }
-    if tile["family"] == "ws":
-        parts["host"] = [inspect.getsource(getattr(module, f)) for f in WS_HOST]
     text = json.dumps(parts, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()
 

@@ -285,19 +285,24 @@ def disassemble_at(cubin):
     return code, int(regs.group(1)), int(local.group(1))
 
 
+def kernel_job(module, tile, cap, which):
+    """(kernel, signature, constexprs, options, Gluon?) of one kernel of a
+    configuration: the decode kernel ("decode"; "decode/full" as the whole
+    call launches it) or one of combine_jobs' launches (by its label)."""
+    full = which.endswith("/full")
+    if which in ("decode", "decode/full"):
+        return decode_job(module, tile, cap, full)
+    found = [j for j in combine_jobs(module, tile, cap, full) if j[0] == which]
+    return found[0][1:]
+
+
 def kernel_source(module, tile, cap, which):
-    """The source Triton compiles for one kernel of a configuration, and its
-    options: the decode kernel ("decode"; "decode/full" as the whole call
-    launches it) or one of combine_jobs' launches (by its label)."""
+    """The source Triton compiles for one kernel of a configuration
+    (kernel_job), and its options."""
     from triton.compiler import ASTSource
     from triton.experimental.gluon._runtime import GluonASTSource
 
-    full = which.endswith("/full")
-    if which in ("decode", "decode/full"):
-        fn, sig, constexprs, options, gluon = decode_job(module, tile, cap, full)
-    else:
-        found = [j for j in combine_jobs(module, tile, cap, full) if j[0] == which]
-        _, fn, sig, constexprs, options, gluon = found[0]
+    fn, sig, constexprs, options, gluon = kernel_job(module, tile, cap, which)
     source = GluonASTSource if gluon else ASTSource
     src = source(
         fn=fn, signature=sig, constexprs=constexprs, attrs=specialised(fn, sig)

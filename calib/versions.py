@@ -31,9 +31,16 @@ another release is for a GPU to say. `make versions` holds the output to
 calib/triton-<version>.txt, so that a template change that moves a kernel
 under another release shows as a diff.
 
-    python3 calib/versions.py kernels/sm80 kernels/sm90 ... > calib/triton-3.8.0.txt
+The compiler's answers are memoised as calibrate.py's are, in
+calib/compiled/triton-<version>.json, by a key of everything the compile is
+given (the kernel as Triton's cache key hashes it, signature, constexprs,
+options, target, Triton's version): a run compiles only what the memo lacks
+(a kernel changed), and --update-memo rewrites it with this run's rows.
+
+    python3 calib/versions.py [--memo FILE [--update-memo]] kernels/sm80 ... > calib/triton-3.8.0.txt
 """
 
+import argparse
 import json
 import multiprocessing
 import os
@@ -44,8 +51,16 @@ import tempfile
 import triton
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from calibrate import compile_logged, load_kernel, ptxas_usage  # noqa: E402
-from sass import combine_jobs, kernel_source  # noqa: E402
+from calibrate import (  # noqa: E402
+    compile_key,
+    compile_logged,
+    keyed_kernel,
+    load_kernel,
+    ptxas_usage,
+    read_memo,
+    write_memo,
+)
+from sass import combine_jobs, kernel_job, kernel_source  # noqa: E402
 
 
 def kernel_of(config):
@@ -84,6 +99,17 @@ def jobs_of(folder):
     return jobs
 
 
+def job_key(job):
+    """The memo key of one compile (calibrate.job_key's, for any kernel of a
+    configuration): equal keys compile to the same code."""
+    path, cap, name, which = job
+    load_kernel(path)  # torch, or its stand-in
+    module = keyed_kernel(path)
+    tile = module.CONFIGS[name]._asdict()
+    fn, sig, constexprs, options, gluon = kernel_job(module, tile, cap, which)
+    return compile_key(fn, sig, constexprs, options, cap, gluon)
+
+
 def compile_one(job):
     """One line for one compile."""
     path, cap, name, which = job
@@ -106,7 +132,15 @@ def compile_one(job):
     )
 
 
-def main(folders):
+def main(argv):
+    ap = argparse.ArgumentParser()
+    ap.add_argument("folders", nargs="+", help="kernel folders (kernels/sm90, ...)")
+    ap.add_argument(
+        "--memo", help="the memo of compiles (calib/compiled/triton-V.json)"
+    )
+    ap.add_argument("--update-memo", action="store_true", help="rewrite the memo")
+    args = ap.parse_args(argv)
+    folders = args.folders
     limits, jobs = {}, []
     for folder in folders:
         budget = os.path.join(
@@ -117,21 +151,39 @@ def main(folders):
             b = json.load(f)
         limits[b["target"]] = b["smem_limit"]
         jobs += jobs_of(folder)
-    # An empty cache for the workers (they inherit the environment).
-    cache = tempfile.mkdtemp(prefix="mlagen-versions-")
-    os.environ["TRITON_CACHE_DIR"] = cache
-    try:
-        with multiprocessing.get_context("spawn").Pool(os.cpu_count() or 1) as pool:
-            results = pool.map(compile_one, jobs, chunksize=1)
-    finally:
-        shutil.rmtree(cache, ignore_errors=True)
+    memo = read_memo(args.memo)
+    keys = [job_key(job) for job in jobs]
+    todo = [i for i, k in enumerate(keys) if k not in memo]
+    fresh = []
+    if todo:
+        # An empty cache for the workers (they inherit the environment).
+        cache = tempfile.mkdtemp(prefix="mlagen-versions-")
+        os.environ["TRITON_CACHE_DIR"] = cache
+        try:
+            with multiprocessing.get_context("spawn").Pool(os.cpu_count() or 1) as pool:
+                fresh = pool.map(compile_one, [jobs[i] for i in todo], chunksize=1)
+        finally:
+            shutil.rmtree(cache, ignore_errors=True)
+    for i, (_, smem, line) in zip(todo, fresh):
+        memo[keys[i]] = {"smem": smem, "line": line}
+    # (target, shared memory or None for an error, the line), in job order.
+    results = [
+        (memo[k]["line"].split()[0], memo[k]["smem"], memo[k]["line"]) for k in keys
+    ]
+    if args.update_memo:
+        write_memo(args.memo, "all", {k: memo[k] for k in keys})
+    elif todo and args.memo:
+        print(
+            f"{len(todo)} of {len(jobs)} compiles are not in {args.memo}: the kernels "
+            "changed since it was written; 'make versions-golden' rewrites it",
+            file=sys.stderr,
+        )
     print(
         f"# Triton {triton.__version__}: calib/versions.py {' '.join(folders)}"
         " ('make versions-golden' rewrites this file)"
     )
     failed = 0
-    for head, smem, line in results:
-        target = head.split()[0]
+    for target, smem, line in results:
         if smem is None:
             failed += 1
         elif smem > limits[target]:

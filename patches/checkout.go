@@ -21,6 +21,10 @@ type Checkout struct {
 	// Records are the RECORD files of dist-info directories matching the
 	// recipe's DistInfo, in the root or beside it.
 	Records []*Record
+	// Triton is the version of the Triton installed in the same place
+	// (triton-*.dist-info beside SGLang's), which the kernel module will be
+	// compiled with; empty for a checkout, or where none is installed.
+	Triton string
 }
 
 // Record is one distribution's RECORD: the files pip uninstall removes, one
@@ -76,8 +80,33 @@ func ScanCheckout(root string, rec *Recipe) (*Checkout, error) {
 			rel := where.rel + path.Join(filepath.Base(filepath.Dir(m)), "RECORD")
 			co.Records = append(co.Records, &Record{Path: rel, Data: data, Mode: info.Mode().Perm(), Prefix: where.prefix})
 		}
+		if co.Triton == "" && len(matches) > 0 {
+			co.Triton = distVersion(where.dir, "triton")
+		}
 	}
 	return co, nil
+}
+
+// distVersion is the Version of the distribution name installed in dir (its
+// dist-info's METADATA), or "" where there is none or it cannot be read.
+func distVersion(dir, name string) string {
+	metas, _ := filepath.Glob(filepath.Join(dir, name+"-*.dist-info", "METADATA"))
+	sort.Strings(metas)
+	for _, m := range metas {
+		data, err := os.ReadFile(m)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			if v, ok := strings.CutPrefix(line, "Version:"); ok {
+				return strings.TrimSpace(v)
+			}
+			if strings.TrimSpace(line) == "" {
+				break // the headers end at the first empty line
+			}
+		}
+	}
+	return ""
 }
 
 // with returns the checkout as it is after changes.
@@ -93,7 +122,7 @@ func (co *Checkout) with(changes []Change) *Checkout {
 		}
 		ups = append(ups, resolve.Update{Path: c.Path, Data: c.After, Mode: c.Mode})
 	}
-	return &Checkout{Tree: co.Tree.With(ups), Records: recs}
+	return &Checkout{Tree: co.Tree.With(ups), Records: recs, Triton: co.Triton}
 }
 
 func (co *Checkout) recordIndex(p string) int {

@@ -33,6 +33,10 @@ type Report struct {
 	Route *RouteReport `json:"route,omitempty"`
 	// Kernel is what the proof found of the installed kernel module.
 	Kernel *KernelCheck `json:"kernel_check,omitempty"`
+	// Triton is the Triton installed beside an installed SGLang, which the
+	// kernel module compiles with, and whether the modules are checked
+	// under it. Not a problem either way: a note for the user.
+	Triton *TritonCheck `json:"triton,omitempty"`
 	// Recovered says what the run first finished of an interrupted one
 	// (undone from its journal, temporary files removed).
 	Recovered []string `json:"recovered"`
@@ -71,6 +75,23 @@ type Report struct {
 	// refuses such a tree unless told); unreachedFix what to do about it.
 	unreached    []string
 	unreachedFix string
+}
+
+// TritonCheck is the Triton beside an installed SGLang.
+type TritonCheck struct {
+	Version string `json:"version"`
+	// Checked: the kernel modules are compiled (and their host code run)
+	// under this release by mlagen's own checks.
+	Checked      bool     `json:"checked"`
+	CheckedUnder []string `json:"checked_under"`
+}
+
+func (t *TritonCheck) describe() string {
+	under := strings.Join(t.CheckedUnder, ", ")
+	if t.Checked {
+		return fmt.Sprintf("%s beside SGLang, one of the releases the kernel modules are compiled and checked under (%s; timed under %s)", t.Version, under, t.CheckedUnder[0])
+	}
+	return fmt.Sprintf("%s beside SGLang, not one the kernel modules are checked under (%s): they may not compile there; run the harness on the GPU (docs/targets.md, \"Triton versions\") before setting the gate", t.Version, under)
 }
 
 // RouteReport is the route of a decode call with the gate set, outermost
@@ -251,6 +272,9 @@ func (r *Report) writeHead(p func(string, ...any)) {
 	}
 	if r.Record != "" {
 		p("record: %s (installed SGLang: pip uninstall removes what it lists)", r.Record)
+	}
+	if r.Triton != nil {
+		p("triton: %s", r.Triton.describe())
 	}
 	if len(r.Changes) > 0 {
 		p("changes:")

@@ -27,6 +27,10 @@ type Options struct {
 	// module's target: the route is then reported as not reached, in a
 	// note. Without it Patch refuses (nothing written) and Verify fails.
 	AllowUnreached bool
+	// Tritons are the Triton releases the kernel modules are compiled and
+	// checked under (gen.CheckedTritons): the report says whether the one
+	// installed beside SGLang is among them. nil: not said.
+	Tritons []string
 	// reuse lets Patch's proof build on its own parses.
 	reuse *resolve.Reuse
 	// whole disables the partial (chunked) parse; tests use it to check

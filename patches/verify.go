@@ -65,6 +65,9 @@ func Verify(co *Checkout, opt Options) (*Report, error) {
 	v.references()
 	v.route()
 	v.record()
+	if co.Triton != "" && len(opt.Tritons) > 0 {
+		rep.Triton = &TritonCheck{Version: co.Triton, Checked: slices.Contains(opt.Tritons, co.Triton), CheckedUnder: opt.Tritons}
+	}
 	return rep, nil
 }
 

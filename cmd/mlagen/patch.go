@@ -112,7 +112,10 @@ where the tests of the GPU around it allow; SGLang's DeepSeek-V4 backend
 calls the sm_120 entry only on {platform}.
 Where every call of an entry runs only on other GPUs than the kernel
 module's TARGET, the kernel would never run, and verify fails
-(--allow-unreached: a note). Writes nothing.
+(--allow-unreached: a note). For an installed SGLang it also names the
+Triton installed beside it, which the kernel module compiles with, and
+whether mlagen's own checks cover that release (a note, not a failure).
+Writes nothing.
 
 Examples:
   mlagen verify ~/sglang
@@ -150,7 +153,7 @@ func runPatch(e *env, args []string) int {
 	if err != nil {
 		return failure(e, "patch", err)
 	}
-	opt := patches.Options{Recipe: rec, Module: *module, Emitted: emittedBundle, AllowUnreached: *allow}
+	opt := patches.Options{Recipe: rec, Module: *module, Emitted: emittedBundle, AllowUnreached: *allow, Tritons: gen.CheckedTritons()}
 	if *check {
 		return proveAndReport(e, "patch", root, opt, *asJSON)
 	}
@@ -216,7 +219,7 @@ func runVerify(e *env, args []string) int {
 	if err != nil {
 		return failure(e, "verify", err)
 	}
-	return proveAndReport(e, "verify", root, patches.Options{Recipe: rec, Module: *module, Emitted: emittedBundle, AllowUnreached: *allow}, *asJSON)
+	return proveAndReport(e, "verify", root, patches.Options{Recipe: rec, Module: *module, Emitted: emittedBundle, AllowUnreached: *allow, Tritons: gen.CheckedTritons()}, *asJSON)
 }
 
 // oneRoot is the one SGLANG_ROOT argument; a missing one, several, or one
