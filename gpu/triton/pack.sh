@@ -7,7 +7,9 @@
 # Downloads the CPython 3.12 wheel (the device's Python) of triton==VERSION
 # from PyPI (no dependencies), keeps what compiling and launching for an
 # sm_90 GPU needs (the Python package, libtriton.so stripped of its
-# symbols, ptxas, libdevice), and writes gpu/triton/pack/triton-VERSION.tar.xz
+# symbols, ptxas, libdevice, and the dist-info whose entry points Triton
+# finds its backends by, the NVIDIA one only), and writes
+# gpu/triton/pack/triton-VERSION.tar.xz
 # (git-ignored). gpu/triton/run.sh unpacks it on the device.
 #
 # Usage: bash gpu/triton/pack.sh VERSION     (e.g. 3.8.0)
@@ -28,8 +30,12 @@ rm -rf "$T/_C/libproton.so" "$T/backends/amd" "$T/backends/nvidia/bin/ptxas-blac
   "$T/backends/nvidia/bin/cuobjdump" "$T/backends/nvidia/bin/nvdisasm" \
   "$T"/backends/nvidia/lib/cupti*
 strip --strip-unneeded "$T/_C/libtriton.so"
+chmod +x "$T"/backends/nvidia/bin/* # zipfile drops the wheel's modes
+# Triton finds its backends through the entry points of its dist-info: keep
+# the one that is packed.
+sed -i '/^amd = triton\.backends\.amd$/d' "$W"/site/triton-*.dist-info/entry_points.txt
 mkdir -p gpu/triton/pack
 out=gpu/triton/pack/triton-$V.tar.xz
-tar -C "$W/site" -cf - triton | xz -T0 -6 > "$out.partial"
+tar -C "$W/site" -cf - triton "triton-$V.dist-info" | xz -T0 -6 > "$out.partial"
 mv "$out.partial" "$out"
 echo "$out: $(du -m "$out" | cut -f1) MB"
