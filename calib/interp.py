@@ -194,8 +194,9 @@ def check_peaks(harness):
     """The number of failures of the roofline floor's rates, each printed:
     the KNOWN_GPUS row where there is one, the flags over it, the memory
     rate from the device's properties where there is none (the formula
-    checked against a datasheet row: an RTX 4090 reports a 10,501,000 kHz
-    memory clock on a 384-bit bus), and the floor of one rate alone."""
+    checked against a datasheet row, with the 10,501,000 kHz memory clock
+    and 384-bit bus that CUDA's deviceQuery prints for an RTX 4090; not
+    read from a card here), and the floor of one rate alone."""
     props = lambda name, khz, bits: types.SimpleNamespace(
         name=name, memory_clock_rate=khz, memory_bus_width=bits
     )

@@ -63,18 +63,6 @@ from calibrate import (  # noqa: E402
 from sass import combine_jobs, kernel_job, kernel_source  # noqa: E402
 
 
-def kernel_of(config):
-    """What makes two configurations one kernel: all but the split count."""
-    return (
-        config.family,
-        config.block_h,
-        config.block_t,
-        config.num_warps,
-        config.num_stages,
-        config.cluster_merge,
-    )
-
-
 def jobs_of(folder):
     """(path, cap, config name, kernel label) for every compile of a module."""
     path = os.path.join(folder, "sparse_mla_mma.py")
@@ -83,7 +71,9 @@ def jobs_of(folder):
     by_split = sorted(module.CONFIGS.items(), key=lambda kv: kv[1].split_k)
     jobs, kernels, combines = [], set(), set()
     for name, config in by_split:
-        key = (kernel_of(config), config.split_k > 1)
+        # One kernel is every field but the split count; a split call
+        # (partials) takes another path through it.
+        key = (config._replace(split_k=0), config.split_k > 1)
         if key not in kernels:
             kernels.add(key)
             jobs += [(path, cap, name, "decode"), (path, cap, name, "decode/full")]
@@ -111,7 +101,7 @@ def job_key(job):
 
 
 def compile_one(job):
-    """One line for one compile."""
+    """One compile: its shared memory (None for an error) and its line."""
     path, cap, name, which = job
     module = load_kernel(path)
     src, options = kernel_source(module, module.CONFIGS[name]._asdict(), cap, which)
@@ -120,16 +110,12 @@ def compile_one(job):
         ck, log = compile_logged(src, cap, options)
     except Exception as e:  # the line says what the compiler stopped at
         lines = [line.strip() for line in str(e).splitlines() if line.strip()]
-        return head, None, f"{head} error: {lines[-1] if lines else type(e).__name__}"
+        return None, f"{head} error: {lines[-1] if lines else type(e).__name__}"
     if log is None:  # never with an empty cache: main() gives each run one
-        return head, None, f"{head} error: Triton did not run ptxas (a cached kernel)"
+        return None, f"{head} error: Triton did not run ptxas (a cached kernel)"
     usage = ptxas_usage(ck.asm["ptx"], cap, log)
     smem = ck.metadata.shared
-    return (
-        head,
-        smem,
-        f"{head} smem {smem} regs {usage['regs']} spill {usage['spill']}",
-    )
+    return smem, f"{head} smem {smem} regs {usage['regs']} spill {usage['spill']}"
 
 
 def main(argv):
@@ -164,7 +150,7 @@ def main(argv):
                 fresh = pool.map(compile_one, [jobs[i] for i in todo], chunksize=1)
         finally:
             shutil.rmtree(cache, ignore_errors=True)
-    for i, (_, smem, line) in zip(todo, fresh):
+    for i, (smem, line) in zip(todo, fresh):
         memo[keys[i]] = {"smem": smem, "line": line}
     # (target, shared memory or None for an error, the line), in job order.
     results = [
