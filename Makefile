@@ -20,9 +20,11 @@ PINS    := .ci/constraints.txt
 DIRS    := sm80 sm86 sm89 sm90 sm100 sm120
 # The other Triton releases SGLang installs through the torch it pins
 # (0.5.18-0.5.21: torch 2.13, Triton 3.7.1; 0.5.22-0.5.23: torch 2.14.1,
-# Triton 3.8.0): the modules must compile there too (calib/versions.py),
+# Triton 3.8.0), and the next one (torch 2.15.0, on PyPI since before
+# 2026-12-05, requires Triton 3.9.0; no SGLang pins it yet): the modules
+# must compile and launch there too (calib/versions.py, calib/launch.py),
 # each in a venv of its own under .venv.
-TRITONS := 3.7.1 3.8.0
+TRITONS := 3.7.1 3.8.0 3.9.0
 
 # What `mlagen version` prints: module VCS stamps are often off (a build
 # outside the clone, -buildvcs=false), so make build stamps the binary.
@@ -38,7 +40,7 @@ torch_py = if [ -x $(TPY) ]; then echo $(TPY); elif [ -x $(PY) ] && $(PY) -c 'im
 # time LABEL CMD...: run CMD, then say how long it took (CI logs phase times).
 time = s=$$SECONDS; $(2); rc=$$?; echo "$(1): $$((SECONDS - s)) s"; exit $$rc
 
-.PHONY: build test checks gotest kernels-check pycheck calibrate calibrate-memo versions versions-golden interp qdesc plans splits peers route releases kernels golden bench deps deps-torch clean
+.PHONY: build test checks gotest kernels-check pycheck calibrate calibrate-memo versions versions-golden interp qdesc plans launch splits peers route releases kernels golden bench deps deps-torch clean
 
 build:
 	@$(call time,build,$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/mlagen)
@@ -51,7 +53,7 @@ build:
 test:
 	@$(MAKE) --no-print-directory -j3 -O checks TORCH=1
 
-checks: $(if $(TORCH),$(TVENV)/.done) build gotest kernels-check pycheck calibrate versions interp qdesc plans splits peers route releases
+checks: $(if $(TORCH),$(TVENV)/.done) build gotest kernels-check pycheck calibrate versions interp qdesc plans launch splits peers route releases
 	@echo "make test: all checks passed"
 
 # After build: the tree-sitter grammar (cgo, most of a cold build) is then
@@ -107,7 +109,8 @@ versions-%: $(VENV)/triton-%/.done
 	  || { echo "calib/triton-$*.txt: the kernels compile differently under Triton $* ('make versions-golden' rewrites it after a template change)"; st=1; }; \
 	  test $$st = 0)
 # Their host code under the same releases, with the torch venv's torch: the
-# launch plans of every configuration of every module (calib/plans.py) and
+# launch plans of every configuration of every module (calib/plans.py),
+# every launch against the release's own launcher (calib/launch.py) and
 # the sm_120 harness under the interpreter (calib/interp.py).
 versions-host-%: $(VENV)/triton-%/.done $(if $(TORCH),$(TVENV)/.done)
 	@py=$$($(torch_py)); if [ -z "$$py" ]; then \
@@ -115,8 +118,9 @@ versions-host-%: $(VENV)/triton-%/.done $(if $(TORCH),$(TVENV)/.done)
 	site=$$($(VENV)/triton-$*/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])'); \
 	$(call time,triton $* host,{ PYTHONPATH=$$site $$py -c 'import triton; v = triton.__version__; assert v == "$*"; print("imported Triton " + v)' \
 	  && PYTHONPATH=$$site $$py calib/plans.py $(addprefix kernels/,$(DIRS)) \
+	  && PYTHONPATH=$$site $$py calib/launch.py $(addprefix kernels/,$(DIRS)) \
 	  && PYTHONPATH=$$site TRITON_INTERPRET=1 $$py calib/interp.py kernels/sm120/harness.py; } > $(VENV)/triton-$*-host.log 2>&1 \
-	  || { cat $(VENV)/triton-$*-host.log; exit 1; }; tail -n 1 $(VENV)/triton-$*-host.log)
+	  || { cat $(VENV)/triton-$*-host.log; exit 1; }; grep '^calib/launch.py:' $(VENV)/triton-$*-host.log; tail -n 1 $(VENV)/triton-$*-host.log)
 versions-golden: $(addprefix $(VENV)/triton-,$(addsuffix /.done,$(TRITONS)))
 	@for v in $(TRITONS); do \
 	  $(VENV)/triton-$$v/bin/python calib/versions.py --memo calib/compiled/triton-$$v.json --update-memo $(addprefix kernels/,$(DIRS)) > calib/triton-$$v.txt || exit 1; \
@@ -151,6 +155,17 @@ plans: $(if $(TORCH),$(TVENV)/.done)
 	@py=$$($(torch_py)); if [ -z "$$py" ]; then \
 	  echo "plans: skipped (no torch; run 'make deps-torch')"; exit 0; fi; \
 	$(call time,plans,$$py calib/plans.py $(addprefix kernels/,$(DIRS)))
+
+# After its first call each launch goes to Triton's C launcher directly,
+# whose arguments changed order in Triton 3.7 (calib/launch.py): every
+# launch of every plan against the pinned release's own launcher, with a
+# stand-in for its C function that parses as the real one does; under
+# TRITONS in versions-host-%.
+launch: $(if $(TORCH),$(TVENV)/.done)
+	@py=$$($(torch_py)); if [ -z "$$py" ]; then \
+	  echo "launch: skipped (no torch; run 'make deps-torch')"; exit 0; fi; \
+	$(call time,launch,$$py calib/launch.py $(addprefix kernels/,$(DIRS)) > $(VENV)/launch.log 2>&1 \
+	  || { cat $(VENV)/launch.log; exit 1; }; tail -n 1 $(VENV)/launch.log)
 
 # How each module fits its tables' split counts to the GPU a call runs on
 # (fit_splits, calib/splits.py): the tables' own where they were measured,

@@ -124,6 +124,12 @@ def specialised(fn, sig):
     }
 
 
+def launch_options(module):
+    """The options every launch of the module pins (its _LAUNCH_OPTIONS:
+    FP fusion), none for a module from before it pinned any."""
+    return dict(getattr(module, "_LAUNCH_OPTIONS", {}))
+
+
 def decode_job(module, tile, cap, whole_call=False):
     """(kernel, signature, constexprs, options, Gluon?) of the decode kernel,
     as the per-cache entry launches it on a GPU of compute capability cap
@@ -179,6 +185,7 @@ def decode_job(module, tile, cap, whole_call=False):
         if "CLUSTER_MERGE" in fn.arg_names:
             constexprs["CLUSTER_MERGE"] = tile["cluster_merge"]
         options = {"num_warps": warps, "maxnreg": module._WS_MAXNREG}
+    options.update(launch_options(module))
     sig = {}
     for name in fn.arg_names:
         if name in constexprs:
@@ -251,7 +258,8 @@ def combine_jobs(module, tile, cap, whole_call=False):
                 sig[name] = "*fp32"
             else:
                 sig[name] = "i32"
-        jobs.append((label, fn, sig, constexprs, {"num_warps": warps, **extra}, False))
+        options = {"num_warps": warps, **extra, **launch_options(module)}
+        jobs.append((label, fn, sig, constexprs, options, False))
     return jobs
 
 

@@ -3,11 +3,13 @@
 The budget model is calibrated against Triton 3.6.0 (calib/calibrate.py), but
 SGLang pins torch and torch pins Triton: SGLang 0.5.13 to 0.5.17 install
 torch 2.11 and Triton 3.6.0, 0.5.18 to 0.5.21 torch 2.13 and Triton 3.7.1,
-0.5.22 and 0.5.23 torch 2.14.1 and Triton 3.8.0. A module that `mlagen
-patch` installs must compile with each of them. Gluon, which the pipelined
-and warp-specialised families are written in, is experimental and changes
-between releases (Triton 3.7 renamed `thread_barrier` to `barrier`), and
-the same kernel can take other registers under another release.
+0.5.22 and 0.5.23 torch 2.14.1 and Triton 3.8.0, and torch 2.15 (no SGLang
+pins it yet) requires Triton 3.9.0. A module that `mlagen patch` installs
+must compile with each of them. Gluon, which the pipelined and
+warp-specialised families are written in, is experimental and changes
+between releases (Triton 3.7 renamed `thread_barrier` to `barrier`, 3.9
+removed `tma.async_copy_global_to_shared`), and the same kernel can take
+other registers under another release.
 
 For each module folder this compiles, for the module's target and without a
 GPU, as calibrate.py compiles (calib/sass.py's specialisation, ptxas -v from
@@ -17,7 +19,12 @@ the running Triton):
     one where that is one (a split call stores partials: another path), as
     the per-cache entry and as the whole call launch it;
   * the combine kernel of each family's smallest split count above one, in
-    each shape its entry points launch.
+    each shape its entry points launch;
+and runs the module's own check of each warp-specialised decode kernel
+before its first launch (_compile_error: its hand-written shared-memory
+stores assume where Triton put the buffers, which the check reads from the
+PTX, whose spelling changes between releases). A refusal fails as a
+compile error would: on the GPU that launch would raise.
 Every compile runs in an empty Triton cache, so that the registers are
 those of Triton's own ptxas run: from 3.7 on Triton passes ptxas
 --regAllocOptLevel=2, which changes the allocation, and a ptxas run of our
@@ -41,6 +48,7 @@ options, target, Triton's version): a run compiles only what the memo lacks
 """
 
 import argparse
+import inspect
 import json
 import multiprocessing
 import os
@@ -52,6 +60,7 @@ import triton
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from calibrate import (  # noqa: E402
+    WS_HOST,
     compile_key,
     compile_logged,
     keyed_kernel,
@@ -89,15 +98,36 @@ def jobs_of(folder):
     return jobs
 
 
+# The code a memo row of a warp-specialised decode kernel depends on
+# besides the kernel: the module's check of the compiled kernel before its
+# first launch and what it calls (calibrate.py's WS_HOST).
+LAUNCH_CHECKS = ("_compile_error",) + WS_HOST
+
+
+def checked(module, name, which):
+    """The module's check of this compile before its first launch, or None:
+    the warp-specialised decode kernels' (their hand-written shared-memory
+    stores assume where Triton put the buffers, which the check reads from
+    the PTX, whose spelling changes between releases)."""
+    check = getattr(module, LAUNCH_CHECKS[0], None)
+    if module.CONFIGS[name].family != "ws" or not which.startswith("decode"):
+        return None
+    return check
+
+
 def job_key(job):
     """The memo key of one compile (calibrate.job_key's, for any kernel of a
-    configuration): equal keys compile to the same code."""
+    configuration, with the code of the module's check of it where it has
+    one): equal keys compile to the same code, judged the same way."""
     path, cap, name, which = job
     load_kernel(path)  # torch, or its stand-in
     module = keyed_kernel(path)
     tile = module.CONFIGS[name]._asdict()
     fn, sig, constexprs, options, gluon = kernel_job(module, tile, cap, which)
-    return compile_key(fn, sig, constexprs, options, cap, gluon)
+    extra = {}
+    if checked(module, name, which) is not None:
+        extra["host"] = [inspect.getsource(getattr(module, n)) for n in LAUNCH_CHECKS]
+    return compile_key(fn, sig, constexprs, options, cap, gluon, **extra)
 
 
 def compile_one(job):
@@ -113,6 +143,14 @@ def compile_one(job):
         return None, f"{head} error: {lines[-1] if lines else type(e).__name__}"
     if log is None:  # never with an empty cache: main() gives each run one
         return None, f"{head} error: Triton did not run ptxas (a cached kernel)"
+    check = checked(module, name, which)
+    if check is not None:
+        config = module.CONFIGS[name]
+        constexprs = kernel_job(module, config._asdict(), cap, which)[2]
+        # As the launch passes them (_ws_launches: CLUSTER_MERGE always).
+        error = check(ck, dict(constexprs, CLUSTER_MERGE=config.cluster_merge))
+        if error:
+            return None, f"{head} refused by the module's check: {error}"
     usage = ptxas_usage(ck.asm["ptx"], cap, log)
     smem = ck.metadata.shared
     return smem, f"{head} smem {smem} regs {usage['regs']} spill {usage['spill']}"

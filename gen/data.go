@@ -125,6 +125,9 @@ type bundleData struct {
 	FP8 bool
 	// Tables are the selections as the module's Python tables.
 	PerCache, WholeCall pyTables
+	// Tritons are the Triton releases, as major.minor, whose launcher the
+	// module calls directly (TritonLines of CheckedTritons).
+	Tritons []string
 }
 
 // pyTables is a selection as the module's Python tables: the heads, batch

@@ -174,7 +174,8 @@ func Bundle(t Target) ([]byte, error) {
 // newBundleData lists configs (in their order) and the families they need.
 func newBundleData(command string, t Target, alone string, configs []Budget, sel Selection) bundleData {
 	d := bundleData{Command: command, Target: t, Alone: alone, Selection: sel, SIMT: SIMTName, FP8: t.FP8,
-		PerCache: newPyTables("", "topk", sel), WholeCall: newPyTables("FULL_", "tokens", sel.ForWholeCall())}
+		PerCache: newPyTables("", "topk", sel), WholeCall: newPyTables("FULL_", "tokens", sel.ForWholeCall()),
+		Tritons: TritonLines(CheckedTritons())}
 	for _, b := range configs {
 		d.Configs = append(d.Configs, newConfigEntry(b.Variant))
 		switch KernelFamily(b.Variant) {

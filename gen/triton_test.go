@@ -39,3 +39,18 @@ func TestCheckedTritons(t *testing.T) {
 		}
 	}
 }
+
+func TestTritonLines(t *testing.T) {
+	for _, c := range []struct {
+		in, want []string
+	}{
+		{[]string{"3.6.0", "3.7.1", "3.8.0", "3.9.0"}, []string{"3.6", "3.7", "3.8", "3.9"}},
+		{[]string{"3.6.0", "3.6.1", "3.7.1"}, []string{"3.6", "3.7"}},
+		{[]string{"4"}, []string{"4"}},
+		{nil, nil},
+	} {
+		if diff := cmp.Diff(c.want, TritonLines(c.in)); diff != "" {
+			t.Errorf("TritonLines(%v) (-want +got):\n%s", c.in, diff)
+		}
+	}
+}

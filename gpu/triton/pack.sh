@@ -7,10 +7,11 @@
 # Downloads the CPython 3.12 wheel (the device's Python) of triton==VERSION
 # from PyPI (no dependencies), keeps what compiling and launching for an
 # sm_90 GPU needs (the Python package, libtriton.so stripped of its
-# symbols, ptxas, libdevice, and the dist-info whose entry points Triton
-# finds its backends by, the NVIDIA one only), and writes
-# gpu/triton/pack/triton-VERSION.tar.xz
-# (git-ignored). gpu/triton/run.sh unpacks it on the device.
+# symbols, the ptxas it runs for sm_90, libdevice, and the dist-info whose
+# entry points Triton finds its backends by, the NVIDIA one only), and
+# writes
+# gpu/triton/pack/triton-VERSION.tar.xz and its two halves, .part-00 and
+# .part-01 (git-ignored). gpu/triton/run.sh unpacks it on the device.
 #
 # Usage: bash gpu/triton/pack.sh VERSION     (e.g. 3.8.0)
 set -euo pipefail
@@ -25,10 +26,22 @@ trap 'rm -rf "$W"' EXIT
 "$PY" -m zipfile -e "$W"/wheel/triton-*.whl "$W/site"
 T=$W/site/triton
 # Not needed to compile and launch on an H200: the profiler's library, the
-# AMD backend, the Blackwell ptxas, the disassemblers and CUPTI.
-rm -rf "$T/_C/libproton.so" "$T/backends/amd" "$T/backends/nvidia/bin/ptxas-blackwell" \
+# AMD backend, the disassemblers, CUPTI, and the one of its two ptxas that
+# the release does not run for sm_90 (get_ptxas: ptxas up to 3.8,
+# ptxas-blackwell, CUDA 13, from 3.9).
+get_ptxas=$(sed -n '/^def get_ptxas(/,/^$/p' "$T/backends/nvidia/compiler.py")
+unused=
+if grep -q 'arch >= 100 else knobs.nvidia.ptxas' <<<"$get_ptxas"; then
+  unused=ptxas-blackwell
+elif grep -q 'if arch < 90:' <<<"$get_ptxas"; then
+  unused=ptxas
+else
+  echo "triton $V: which ptxas it runs for sm_90 is not known here; both kept" >&2
+fi
+rm -rf "$T/_C/libproton.so" "$T/backends/amd" \
   "$T/backends/nvidia/bin/cuobjdump" "$T/backends/nvidia/bin/nvdisasm" \
   "$T"/backends/nvidia/lib/cupti*
+[ -z "$unused" ] || rm -f "$T/backends/nvidia/bin/$unused"
 strip --strip-unneeded "$T/_C/libtriton.so"
 chmod +x "$T"/backends/nvidia/bin/* # zipfile drops the wheel's modes
 # Triton finds its backends through the entry points of its dist-info: keep
@@ -39,3 +52,11 @@ out=gpu/triton/pack/triton-$V.tar.xz
 tar -C "$W/site" -cf - triton "triton-$V.dist-info" | xz -T0 -6 > "$out.partial"
 mv "$out.partial" "$out"
 echo "$out: $(du -m "$out" | cut -f1) MB"
+# A device call carries at most 64 MiB with the working tree (about 27 MiB
+# of tracked files), so the pack also goes as two halves, carried by two
+# calls made while the machine is warm (it keeps ignored files between
+# calls); run.sh joins them.
+rm -f "$out".part-*
+split -n 2 -d "$out" "$out.part-"
+ls -l "$out".part-* | awk '{print $NF ": " int($5 / 1048576) " MiB"}'
+

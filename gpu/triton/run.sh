@@ -2,7 +2,7 @@
 # One device call: the shipped modules under another Triton release, beside
 # the GPU's own Triton 3.6.0, in the same call (docs/targets.md, "Triton
 # versions": SGLang 0.5.18-0.5.21 install Triton 3.7.1, 0.5.22-0.5.23
-# Triton 3.8.0, through the torch they pin).
+# Triton 3.8.0, through the torch they pin; torch 2.15 brings 3.9.0).
 #
 # Each module's harness runs with --variants selected (its own entry points
 # and tables), once per Triton: the release is imported from the pack
@@ -15,9 +15,12 @@
 # release over its time under 3.6.0).
 #
 # Prepare here, then run on the device from the repository root, carrying
-# the pack:
+# the pack. With the working tree it is over a call's 64 MiB, so it goes as
+# its two halves: a first call carrying .part-00 (its command: true), then,
+# while the machine is still warm (it keeps ignored files between calls),
+# this one carrying .part-01; the script joins them.
 #
-#   bash gpu/triton/pack.sh 3.8.0          # gpu/triton/pack/triton-3.8.0.tar.xz
+#   bash gpu/triton/pack.sh 3.8.0          # gpu/triton/pack/triton-3.8.0.tar.xz{,.part-00,.part-01}
 #   V=3.8.0 OUT=$OUT bash gpu/triton/run.sh
 #
 # $OUT gets results.tar.gz (every JSON and log) and summary.txt. LIMIT (s,
@@ -36,7 +39,9 @@ left() { echo $((LIMIT - ($(date +%s) - START))); }
 at_least() { echo $(($2 < $1 ? $1 : $2)); }
 log() { echo "[$(($(date +%s) - START)) s] $*" | tee -a "$W/res/steps.txt"; }
 
-tar -xJf "gpu/triton/pack/triton-$V.tar.xz" -C "$W/site" || { echo "no pack for $V: bash gpu/triton/pack.sh $V"; exit 2; }
+P=gpu/triton/pack/triton-$V.tar.xz
+[ -e "$P" ] || cat "$P".part-00 "$P".part-01 >"$P" || { rm -f "$P"; echo "no pack for $V (or only half of it): bash gpu/triton/pack.sh $V"; exit 2; }
+tar -xJf "$P" -C "$W/site" || { echo "the pack for $V does not unpack: bash gpu/triton/pack.sh $V"; exit 2; }
 {
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem --format=csv,noheader
   python3 -c 'import torch, triton; print("torch", torch.__version__, "triton", triton.__version__)'

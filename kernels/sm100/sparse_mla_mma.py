@@ -78,6 +78,12 @@ _FP8 = True
 # and barrier from 3.7 on: SGLang 0.5.18 and later install Triton 3.7.1 or
 # 3.8 through the torch they pin (docs/targets.md, "Triton versions").
 _cta_barrier = gl.barrier if hasattr(gl, "barrier") else gl.thread_barrier
+# The Triton releases (major.minor) whose C launcher the plans call
+# directly, in the argument order _raw_launcher gives for each (checked on
+# the CPU against each release's own launcher: calib/launch.py). Under any
+# other release every launch goes through Triton's Python launcher: the
+# same kernels, a few microseconds more of host time a launch.
+_LAUNCHER_CHECKED = ("3.6", "3.7", "3.8", "3.9")
 
 # A configuration: the kernel family that runs it ("mma": the Triton tl.dot
 # kernel; "ws": the warp-specialised Gluon kernel; "pp": the pipelined
@@ -2691,6 +2697,13 @@ def _as_cache(k_cache):
     return k_cache if k_cache.dtype == want else k_cache.view(want)
 
 
+# Options every launch pins. FP fusion (FMA), as every kernel was
+# calibrated, checked and timed: Triton otherwise takes its default from
+# the environment (TRITON_DEFAULT_FP_FUSION), and 3.9 announces that 3.10
+# turns it off. calib/sass.py compiles with these too.
+_LAUNCH_OPTIONS = dict(enable_fp_fusion=True)
+
+
 def _raw_stream(device_index):
     """The current CUDA stream of the device, as the launcher takes it."""
     try:
@@ -2703,20 +2716,23 @@ class _Kernel:
     """One launch of a plan: the kernel, its grid, its fixed arguments (by
     parameter name), which call value each remaining parameter takes (bind)
     and its constexprs. The first call compiles it through Triton's JIT
-    (warmup) and keeps the compiled kernel's launcher; later calls go
-    straight to that launcher with the arguments in the kernel's order.
+    (warmup) and keeps the compiled kernel; later calls go straight to its
+    launcher with the arguments in the kernel's order.
 
-    That relies on Triton 3.6's compiled-kernel internals (CompiledKernel.run,
-    packed_metadata, its launcher's argument order); where they are not
-    there, every call goes through Triton's JIT launch instead (slower on the
-    host, the same kernels), except for a cluster launch, which has no other
-    way in and says so.
+    That relies on Triton's compiled-kernel internals (CompiledKernel.run,
+    packed_metadata, the order its launchers take their arguments in),
+    which changed between releases; _raw_launcher knows the releases of
+    _LAUNCHER_CHECKED. Where the internals are not there at all, every call
+    goes through Triton's JIT launch instead (slower on the host, the same
+    kernels), except for a cluster launch, which has no other way in and
+    says so.
     """
 
     def __init__(
         self, fn, grid, fixed, bind, constexprs, options, cluster=1, check=None
     ):
         self.fn, self.grid, self.bind = fn, grid, bind
+        options = dict(options, **_LAUNCH_OPTIONS)
         self.constexprs, self.options, self.check = constexprs, options, check
         self.cluster = cluster
         names = fn.arg_names
@@ -2762,15 +2778,18 @@ class _Kernel:
         except (AttributeError, TypeError, ValueError) as err:
             if self.cluster > 1:
                 raise RuntimeError(
-                    f"{self.fn.__name__}: this Triton's compiled kernels do not have the "
-                    f"launcher a cluster launch needs ({err}); the module was generated "
-                    "for Triton 3.6.0: regenerate it (mlagen emit) for this Triton"
+                    f"{self.fn.__name__}: Triton {triton.__version__}'s compiled kernels "
+                    f"do not have the launcher a cluster launch needs ({err}); the module "
+                    f"is checked with Triton {', '.join(_LAUNCHER_CHECKED)}"
                 ) from err
             # Every call through the JIT, as the interpreter does.
             self.fn[self.grid](**kwargs, **self.options)
             return
-        # This first launch goes through Triton's own launcher with the
-        # tensors (and a TMA descriptor object); later ones take launch().
+        self._first_launch(values)
+
+    def _first_launch(self, values):
+        """This first launch goes through Triton's own launcher with the
+        tensors (and a TMA descriptor object); later ones take launch()."""
         args = self.template.copy()
         for i, v in self.slots:
             args[i] = values[v]
@@ -2788,13 +2807,11 @@ class _Kernel:
         # clusters of independent programs; its num_ctas spreads one
         # program's tensors over the cluster).
         self.packed = (num_warps, self.cluster, shared)
-        self.coop = compiled.metadata.launch_cooperative_grid
-        self.pdl = compiled.metadata.launch_pdl
         meta = getattr(compiled.metadata, "tensordesc_meta", None)
         self.desc_meta = meta[0] if meta else None
         if "QDesc" in self.bind:
             self.desc_at = self.fn.arg_names.index("QDesc")
-        self.raw = _raw_launcher(run, compiled)
+        self.raw = _raw_launcher(run, compiled, self.function, self.packed)
         self.run_ = run
         self.compiled = compiled
 
@@ -2809,22 +2826,7 @@ class _Kernel:
             else:
                 args[self.desc_at] = _q_descriptor(q, self.constexprs["BLOCK_H"])
         if self.raw is not None:
-            self.raw(
-                gx,
-                gy,
-                gz,
-                stream,
-                self.function,
-                self.coop,
-                self.pdl,
-                None,
-                None,
-                self.packed,
-                None,
-                None,
-                None,
-                *args,
-            )
+            self.raw(gx, gy, gz, stream, args)
         else:
             self.run_(
                 gx, gy, gz, stream, self.function, self.packed, None, None, None, *args
@@ -2845,15 +2847,71 @@ class _Kernel:
         return args
 
 
-def _raw_launcher(run, compiled):
-    """The compiled kernel's C launch function when it can be called
-    directly: no global or profile scratch to allocate (Triton's launcher
-    does that) and, for a kernel with a TMA descriptor argument, the function
-    under Triton's wrapper that rebuilds the descriptor on every launch.
-    None otherwise (the plan then calls compiled.run)."""
+def _raw_launcher(run, compiled, function, packed):
+    """launch(gx, gy, gz, stream, args): the compiled kernel launched by its
+    C launcher directly, args in the kernel's parameter order (a TMA
+    descriptor already spread into its parts), or None where that is not
+    known to be safe; the plan then calls compiled.run, Triton's Python
+    launcher, which has taken the JIT's argument order since 3.6.
+
+    The C launchers take their arguments in one of two orders. Triton 3.6
+    builds one a kernel, taking the scratch buffers before the packed
+    metadata and hooks, then the kernel's arguments one by one; from 3.7
+    one launcher serves every kernel, taking the packed metadata and hooks
+    first, then the scratch buffers, the arguments' annotations, the
+    kernel's signature and its arguments as one list. calib/launch.py holds
+    both, for every release of _LAUNCHER_CHECKED, to that release's own
+    launcher; another release gets None. So does a kernel with scratch
+    memory to allocate (Triton's launcher does that) or under Triton's
+    global-memory sanitizer (its launcher rewrites the arguments)."""
     md = compiled.metadata
     if md.global_scratch_size or md.profile_scratch_size:
         return None
+    if getattr(run, "gsan_enabled", False):
+        return None
+    if ".".join(triton.__version__.split(".")[:2]) not in _LAUNCHER_CHECKED:
+        _say(
+            logging.INFO,
+            f"mlagen: Triton {triton.__version__} is not a release whose C launcher "
+            f"mlagen checked ({', '.join(_LAUNCHER_CHECKED)}): every launch goes "
+            "through Triton's Python launcher (the same kernels, more host time)",
+        )
+        return None
+    c_launch = _c_launcher(run)
+    if c_launch is None:
+        return None
+    coop, pdl = md.launch_cooperative_grid, md.launch_pdl
+    annotations = getattr(run, "arg_annotations", None)
+    signature = getattr(run, "kernel_signature", None)
+    if annotations is None and signature is None:
+        # 3.6: function, cooperative grid, PDL, global and profile scratch,
+        # packed metadata, launch metadata, enter and exit hooks, then the
+        # arguments one by one.
+        head = (function, coop, pdl, None, None, packed, None, None, None)
+
+        def launch(gx, gy, gz, stream, args):
+            c_launch(gx, gy, gz, stream, *head, *args)
+
+        return launch
+    if annotations is None or signature is None:
+        return None
+    # From 3.7: function, cooperative grid, PDL, packed metadata, launch
+    # metadata, enter and exit hooks, global and profile scratch, the
+    # arguments' annotations and the kernel's signature, then the arguments
+    # as one list.
+    head = (function, coop, pdl, packed, None, None, None, None, None, annotations)
+
+    def launch(gx, gy, gz, stream, args):
+        c_launch(gx, gy, gz, stream, *head, signature, args)
+
+    return launch
+
+
+def _c_launcher(run):
+    """The C function under the compiled kernel's launcher: run.launch
+    itself, or, for a kernel with a TMA descriptor argument, the function
+    under Triton's wrapper that rebuilds the descriptor on every launch.
+    None where it is neither."""
     launch = getattr(run, "launch", None)
     code = getattr(launch, "__code__", None)
     if code is None:
@@ -2869,6 +2927,10 @@ def _raw_launcher(run, compiled):
 def _make_tensordesc_arg(desc, meta):
     from triton.backends.nvidia.driver import make_tensordesc_arg
 
+    if make_tensordesc_arg.__code__.co_argcount > 2:
+        # From 3.8 Triton's wrapper passes a third argument (the launch's
+        # other arguments), which the NVIDIA backend does not read.
+        return make_tensordesc_arg(desc, meta, None)
     return make_tensordesc_arg(desc, meta)
 
 
