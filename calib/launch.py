@@ -58,7 +58,8 @@ from triton.backends.nvidia import driver as nvdriver
 
 # What the CPU's plans are built for (calib/plans.py): no griddepcontrol.
 CPU_CAP = 80
-# The C launcher's base arguments from 3.7 on, read from driver.c.
+# The format a C launcher parses its arguments with: in the source Triton
+# 3.6 generates for each kernel, in driver.c's launch from 3.7 on.
 LAUNCH_FORMAT = re.compile(r'PyArg_ParseTuple\(args,\s*\\?"(iii[^"\\]*)\\?"')
 
 
