@@ -9,9 +9,9 @@
 # sm_90 GPU needs (the Python package, libtriton.so stripped of its
 # symbols, the ptxas it runs for sm_90, libdevice, and the dist-info whose
 # entry points Triton finds its backends by, the NVIDIA one only), and
-# writes
-# gpu/triton/pack/triton-VERSION.tar.xz and its two halves, .part-00 and
-# .part-01 (git-ignored). gpu/triton/run.sh unpacks it on the device.
+# writes gpu/triton/pack/triton-VERSION.tar.xz and its two halves,
+# .part-00 and .part-01 (git-ignored). gpu/triton/run.sh unpacks it on the
+# device.
 #
 # Usage: bash gpu/triton/pack.sh VERSION     (e.g. 3.8.0)
 set -euo pipefail
