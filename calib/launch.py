@@ -49,7 +49,7 @@ import types
 
 import torch
 import triton
-from plans import inputs  # calib/, the script's own folder, is on sys.path
+from plans import calls, differs  # calib/, the script's own folder, is on sys.path
 from qdesc import load_harness
 from sass import combine_jobs, decode_job, kernel_source
 
@@ -120,52 +120,48 @@ def _plain(v):
     return v
 
 
+def units(fmt):
+    """A format's units, one an argument: a letter, "y*", or a group."""
+    out, i = [], 0
+    while i < len(fmt):
+        k = i + (2 if fmt[i + 1 : i + 2] == "*" else 1)
+        if fmt[i] == "(":
+            depth, k = 1, i + 1
+            while depth:
+                depth += {"(": 1, ")": -1}.get(fmt[k], 0)
+                k += 1
+        out.append(fmt[i:k])
+        i = k
+    return out
+
+
 def parse(fmt, args):
     """Check args against a PyArg_ParseTuple format (the subset Triton's
     launchers use); return the error, or "" when they parse."""
-    stack = [[fmt, 0, list(args), 0]]
-    top = stack[0]
-    while True:
-        fmt_, i, vals, j = top
-        if i == len(fmt_):
-            if j != len(vals):
-                return f"{len(vals)} arguments where {fmt_!r} parses {j}"
-            stack.pop()
-            if not stack:
-                return ""
-            top = stack[-1]
-            continue
-        c = fmt_[i]
-        if j >= len(vals) and c != ")":
-            return f"{len(vals)} arguments where {fmt!r} wants more"
-        if c == "(":
-            depth, k = 1, i + 1
-            while depth:
-                depth += {"(": 1, ")": -1}.get(fmt_[k], 0)
-                k += 1
-            inner = vals[j]
-            if not isinstance(inner, (tuple, list)):
-                return f"argument {j}: {inner!r} where {fmt_[i:k]} wants a sequence"
-            top[1], top[3] = k, j + 1
-            top = [fmt_[i + 1 : k - 1], 0, list(inner), 0]
-            stack.append(top)
-            continue
-        v = vals[j]
-        if c in "iIlLkKbBhHn":
+    want = units(fmt)
+    if len(args) != len(want):
+        return f"{len(args)} arguments where {fmt!r} parses {len(want)}"
+    for j, (unit, v) in enumerate(zip(want, args)):
+        if unit.startswith("("):
+            if not isinstance(v, (tuple, list)):
+                return f"argument {j}: {v!r} where {unit} wants a sequence"
+            error = parse(unit[1:-1], v)
+            if error:
+                return f"argument {j} {unit}: {error}"
+        elif unit in "iIlLkKbBhHn":
             if not isinstance(v, int):
-                return f"argument {j}: {v!r} where {c!r} wants an int"
-            if c in "KIkBH" and v < 0:
-                return f"argument {j}: {v} where {c!r} wants an unsigned int"
-        elif c in "fd":
+                return f"argument {j}: {v!r} where {unit!r} wants an int"
+            if unit in "KIkBH" and v < 0:
+                return f"argument {j}: {v} where {unit!r} wants an unsigned int"
+        elif unit in "fd":
             if not isinstance(v, (int, float)):
-                return f"argument {j}: {v!r} where {c!r} wants a float"
-        elif c == "y" and fmt_[i + 1 : i + 2] == "*":
+                return f"argument {j}: {v!r} where {unit!r} wants a float"
+        elif unit == "y*":
             if not isinstance(v, (bytes, bytearray, memoryview)):
                 return f"argument {j}: {v!r} where 'y*' wants bytes"
-            i += 1
-        elif c not in "Op":
-            return f"format {fmt_!r}: {c!r} is not checked here"
-        top[1], top[3] = i + 1, j + 1
+        elif unit not in "Op":
+            return f"format {fmt!r}: {unit!r} is not checked here"
+    return ""
 
 
 def check_param(ty, v):
@@ -297,34 +293,30 @@ def stand_ins(record):
 
 def job_of(module, name, whole_call, kernel):
     """(label, signature) of the compile calib/sass.py makes of a plan's
-    launch: the decode kernel or the combine with the launch's constexprs."""
+    launch (the decode kernel, or the combine that plans.differs finds no
+    difference from)."""
     tile = module.CONFIGS[name]._asdict()
-    jobs = [
-        ("decode/full" if whole_call else "decode",)
-        + decode_job(module, tile, CPU_CAP, whole_call)
-    ]
+    label = "decode/full" if whole_call else "decode"
+    jobs = [(label,) + decode_job(module, tile, CPU_CAP, whole_call)]
     jobs += combine_jobs(module, tile, CPU_CAP, whole_call)
-    for label, fn, sig, constexprs, _options, _gluon in jobs:
-        launched = {
-            n: v for n, v in kernel.constexprs.items() if sig.get(n) == "constexpr"
-        }
-        if fn is kernel.fn and launched == constexprs:
+    for label, fn, sig, constexprs, options, _gluon in jobs:
+        if not differs((fn, sig, constexprs, options), kernel):
             return label, sig
     raise RuntimeError(
         f"{kernel.fn.__name__}: no compile of calib/sass.py launches it so"
     )
 
 
-def tensordesc_meta(module, name, label, cap, cache):
+def tensordesc_meta(module, name, kernel, label, cap, cache):
     """The TMA descriptor metadata the compiler gives the launch (None for
     a kernel without a descriptor argument), from a compile for the
     module's target, once per kernel and descriptor box."""
-    tile = module.CONFIGS[name]._asdict()
-    src, options = kernel_source(module, tile, cap, label)
-    if not any(str(t).startswith("tensordesc") for t in src.signature.values()):
+    if "QDesc" not in kernel.fn.arg_names:
         return None
-    key = (src.fn, tile["block_h"], label.endswith("/full"))
+    tile = module.CONFIGS[name]._asdict()
+    key = (kernel.fn, tile["block_h"], label.endswith("/full"))
     if key not in cache:
+        src, options = kernel_source(module, tile, cap, label)
         ck = triton.compile(src, target=GPUTarget("cuda", cap, 32), options=options)
         cache[key] = getattr(ck.metadata, "tensordesc_meta", None)
     return cache[key]
@@ -362,6 +354,7 @@ def compiled_stand_in(kernel, sig, meta, record):
 def values_of(plan, q, caches, sink):
     """A call's values (_Plan.run's two dicts): tensors for the first call,
     addresses for the later ones."""
+    # The per-cache entry has one cache: its kernels take it as both.
     (k0, i0, l0), (k1, i1, l1) = (list(caches) * 2)[:2]
     work = torch.zeros(max(plan.work_bytes, 16), dtype=torch.uint8)
     out = torch.zeros(plan.out_shape, dtype=torch.bfloat16)
@@ -407,62 +400,60 @@ def check_launch(module, kernel, compiled, tensors, ints, q, record):
     if len(record.calls) != 4:
         return f"{len(record.calls)} launches recorded for 4"
     first, direct, wrapped, unlisted = record.calls
-    if direct != wrapped:
-        return f"the direct launch's arguments {direct} differ from Triton's launcher's {wrapped}"
-    if first != wrapped or unlisted != wrapped:
+    for way, args in (("first call", first), ("direct launch", direct)):
+        if args != wrapped:
+            return f"the {way}'s arguments {args} differ from a later call's {wrapped}"
+    if unlisted != wrapped:
         return (
-            f"the first call's arguments {first} differ from a later call's {wrapped}"
+            f"under an unlisted release the arguments {unlisted} differ from {wrapped}"
         )
     return ""
 
 
-def check(d, cap):
+def check(d):
+    """(launches, those with a TMA descriptor, failures as lines) of the
+    module in directory d, under the running Triton."""
     harness = load_harness(d)
     module = harness.load_module(os.path.join(d, "sparse_mla_mma.py"))
     module._raw_stream = lambda device_index: 0  # no CUDA stream on the CPU
+    cap = int(module.TARGET.removeprefix("sm_"))
     release = ".".join(triton.__version__.split(".")[:2])
     if release not in getattr(module, "_LAUNCHER_CHECKED", (release,)):
-        return 0, [
-            f"Triton {triton.__version__} is not in the module's _LAUNCHER_CHECKED"
-        ]
+        return (
+            0,
+            0,
+            [f"Triton {triton.__version__} is not in the module's _LAUNCHER_CHECKED"],
+        )
     failures, launches, tma, metas = [], 0, 0, {}
-    for heads in (16, 64):
-        q, per_cache, whole, sink = inputs(harness, 3, heads)
-        for name in module.CONFIGS:
-            for entry, caches, s in (
-                (module._PER_CACHE, per_cache, None),
-                (module._WHOLE_CALL, whole, sink),
-            ):
-                plan = module._Plan(entry, name, q, caches, s)
-                tensors, ints = values_of(plan, q, caches, s)
-                for kernel in plan.kernels:
-                    label, sig = job_of(
-                        module, name, entry == module._WHOLE_CALL, kernel
+    for heads, name, entry, q, caches, sink in calls(harness, module):
+        whole_call = entry == module._WHOLE_CALL
+        plan = module._Plan(entry, name, q, caches, sink)
+        tensors, ints = values_of(plan, q, caches, sink)
+        for kernel in plan.kernels:
+            label, sig = job_of(module, name, whole_call, kernel)
+            meta = tensordesc_meta(module, name, kernel, label, cap, metas)
+            record = Launches()
+            try:
+                with stand_ins(record):
+                    compiled = compiled_stand_in(kernel, sig, meta, record)
+                    why = check_launch(
+                        module, kernel, compiled, tensors, ints, q, record
                     )
-                    meta = tensordesc_meta(module, name, label, cap, metas)
-                    record = Launches()
-                    try:
-                        with stand_ins(record):
-                            compiled = compiled_stand_in(kernel, sig, meta, record)
-                            why = check_launch(
-                                module, kernel, compiled, tensors, ints, q, record
-                            )
-                    except Exception as e:  # what a launch on the GPU would raise
-                        why = f"{type(e).__name__}: {e}"
-                    launches += 1
-                    tma += meta is not None
-                    if why:
-                        failures.append(
-                            f"{name} ({entry}, H {heads}) {kernel.fn.__name__}: {why}"
-                        )
+            except Exception as e:  # what a launch on the GPU would raise
+                why = f"{type(e).__name__}: {e}"
+            launches += 1
+            tma += meta is not None
+            if why:
+                failures.append(
+                    f"{name} ({entry}, H {heads}) {kernel.fn.__name__}: {why}"
+                )
     return launches, tma, failures
 
 
 def main(dirs):
     bad = total = 0
     for d in dirs:
-        cap = int(re.search(r"sm(\d+)", os.path.basename(os.path.normpath(d))).group(1))
-        launches, tma, failures = check(d, cap)
+        launches, tma, failures = check(d)
         for line in failures:
             print(f"{d}: {line} FAIL")
         print(

@@ -90,30 +90,35 @@ def calibrated_differently(module, name, whole_call, kernels):
     return ""
 
 
+def calls(harness, module):
+    """(heads, configuration, entry, q, caches, sink) of every call this
+    check builds a plan for (and calib/launch.py launches): 16 and 64
+    heads, every configuration, both entries, the harness's CPU inputs."""
+    for heads in (16, 64):
+        q, per_cache, whole, sink = inputs(harness, 3, heads)
+        for name in module.CONFIGS:
+            yield heads, name, module._PER_CACHE, q, per_cache, None
+            yield heads, name, module._WHOLE_CALL, q, whole, sink
+
+
 def check(d):
     """The plans of directory d's module that cannot be built, or whose
     decode launch is not what the calibration compiles, as lines."""
     harness = load_harness(d)
     module = harness.load_module(os.path.join(d, "sparse_mla_mma.py"))
     failures = []
-    for heads in (16, 64):
-        q, per_cache, whole, sink = inputs(harness, 3, heads)
-        for name in module.CONFIGS:
-            for entry, caches, s in (
-                (module._PER_CACHE, per_cache, None),
-                (module._WHOLE_CALL, whole, sink),
-            ):
-                try:
-                    plan = module._Plan(entry, name, q, caches, s)
-                    if not plan.kernels:
-                        raise RuntimeError("no launch")
-                    why = calibrated_differently(
-                        module, name, entry == module._WHOLE_CALL, plan.kernels
-                    )
-                    if why:
-                        raise RuntimeError(why)
-                except Exception as e:  # what a first call would raise
-                    failures.append(f"{name} ({entry}, H {heads}): {e}")
+    for heads, name, entry, q, caches, sink in calls(harness, module):
+        try:
+            plan = module._Plan(entry, name, q, caches, sink)
+            if not plan.kernels:
+                raise RuntimeError("no launch")
+            why = calibrated_differently(
+                module, name, entry == module._WHOLE_CALL, plan.kernels
+            )
+            if why:
+                raise RuntimeError(why)
+        except Exception as e:  # what a first call would raise
+            failures.append(f"{name} ({entry}, H {heads}): {e}")
     return len(module.CONFIGS), failures
 
 

@@ -109,10 +109,9 @@ def checked(module, name, which):
     the warp-specialised decode kernels' (their hand-written shared-memory
     stores assume where Triton put the buffers, which the check reads from
     the PTX, whose spelling changes between releases)."""
-    check = getattr(module, LAUNCH_CHECKS[0], None)
     if module.CONFIGS[name].family != "ws" or not which.startswith("decode"):
         return None
-    return check
+    return getattr(module, "_compile_error", None)
 
 
 def job_key(job):
