@@ -191,7 +191,7 @@ SELECTION = (
     ),
     (  # heads any
         (  # batch <= 1: topk <= 512, any
-            "mma_h16_t32_k16_w4_s1",
+            "mma_h16_t16_k32_w4_s1",
             "pp_h16_t64_k32_w8_s1",
         ),
         (  # batch <= 16: topk <= 512, any
