@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -37,6 +38,12 @@ const EntryWholeCall = "whole call"
 // module declines the shape so that SGLang's own path runs. A peer can win
 // only where that path leads to it (PeerReached).
 const PeerPrefix = "peer:"
+
+// NearTiePercent is how close, in percent, a runner-up must be to count as
+// tied with the fastest: the selected rows of repeated harness runs on the
+// H200 moved by up to 1.6%. select lists such buckets, and rows timed under
+// another Triton release choose among them (rankShapes).
+const NearTiePercent = 2
 
 // IsPeer says whether a selection name is a peer's.
 func IsPeer(name string) bool { return strings.HasPrefix(name, PeerPrefix) }
@@ -76,6 +83,10 @@ type Timing struct {
 	Passed   *bool    `json:"passed,omitempty"`
 	Declined string   `json:"declined,omitempty"`
 	Error    string   `json:"error,omitempty"`
+	// Triton is the release the row was timed under where that is not
+	// the file's (Results.Triton): rows of another release SGLang
+	// installs, which choose only among near ties (rankShapes).
+	Triton string `json:"triton,omitempty"`
 }
 
 // time is the row's time for selection (CUDA-graph replay where measured,
@@ -88,6 +99,16 @@ func (t Timing) time() (float64, bool) {
 		return *t.GraphUS, true
 	}
 	return t.US, t.US > 0
+}
+
+// ownRelease is r with only the rows timed under its own Triton release
+// (Timing.Triton empty or the file's): the shapes, batches and kernels a
+// selection is made of. Other releases' rows only break near ties.
+func (r Results) ownRelease() Results {
+	r.Timing = slices.DeleteFunc(slices.Clone(r.Timing), func(t Timing) bool {
+		return t.Triton != "" && t.Triton != r.Triton
+	})
+	return r
 }
 
 // ParseResults decodes a harness results file.
@@ -121,13 +142,14 @@ func ParseResults(data []byte) (Results, error) {
 // over the token totals they timed; without them the whole call runs the
 // per-cache tables at the call's total tokens.
 func SelectMeasured(r Results, fits map[string]bool, source string) (Selection, error) {
+	ranked := rankShapes(r, fits)
+	r = r.ownRelease()
 	if timed, _ := Coverage(r, fits); len(timed) == 0 {
 		// Every bucket would go to the SIMT baseline, as if each
 		// configuration had failed: say what the rows are instead.
 		return Selection{}, fmt.Errorf("results time none of the sweep's configurations per cache (their timing rows name only: %s)%s",
 			timedNames(r), untimedHint(r))
 	}
-	ranked := rankShapes(r, fits)
 	s, missing := measuredSelection(r, ranked, "", bucketTopk)
 	s.Target, s.Source = r.Target, source
 	if len(missing) > 0 {
@@ -247,7 +269,7 @@ func measuredBatches(r Results, entry string) []int {
 
 // PerCacheHeads are the head counts the results time per cache, ascending
 // ({0} where the rows record none): one count gives one table for every H.
-func PerCacheHeads(r Results) []int { return timedHeads(r, "") }
+func PerCacheHeads(r Results) []int { return timedHeads(r.ownRelease(), "") }
 
 // timedHeads are the head counts the entry's rows timed, ascending (0 when
 // none is recorded).
@@ -288,31 +310,54 @@ func entryOf(t Timing) string {
 	return t.Entry
 }
 
-// A NearTie is a bucket whose chosen variant is faster than the next
-// passing one by less than the tolerance NearTies was given: a rerun of the
-// harness may choose the other.
+// A NearTie is a bucket whose chosen variant and the next passing one are
+// within the tolerance NearTies was given: a rerun of the harness may
+// choose the other. Where rows timed under other Triton releases decided
+// between them (rankShapes), Releases names those releases and Worst the
+// choice's and the runner-up's largest time over the fastest of the tied
+// variants under any of them; the choice may then be the slower one here.
 type NearTie struct {
+	Entry                string
 	Batch, Topk          int
 	Chosen, RunnerUp     string
 	ChosenUS, RunnerUpUS float64
+	Releases             []string
+	Worst                []float64
 }
 
 // NearTies lists, in bucket order, the per-cache buckets of the largest
 // timed head count where the runner-up of SelectMeasured's ranking is
-// within frac (0.02 for 2%) of the choice. It changes nothing: it tells
-// whoever reviews a new selection which choices are within the run-to-run
-// spread of the measurement.
+// within frac (0.02 for 2%) of the choice, then the whole call's buckets
+// of its largest head count the same way. It changes nothing: it tells
+// whoever reviews a new selection which choices are within the
+// run-to-run spread of the measurement, and which of them other releases'
+// rows decided.
 func NearTies(r Results, fits map[string]bool, frac float64) []NearTie {
 	ranked := rankShapes(r, fits)
-	heads := timedHeads(r, "")
-	h := heads[len(heads)-1]
+	r = r.ownRelease()
 	var ties []NearTie
-	for _, b := range measuredBatches(r, "") {
-		for _, tk := range bucketTopk {
-			k := shape{"", h, b, tk}
-			c := choices(k, ranked[k])
-			if len(c) >= 2 && c[1].us <= c[0].us*(1+frac) {
-				ties = append(ties, NearTie{b, tk, c[0].name, c[1].name, c[0].us, c[1].us})
+	for _, entry := range []string{"", EntryWholeCall} {
+		heads := timedHeads(r, entry)
+		topks := bucketTopk
+		if entry != "" {
+			topks = timedTopks(r, entry)
+		}
+		if len(heads) == 0 || len(topks) == 0 {
+			continue
+		}
+		h := heads[len(heads)-1]
+		for _, b := range measuredBatches(r, entry) {
+			for _, tk := range topks {
+				k := shape{entry, h, b, tk}
+				c := choices(k, ranked[k])
+				if len(c) < 2 || max(c[0].us, c[1].us) > min(c[0].us, c[1].us)*(1+frac) {
+					continue
+				}
+				t := NearTie{entry, b, tk, c[0].name, c[1].name, c[0].us, c[1].us, nil, nil}
+				if c[0].releases != nil {
+					t.Releases, t.Worst = c[0].releases, []float64{c[0].worst, c[1].worst}
+				}
+				ties = append(ties, t)
 			}
 		}
 	}
@@ -328,11 +373,20 @@ type shape struct {
 type timed struct {
 	name string
 	us   float64
+	// Set where other releases' rows broke a near tie (breakTies): the
+	// releases that timed every tied variant, and this one's largest time
+	// over the fastest of them under any of those releases.
+	releases []string
+	worst    float64
 }
 
 // rankShapes orders, per timed shape, the variants among fits that passed
 // every correctness case, fastest first; equal times go to the name that
-// sorts first, so the table is stable.
+// sorts first, so the table is stable. Rows timed under another Triton
+// release than the file's (Timing.Triton) only reorder the near ties at
+// the head of a shape's ranking (breakTies): the tables follow the lent
+// GPU's release, and where that cannot tell two variants apart, the one
+// that holds up under the releases SGLang installs goes first.
 func rankShapes(r Results, fits map[string]bool) map[shape][]timed {
 	failed := map[string]bool{}
 	for _, c := range r.Correctness {
@@ -342,6 +396,13 @@ func rankShapes(r Results, fits map[string]bool) map[shape][]timed {
 	}
 	// A variant timed twice at one shape counts with its faster time.
 	fastest := map[shape]map[string]float64{}
+	// The same for the other releases' rows: shape, release, variant.
+	others := map[shape]map[string]map[string]float64{}
+	keep := func(m map[string]float64, name string, us float64) {
+		if cur, ok := m[name]; !ok || us < cur {
+			m[name] = us
+		}
+	}
 	for _, t := range r.Timing {
 		us, ok := t.time()
 		candidate := fits[t.Variant] || IsPeer(t.Variant)
@@ -349,18 +410,26 @@ func rankShapes(r Results, fits map[string]bool) map[shape][]timed {
 			continue
 		}
 		k := shape{entryOf(t), t.Heads, t.Batch, t.Topk}
+		if t.Triton != "" && t.Triton != r.Triton {
+			if others[k] == nil {
+				others[k] = map[string]map[string]float64{}
+			}
+			if others[k][t.Triton] == nil {
+				others[k][t.Triton] = map[string]float64{}
+			}
+			keep(others[k][t.Triton], t.Variant, us)
+			continue
+		}
 		if fastest[k] == nil {
 			fastest[k] = map[string]float64{}
 		}
-		if cur, ok := fastest[k][t.Variant]; !ok || us < cur {
-			fastest[k][t.Variant] = us
-		}
+		keep(fastest[k], t.Variant, us)
 	}
 	ranked := map[shape][]timed{}
 	for k, byName := range fastest {
 		c := make([]timed, 0, len(byName))
 		for name, us := range byName {
-			c = append(c, timed{name, us})
+			c = append(c, timed{name: name, us: us})
 		}
 		sort.Slice(c, func(i, j int) bool {
 			if c[i].us != c[j].us {
@@ -368,9 +437,57 @@ func rankShapes(r Results, fits map[string]bool) map[shape][]timed {
 			}
 			return c[i].name < c[j].name
 		})
-		ranked[k] = c
+		ranked[k] = breakTies(c, others[k])
 	}
 	return ranked
+}
+
+// breakTies reorders the near ties at the head of c (mlagen configurations
+// within NearTiePercent of the fastest, up to the first peer) by the rows
+// other releases timed of them: by each one's largest time over the fastest
+// of them under any release that timed them all, then as before. Releases
+// that did not time every tied variant do not judge, and without one c is
+// returned as it is.
+func breakTies(c []timed, other map[string]map[string]float64) []timed {
+	n := 0
+	for n < len(c) && !IsPeer(c[n].name) && c[n].us <= c[0].us*(1+NearTiePercent/100.0) {
+		n++
+	}
+	if n < 2 {
+		return c
+	}
+	worst := make([]float64, n)
+	var judges []string
+	for _, release := range slices.Sorted(maps.Keys(other)) {
+		times := other[release]
+		best := 0.0
+		for _, v := range c[:n] {
+			us, ok := times[v.name]
+			if !ok {
+				best = 0
+				break
+			}
+			if best == 0 || us < best {
+				best = us
+			}
+		}
+		if best == 0 {
+			continue
+		}
+		judges = append(judges, release)
+		for i, v := range c[:n] {
+			worst[i] = max(worst[i], times[v.name]/best)
+		}
+	}
+	if judges == nil {
+		return c
+	}
+	tied := slices.Clone(c[:n])
+	for i := range tied {
+		tied[i].releases, tied[i].worst = judges, worst[i]
+	}
+	sort.SliceStable(tied, func(i, j int) bool { return tied[i].worst < tied[j].worst })
+	return append(tied, c[n:]...)
 }
 
 // Coverage is which kernels of fits (a configuration less its split
@@ -382,7 +499,7 @@ func Coverage(r Results, fits map[string]bool) (timed, fitting []string) {
 	for name := range fits {
 		fitting = append(fitting, kernelOf(name))
 	}
-	for _, t := range r.Timing {
+	for _, t := range r.ownRelease().Timing {
 		if _, ok := t.time(); ok && fits[t.Variant] && entryOf(t) == "" {
 			timed = append(timed, kernelOf(t.Variant))
 		}

@@ -256,3 +256,70 @@ func TestSelectMeasuredHeads(t *testing.T) {
 		t.Errorf("missing shape: %v", err)
 	}
 }
+
+func TestNearTiesBrokenByOtherReleases(t *testing.T) {
+	// Under the file's 3.6.0, a and b tie at B1 k512 (1%), a beats c by 5%
+	// at B1 k2048, and d ties a peer's time at B16 k512. Rows under 3.8.0
+	// (and one under 3.7.1) time some of them again.
+	data := `{"target": "sm_120", "gpu": "g", "torch": "t", "triton": "3.6.0", "date": "d",
+	 "correctness": [],
+	 "timing": [
+	  {"variant": "a", "batch": 1, "topk": 512, "us": 1, "graph_us": 10.0},
+	  {"variant": "b", "batch": 1, "topk": 512, "us": 1, "graph_us": 10.1},
+	  {"variant": "a", "batch": 1, "topk": 512, "us": 1, "graph_us": 13.1, "triton": "3.8.0"},
+	  {"variant": "b", "batch": 1, "topk": 512, "us": 1, "graph_us": 12.1, "triton": "3.8.0"},
+	  {"variant": "b", "batch": 1, "topk": 512, "us": 1, "graph_us": 20.0, "triton": "3.7.1"},
+	  {"variant": "a", "batch": 1, "topk": 2048, "us": 1, "graph_us": 20.0},
+	  {"variant": "c", "batch": 1, "topk": 2048, "us": 1, "graph_us": 21.0},
+	  {"variant": "a", "batch": 1, "topk": 2048, "us": 1, "graph_us": 30.0, "triton": "3.8.0"},
+	  {"variant": "c", "batch": 1, "topk": 2048, "us": 1, "graph_us": 20.0, "triton": "3.8.0"},
+	  {"variant": "d", "batch": 16, "topk": 512, "us": 1, "graph_us": 5.0},
+	  {"variant": "peer:sglang-triton", "batch": 16, "topk": 512, "us": 1, "graph_us": 5.05},
+	  {"variant": "a", "batch": 16, "topk": 512, "us": 1, "graph_us": 5.06},
+	  {"variant": "a", "batch": 16, "topk": 512, "us": 1, "graph_us": 1.0, "triton": "3.8.0"},
+	  {"variant": "d", "batch": 16, "topk": 512, "us": 1, "graph_us": 9.0, "triton": "3.8.0"},
+	  {"variant": "a", "batch": 16, "topk": 2048, "us": 1, "graph_us": 1},
+	  {"variant": "a", "batch": 32, "topk": 512, "us": 1, "graph_us": 1, "triton": "3.8.0"},
+	  {"variant": "a", "batch": 64, "topk": 512, "us": 1, "graph_us": 1},
+	  {"variant": "a", "batch": 64, "topk": 2048, "us": 1, "graph_us": 1},
+	  {"variant": "a", "batch": 128, "topk": 512, "us": 1, "graph_us": 1},
+	  {"variant": "a", "batch": 128, "topk": 2048, "us": 1, "graph_us": 1}]}`
+	r, err := ParseResults([]byte(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fits := map[string]bool{"a": true, "b": true, "c": true, "d": true}
+	sel, err := SelectMeasured(r, fits, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// B1 k512: 3.8.0 timed both and b is faster there (3.7.1 timed only b
+	// and does not judge); B1 k2048: 5% apart under 3.6.0, so 3.8.0's rows
+	// change nothing; B16 k512: the peer between d and a ends the tie, so d
+	// stays. The 3.8.0-only batch 32 adds no bucket.
+	want := [][]string{{"b", "a"}, {"d", "a"}, {"a", "a"}, {"a", "a"}}
+	if diff := cmp.Diff(want, sel.Table); diff != "" {
+		t.Errorf("table (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]int{1, 16, 64, 0}, sel.BatchBounds); diff != "" {
+		t.Errorf("batch bounds (-want +got):\n%s", diff)
+	}
+	ties := NearTies(r, fits, 0.02)
+	wantTies := []NearTie{
+		{Batch: 1, Topk: 512, Chosen: "b", RunnerUp: "a", ChosenUS: 10.1, RunnerUpUS: 10.0,
+			Releases: []string{"3.8.0"}, Worst: []float64{1, 13.1 / 12.1}},
+		{Batch: 16, Topk: 512, Chosen: "d", RunnerUp: "peer:sglang-triton", ChosenUS: 5.0, RunnerUpUS: 5.05},
+	}
+	if diff := cmp.Diff(wantTies, ties); diff != "" {
+		t.Errorf("NearTies (-want +got):\n%s", diff)
+	}
+	// Without the other releases' rows the file's own order stands.
+	r.Timing = slices.DeleteFunc(r.Timing, func(t Timing) bool { return t.Triton != "" })
+	sel, err = SelectMeasured(r, fits, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sel.Table[0][0] != "a" {
+		t.Errorf("without 3.8.0's rows B1 k512 chose %s, want a", sel.Table[0][0])
+	}
+}

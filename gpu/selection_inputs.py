@@ -552,15 +552,13 @@ def add_sweep120(out):
     )
 
 
-def add_relfit(out):
-    """lab/relfit's batch-1 rows of the sm_120 module under Triton 3.6.0
-    (its b1-base passes; the faster of the two a cell), with the checks of
-    the whole calls it timed (passed in both); they replace the older rows of the same
-    configuration, entry and shape (thirtieth session)."""
-    best = {}
-    passed = {}
+def relfit_rows(triton):
+    """lab/relfit's batch-1 timing rows under one Triton ("base": the GPU's
+    3.6.0), the faster of its two passes a cell, and the checks of the
+    whole calls it timed (passed in both)."""
+    best, passed = {}, {}
     for rep in (1, 2):
-        run = load(f"{RELFIT}/b1-base-{rep}.json")
+        run = load(f"{RELFIT}/b1-{triton}-{rep}.json")
         for r in run["correctness"]:
             k = (r["variant"], r["case"])
             passed[k] = passed.get(k, True) and r["passed"]
@@ -570,14 +568,31 @@ def add_relfit(out):
             k = timing_key(r)
             if k not in best or r.get("graph_us", 1e9) < best[k].get("graph_us", 1e9):
                 best[k] = r
-    return take(
+    checked = [{"variant": v, "case": c, "passed": ok} for (v, c), ok in passed.items()]
+    return list(best.values()), checked
+
+
+def add_relfit(out):
+    """lab/relfit's batch-1 rows of the sm_120 module (thirtieth session):
+    under Triton 3.6.0 they replace the older rows of the same
+    configuration, entry and shape; under 3.7.1 and 3.8.0 (SGLang
+    0.5.18-0.5.23's) they are added marked with their release, so that
+    `mlagen select` breaks 3.6.0's near ties by them."""
+    rows, checked = relfit_rows("base")
+    out = take(
         out,
-        list(best.values()),
-        [{"variant": v, "case": c, "passed": ok} for (v, c), ok in passed.items()],
+        rows,
+        checked,
         f"; {RELFIT} (the batch-1 candidates under Triton 3.6.0, the faster of "
         "two passes) replaces the older rows of the configurations, entries "
-        "and shapes it timed",
+        "and shapes it timed, and adds the same candidates' rows under 3.7.1 "
+        "and 3.8.0, marked with their release (they break near ties only)",
     )
+    for triton in ("3.7.1", "3.8.0"):
+        rows, checked = relfit_rows(triton)
+        out["timing"] += [dict(r, triton=triton) for r in rows]
+        out["correctness"] += checked
+    return out
 
 
 def add_sweep64(out):
@@ -782,6 +797,7 @@ SELECT_FIELDS = (
     "passed",
     "declined",
     "error",
+    "triton",
 )
 
 

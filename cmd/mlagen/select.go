@@ -38,9 +38,15 @@ shipped tables that is the choice itself at every timed batch on the H200
 sparse_mla_mma as m; print(m.select(B, TOPK, HEADS, sms=N))"' in
 kernels/<target> shows what runs on a GPU of N multiprocessors.
 
-After the table it lists near ties: buckets whose runner-up is within ` + fmt.Sprint(nearTiePercent) + `% of
+After the table it lists near ties: buckets whose runner-up is within ` + fmt.Sprint(gen.NearTiePercent) + `% of
 the choice, about the run-to-run spread on the H200, where a rerun of the
-harness may pick the other variant. The choice still follows the numbers.
+harness may pick the other variant (per cache at the largest timed head
+count, then the whole call's). The choice follows the numbers of the
+results' own Triton release. Rows marked with another release ("triton":
+"3.8.0" in a timing row: the Triton a newer SGLang installs) choose only
+among such ties: the tied configuration whose worst time over the fastest
+of them under those releases is smallest goes first (a configuration that
+spills under a newer release, say), and the list says so.
 
 Only what the results time can be chosen. A kernel of the sweep (a
 configuration at any split count) with no per-cache row is never chosen,
@@ -81,10 +87,6 @@ Exit status: 0 written (or, with --check, the same), 1 unusable results or
 file that cannot be read (nothing written).
 `
 
-// nearTiePercent is how close a runner-up must be for select to point it out: the
-// selected rows of repeated harness runs on the H200 moved by up to 1.6%.
-const nearTiePercent = 2
-
 // selectReport is select's --json output.
 type selectReport struct {
 	Target    string        `json:"target"`
@@ -106,12 +108,18 @@ type selectReport struct {
 }
 
 type nearTie struct {
+	Entry      string  `json:"entry,omitempty"`
 	Batch      int     `json:"batch"`
 	Topk       int     `json:"topk"`
 	Chosen     string  `json:"chosen"`
 	RunnerUp   string  `json:"runner_up"`
 	ChosenUS   float64 `json:"chosen_us"`
 	RunnerUpUS float64 `json:"runner_up_us"`
+	// Releases timed both under other Triton releases, which decided
+	// between them; Worst is the chosen's and the runner-up's largest
+	// time there over the fastest of the tied configurations.
+	Releases []string  `json:"releases,omitempty"`
+	Worst    []float64 `json:"worst,omitempty"`
 }
 
 func runSelect(e *env, args []string) int {
@@ -204,7 +212,7 @@ func selection(s gen.Sweep, res gen.Results, path, dir string) (selectReport, ch
 			rep.Untimed = append(rep.Untimed, k)
 		}
 	}
-	for _, t := range gen.NearTies(res, fits, nearTiePercent/100.0) {
+	for _, t := range gen.NearTies(res, fits, gen.NearTiePercent/100.0) {
 		rep.NearTies = append(rep.NearTies, nearTie(t))
 	}
 	data, err := gen.MarshalSelection(sel)
@@ -267,10 +275,19 @@ func printSelection(w io.Writer, t gen.Target, rep selectReport) {
 		}
 	}
 	if len(rep.NearTies) > 0 {
-		fmt.Fprintf(w, "near ties (runner-up within %d%%, about the run-to-run spread: a rerun may swap them):\n", nearTiePercent)
+		fmt.Fprintf(w, "near ties (runner-up within %d%%, about the run-to-run spread: a rerun may swap them):\n", gen.NearTiePercent)
 		for _, t := range rep.NearTies {
-			fmt.Fprintf(w, "  batch %d topk %d: %s %.2f us, %s %.2f us (+%.1f%%)\n",
-				t.Batch, t.Topk, t.Chosen, t.ChosenUS, t.RunnerUp, t.RunnerUpUS, (t.RunnerUpUS/t.ChosenUS-1)*100)
+			where, size := "", "topk"
+			if t.Entry != "" {
+				where, size = t.Entry+" ", "tokens"
+			}
+			fmt.Fprintf(w, "  %sbatch %d %s %d: %s %.2f us, %s %.2f us (%+.1f%%)",
+				where, t.Batch, size, t.Topk, t.Chosen, t.ChosenUS, t.RunnerUp, t.RunnerUpUS, (t.RunnerUpUS/t.ChosenUS-1)*100)
+			if len(t.Releases) > 0 {
+				fmt.Fprintf(w, "; under Triton %s at most %.2fx and %.2fx the fastest of the tied",
+					strings.Join(t.Releases, ", "), t.Worst[0], t.Worst[1])
+			}
+			fmt.Fprintln(w)
 		}
 	}
 	switch {

@@ -232,7 +232,7 @@ FULL_SELECTION = (
     ),
     (  # heads any
         (  # batch <= 1: tokens <= 640, any
-            "mma_h16_t32_k32_w4_s1",
+            "mma_h16_t32_k32_w8_s1",
             "pp_h16_t64_k32_w8_s1",
         ),
         (  # batch <= 16: tokens <= 640, any

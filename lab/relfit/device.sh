@@ -8,7 +8,8 @@
 #   * the batch-1 candidates of base, per cache at 64 and 16 heads and as
 #     the whole call.
 # Each (copy, Triton) warms its own cache first; then two timing passes,
-# one process at a time; the faster per shape. From the repository root,
+# one process at a time; the faster per shape. BASE=0 leaves 3.6.0 out.
+# From the repository root,
 # after `python3 lab/relfit/prepare.py`, carrying lab/relfit/base,
 # lab/relfit/q5 and the pack's second half:
 #   V=3.8.0 OUT=$OUT bash lab/relfit/device.sh     # $OUT/relfit-$V.tar.gz

@@ -33,7 +33,8 @@ def checks(d):
 
 
 def main(d):
-    print(open(os.path.join(d, "gpu.txt")).read().strip())
+    for p in sorted(glob.glob(os.path.join(d, "gpu*.txt"))):
+        print(open(p).read().strip())
     checks(d)
     tritons = sorted({re.match(r"ab-\w+?-(.+)-\d\.json", os.path.basename(p)).group(1)
                       for p in glob.glob(os.path.join(d, "ab-*-*-*.json"))})
