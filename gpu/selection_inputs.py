@@ -118,7 +118,14 @@ select` reads, one row a line: every other field stays in its run's file):
   on those GPUs (lab/sweepbytes/nopdl.py), and in a second call every
   other tl.dot configuration at batch 1; its rows replace the older ones of
   the same configuration, entry and shape on sm_89, sm_86 and sm_80, and
-  give sm_86 and sm_80 whole-call rows, so tables of their own.
+  give sm_86 and sm_80 whole-call rows, so tables of their own;
+* lab/relfit (2026-12-05, thirtieth session): the sm_120 module's batch-1
+  candidates per cache at H 16 and 64 and as the whole call at H 16 and
+  64, under Triton 3.6.0 (its rows replace the older ones of the same
+  configuration, entry and shape) and under 3.7.1 and 3.8.0 (added, each
+  row marked with its "triton": `mlagen select` breaks 3.6.0's near ties
+  by them); the checks of every release count (a configuration failing
+  under any of them is never chosen).
 
 The targets no lent GPU has (sm_89, sm_86, sm_80) get selections from H200
 runs of a module whose kernel code is theirs, with DISABLE_MMA_V3=1 (so the
