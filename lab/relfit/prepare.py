@@ -9,7 +9,7 @@ both under the GPU's 3.6.0 and a packed release, and the batch-1
 candidates (the 4-warp 32-token `tl.dot` tile spills inside its loop
 under 3.7+) beside each other under both.
 
-    python3 lab/relfit/prepare.py [COMMIT]
+    python3 lab/relfit/prepare.py [COMMIT]    # 2026-12-05's runs: 1c8c0bd
 """
 
 import os
