@@ -111,6 +111,31 @@ func (r Results) ownRelease() Results {
 	return r
 }
 
+// AddRelease is r with other's rows added: other is a run of the same
+// target on the same GPU under another Triton release, whose timing rows
+// are marked with that release (Timing.Triton) so that they break r's near
+// ties only, and whose correctness rows count as r's (a configuration that
+// failed a case under any release is never chosen).
+func AddRelease(r, other Results) (Results, error) {
+	switch {
+	case other.Target != r.Target:
+		return r, fmt.Errorf("%s results, not %s", other.Target, r.Target)
+	case other.GPU != r.GPU:
+		return r, fmt.Errorf("timed on %s, not on %s: other releases' rows must come from the same GPU", other.GPU, r.GPU)
+	case other.Triton == "" || other.Triton == r.Triton:
+		return r, fmt.Errorf("timed under Triton %q, as the results it would add to: give one run per release", other.Triton)
+	}
+	r.Timing = slices.Clone(r.Timing)
+	for _, t := range other.Timing {
+		if t.Triton == "" {
+			t.Triton = other.Triton
+		}
+		r.Timing = append(r.Timing, t)
+	}
+	r.Correctness = append(slices.Clone(r.Correctness), other.Correctness...)
+	return r, nil
+}
+
 // ParseResults decodes a harness results file.
 func ParseResults(data []byte) (Results, error) {
 	var r Results

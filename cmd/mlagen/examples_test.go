@@ -89,7 +89,9 @@ var examples = map[string]example{
 	"mlagen select --dry-run gpu/results/selection-input-sm120.json":                             {fixtures: []string{"repo"}},
 	"mlagen select --json --dry-run gpu/results/selection-input-sm90.json | jq .selection.table": {fixtures: []string{"repo"}},
 	"mlagen select --selections . gpu/results/selection-input-sm120.json":                        {fixtures: []string{"repo"}},
-	"mlagen version --json | jq '.targets[] | select(.calibrated)'":                              {},
+	"mlagen select --selections . my-card.json --also my-card-triton-3.8.0.json": {
+		skip: "the harness writes both files on your GPU, one under each Triton; select.txtar runs select --also on such files"},
+	"mlagen version --json | jq '.targets[] | select(.calibrated)'": {},
 
 	// watch: with a log whose start fails (out of memory), each runs as
 	// written and ends in that failure; nothing needs a server.

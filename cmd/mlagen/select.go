@@ -12,7 +12,7 @@ import (
 	"github.com/mlagen/mlagen/gen"
 )
 
-var selectUsage = `Usage: mlagen select [flags] RESULTS.json
+var selectUsage = `Usage: mlagen select [flags] RESULTS.json [--also OTHER.json]...
 
 Read the results of the harness (kernels/<target>/harness.py) and pick, for
 every (batch, topk) bucket, the fastest configuration that passed every
@@ -46,7 +46,11 @@ results' own Triton release. Rows marked with another release ("triton":
 "3.8.0" in a timing row: the Triton a newer SGLang installs) choose only
 among such ties: the tied configuration whose worst time over the fastest
 of them under those releases is smallest goes first (a configuration that
-spills under a newer release, say), and the list says so.
+spills under a newer release, say), and the list says so. --also
+OTHER.json adds the rows of a harness run on the same GPU under another
+Triton release so marked (run the harness once under each Triton your
+SGLang upgrades may bring), and its failed checks exclude a configuration
+as RESULTS.json's do.
 
 Only what the results time can be chosen. A kernel of the sweep (a
 configuration at any split count) with no per-cache row is never chosen,
@@ -78,6 +82,7 @@ Examples:
   mlagen select --dry-run gpu/results/selection-input-sm120.json
   mlagen select --selections . gpu/results/selection-input-sm120.json   # writes ./sm120.json, for emit --selection
   mlagen select --json --dry-run gpu/results/selection-input-sm90.json | jq .selection.table
+  mlagen select --selections . my-card.json --also my-card-triton-3.8.0.json   # ties broken by a 3.8.0 run
 
 Run it from the repository root: the results path is recorded as given, and
 the default --selections folder is relative to it.
@@ -89,8 +94,10 @@ file that cannot be read (nothing written).
 
 // selectReport is select's --json output.
 type selectReport struct {
-	Target    string        `json:"target"`
-	Source    string        `json:"source"`
+	Target string `json:"target"`
+	Source string `json:"source"`
+	// Also are the --also files: other releases' rows, which break near ties.
+	Also      []string      `json:"also,omitempty"`
 	Selection gen.Selection `json:"selection"`
 	NearTies  []nearTie     `json:"near_ties"`
 	File      string        `json:"file"`
@@ -132,6 +139,8 @@ func runSelect(e *env, args []string) int {
 	dryRun := f.Bool("dry-run", false, "print the table; write nothing")
 	check := f.Bool("check", false, "write nothing; exit 1, with the diff, when DIR/<target>.json differs from what the results give")
 	asJSON := f.Bool("json", false, "print the report as JSON on stdout")
+	var also []string
+	f.StringArrayVar(&also, "also", nil, "a harness results `FILE` of the same GPU under another Triton release, whose rows break near ties (repeatable)")
 	if done, code := f.parse(e, args); done {
 		return code
 	}
@@ -150,6 +159,19 @@ func runSelect(e *env, args []string) int {
 	if err != nil {
 		return failure(e, "select", fmt.Errorf("%s: %w", path, err))
 	}
+	for _, p := range also {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return usageError(e, "select", "--also: %v", err)
+		}
+		other, err := gen.ParseResults(data)
+		if err == nil {
+			res, err = gen.AddRelease(res, other)
+		}
+		if err != nil {
+			return failure(e, "select", fmt.Errorf("--also %s: %w", p, err))
+		}
+	}
 	if sf.target == "" {
 		sf.target = res.Target
 	}
@@ -164,6 +186,7 @@ func runSelect(e *env, args []string) int {
 	if err != nil {
 		return failure(e, "select", err)
 	}
+	rep.Also = also
 	if st, err := os.Stat(dir); !*dryRun && (err != nil || !st.IsDir()) {
 		return usageError(e, "select", "--selections %s: not a directory (the default %s is relative to the repository root)", dir, gen.SelectionDir)
 	}
@@ -228,6 +251,9 @@ func selection(s gen.Sweep, res gen.Results, path, dir string) (selectReport, ch
 func printSelection(w io.Writer, t gen.Target, rep selectReport) {
 	sel := rep.Selection
 	fmt.Fprintf(w, "%s selection (%s):\n", t.Name, rep.Source)
+	if len(rep.Also) > 0 {
+		fmt.Fprintf(w, "  near ties broken by the rows of %s (other Triton releases)\n", strings.Join(rep.Also, ", "))
+	}
 	printTables(w, sel, "topk")
 	if sel.WholeCall != nil {
 		fmt.Fprintln(w, "whole call (tokens of both caches):")
