@@ -41,6 +41,22 @@ def compiled(module, name, whole=False, maxnreg=None, cap=90):
     return ck, log, constexprs, options
 
 
+def loop_body(code):
+    """The instructions of the innermost backward branch's span that holds an
+    MMA: a kernel's tile loop (lab/bounds, lab/rawcons)."""
+    best = None
+    for i, (addr, ins) in enumerate(code):
+        m = re.search(r"\bBRA (0x[0-9a-f]+)", ins)
+        if not m or int(m.group(1), 16) >= addr:
+            continue
+        target = int(m.group(1), 16)
+        body = [x for a, x in code[: i + 1] if a >= target]
+        if any(x.split()[0].startswith(("HMMA", "HGMMA")) for x in body):
+            if best is None or len(body) < len(best):
+                best = body
+    return best or []
+
+
 def probe(fn, signature, counts, num_warps=8, constexprs=None):
     """Compile a probe kernel (at `constexprs`, none unless given) for sm_90
     and sm_120 and print, for each, the SASS counts of the opcodes in

@@ -8,7 +8,6 @@ reports rest on these counts.
 
 import collections
 import os
-import re
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -38,24 +37,8 @@ KERNELS = [
 LDSM_BYTES = {"1": 128, "2": 256, "4": 512}
 
 
-def loop_body(code):
-    """The instructions of the innermost backward branch's span that holds an
-    MMA: the timed loop (each kernel has one)."""
-    best = None
-    for i, (addr, ins) in enumerate(code):
-        m = re.search(r"\bBRA (0x[0-9a-f]+)", ins)
-        if not m or int(m.group(1), 16) >= addr:
-            continue
-        target = int(m.group(1), 16)
-        body = [x for a, x in code[: i + 1] if a >= target]
-        if any(x.split()[0].startswith(("HMMA", "HGMMA")) for x in body):
-            if best is None or len(body) < len(best):
-                best = body
-    return best or []
-
-
 def report(name, nw, ck):
-    body = loop_body(sass.disassemble_at(ck.asm["cubin"])[0])
+    body = narrowcompile.loop_body(sass.disassemble_at(ck.asm["cubin"])[0])
     ops = collections.Counter(x.split()[0] for x in body)
     mma = sum(v for k, v in ops.items() if k.startswith(("HMMA", "HGMMA")))
     ldsm = {k: v for k, v in ops.items() if k.startswith("LDSM")}

@@ -1,0 +1,66 @@
+"""lab/rawcons' module copies (git-ignored) from the commit's sm_90 module:
+`base` as it is, and `raw`, whose narrow 16-head kernel (_ws_narrow_kernel,
+every ws_h16_* configuration) is raw.py.in's: one producer warp copying the
+tile's bytes as they are, one consumer warp group converting them into its
+own wgmma operands, two programs an SM (launched at RC_MAXNREG registers).
+
+    python3 lab/rawcons/prepare.py [COMMIT]
+"""
+
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+
+import copies  # noqa: E402
+
+COMMIT = sys.argv[1] if len(sys.argv) > 1 else "HEAD"
+
+with open(os.path.join(HERE, "raw.py.in")) as f:
+    RAW = f.read()
+
+EDITS = [
+    # cp.async for the producer.
+    (
+        "from triton.experimental.gluon.nvidia.hopper import TensorDescriptor\n",
+        "from triton.experimental.gluon.nvidia.hopper import TensorDescriptor\n"
+        "from triton.experimental.gluon.language.nvidia.ampere import async_copy\n",
+    ),
+    # The shipped narrow kernel keeps its code under another name; raw's
+    # takes its name, so every ws_h16_* configuration launches it.
+    (
+        "@gluon.jit\ndef _ws_narrow_kernel(\n",
+        RAW + "@gluon.jit\ndef _ws_narrow_kernel_shipped(\n",
+    ),
+    # Two programs an SM: 160 threads at RC_MAXNREG.
+    (
+        "        dict(num_warps=num_warps, maxnreg=_WS_MAXNREG),\n",
+        "        dict(num_warps=num_warps, maxnreg=_WS_MAXNREG if c.block_h >= 64 else RC_MAXNREG),\n",
+    ),
+    # The plan copies a Q whose rows are not evenly spaced (a ws kernel
+    # reads it by TMA) but took the strides from the caller's: raw reads Q
+    # by pointer, so it needs the copy's.
+    (
+        "        fixed = self._inputs(q, caches, sink, c.block_t)\n",
+        "        fixed = self._inputs(q, caches, sink, c.block_t)\n"
+        "        if self.clone_q:\n"
+        "            fixed.update(stride_q_batch=q.shape[2] * _HEAD_DIM, stride_q_head=_HEAD_DIM)\n",
+    ),
+    # No K ring of bf16 rows for the producer's hand-written stores.
+    (
+        "    shared = compiled.metadata.shared\n    error = _k_ring_error(",
+        "    shared = compiled.metadata.shared\n"
+        '    if constexprs["BLOCK_H"] < 64:\n        return None\n'
+        "    error = _k_ring_error(",
+    ),
+]
+
+copies.base(HERE, COMMIT, "base", target="sm90")
+copies.edited(HERE, "raw", EDITS)
+copies.edited(
+    HERE,
+    "rawp",
+    [("RC_PIPE = gl.constexpr(False)", "RC_PIPE = gl.constexpr(True)")],
+    source="raw",
+)
