@@ -21,14 +21,16 @@ MMAs' A operands in registers:
   copy of P^T (fp16, biased by 2^8).
 
 Loops (one warp group, num_warps 4), each over one tile in shared memory
-ITERS times, one program an SM, two an SM (what 69 KB of shared memory and
+ITERS times, one program an SM, two an SM (what 70 KB of shared memory and
 the registers allow), and one program alone:
 
 - narrow: the shipped consumer's core on a bf16 tile (lab/bounds' loop at
   D = 512, with its softmax), the baseline;
-- raw: the consumer above.
+- raw: the consumer above, each group's MMA waited for before the next;
+- rawpipe: the same with one group's MMA in flight while the next
+  group's operand is built.
 
-`--check` runs raw once on random bytes and compares its scores and its
+`--check` runs raw and rawpipe once on random bytes and compares its scores and its
 unnormalised output with torch's float64 (the dimension permutations undone
 on the host). Usage: python3 lab/rawcons/bench.py OUT.json [--check]
 """
