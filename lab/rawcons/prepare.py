@@ -1,8 +1,9 @@
 """lab/rawcons' module copies (git-ignored) from the commit's sm_90 module:
 `base` as it is, and `raw`, whose narrow 16-head kernel (_ws_narrow_kernel,
-every ws_h16_* configuration) is raw.py.in's: one producer warp copying the
-tile's bytes as they are, one consumer warp group converting them into its
-own wgmma operands, two programs an SM (launched at RC_MAXNREG registers).
+every ws_h16_* configuration) is raw.py.in's: a producer warp group copying
+the tile's bytes as they are, one consumer warp group converting them into
+its own wgmma operands, two programs an SM (launched at RC_MAXNREG
+registers); and `rawp`, raw with its consumer pipelined (RC_PIPE).
 
     python3 lab/rawcons/prepare.py [COMMIT]
 """
@@ -33,7 +34,7 @@ EDITS = [
         "@gluon.jit\ndef _ws_narrow_kernel(\n",
         RAW + "@gluon.jit\ndef _ws_narrow_kernel_shipped(\n",
     ),
-    # Two programs an SM: 160 threads at RC_MAXNREG.
+    # Two programs an SM: 8 warps at RC_MAXNREG (raw.py.in's header).
     (
         "        dict(num_warps=num_warps, maxnreg=_WS_MAXNREG),\n",
         "        dict(num_warps=num_warps, maxnreg=_WS_MAXNREG if c.block_h >= 64 else RC_MAXNREG),\n",
