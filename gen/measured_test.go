@@ -9,6 +9,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
+// coverageRows ends a fixture's timing list: batches 64 and 128, timed by
+// "a" alone, so the selection covers every bucket of the table.
+const coverageRows = `
+	  {"variant": "a", "batch": 64, "topk": 512, "us": 1, "graph_us": 1},
+	  {"variant": "a", "batch": 64, "topk": 2048, "us": 1, "graph_us": 1},
+	  {"variant": "a", "batch": 128, "topk": 512, "us": 1, "graph_us": 1},
+	  {"variant": "a", "batch": 128, "topk": 2048, "us": 1, "graph_us": 1}]}`
+
 func TestNearTies(t *testing.T) {
 	// Every bucket shape is timed once by "a"; three shapes add rivals.
 	data := `{"target": "sm_90", "gpu": "g", "torch": "t", "triton": "3.6.0", "date": "d",
@@ -23,10 +31,7 @@ func TestNearTies(t *testing.T) {
 	  {"variant": "a", "batch": 16, "topk": 512, "us": 30.2, "graph_us": null},
 	  {"variant": "a", "batch": 16, "topk": 2048, "us": 1, "graph_us": 40.0},
 	  {"variant": "c", "batch": 16, "topk": 2048, "us": 1, "graph_us": 39.5},
-	  {"variant": "a", "batch": 64, "topk": 512, "us": 1, "graph_us": 1},
-	  {"variant": "a", "batch": 64, "topk": 2048, "us": 1, "graph_us": 1},
-	  {"variant": "a", "batch": 128, "topk": 512, "us": 1, "graph_us": 1},
-	  {"variant": "a", "batch": 128, "topk": 2048, "us": 1, "graph_us": 1}]}`
+` + coverageRows
 	r, err := ParseResults([]byte(data))
 	if err != nil {
 		t.Fatal(err)
@@ -280,10 +285,7 @@ func TestNearTiesBrokenByOtherReleases(t *testing.T) {
 	  {"variant": "d", "batch": 16, "topk": 512, "us": 1, "graph_us": 9.0, "triton": "3.8.0"},
 	  {"variant": "a", "batch": 16, "topk": 2048, "us": 1, "graph_us": 1},
 	  {"variant": "a", "batch": 32, "topk": 512, "us": 1, "graph_us": 1, "triton": "3.8.0"},
-	  {"variant": "a", "batch": 64, "topk": 512, "us": 1, "graph_us": 1},
-	  {"variant": "a", "batch": 64, "topk": 2048, "us": 1, "graph_us": 1},
-	  {"variant": "a", "batch": 128, "topk": 512, "us": 1, "graph_us": 1},
-	  {"variant": "a", "batch": 128, "topk": 2048, "us": 1, "graph_us": 1}]}`
+` + coverageRows
 	r, err := ParseResults([]byte(data))
 	if err != nil {
 		t.Fatal(err)
