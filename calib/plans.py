@@ -33,6 +33,8 @@ from sass import combine_jobs, decode_job
 
 # What the CPU's plans are built for: no griddepcontrol, as on sm_80.
 CPU_CAP = 80
+# Plans a configuration gets (calls): three calls at each of two head counts.
+PLANS = 3 * 2
 
 
 def inputs(harness, batch, heads):
@@ -90,15 +92,32 @@ def calibrated_differently(module, name, whole_call, kernels):
     return ""
 
 
-def calls(harness, module):
+def calls(harness, module, head_major=False):
     """(heads, configuration, entry, q, caches, sink) of every call this
     check builds a plan for (and calib/launch.py launches): 16 and 64
-    heads, every configuration, both entries, the harness's CPU inputs."""
+    heads, every configuration, both entries, the harness's CPU inputs;
+    with head_major, the per-cache entry also with Q stored head-major (a
+    Q the ws kernels read through a contiguous copy)."""
     for heads in (16, 64):
         q, per_cache, whole, sink = inputs(harness, 3, heads)
         for name in module.CONFIGS:
             yield heads, name, module._PER_CACHE, q, per_cache, None
             yield heads, name, module._WHOLE_CALL, q, whole, sink
+            if head_major:
+                q_hm = harness.lay_out_q(q, "head_major")
+                yield heads, name, module._PER_CACHE, q_hm, per_cache, None
+
+
+def q_strides_differ(plan, q):
+    """How the Q strides a plan binds differ from those of the Q its
+    kernels are handed (plan.kernel_q) ("" when they do not)."""
+    seen = plan.kernel_q(q)
+    want = dict(stride_q_batch=seen.stride(0), stride_q_head=seen.stride(2))
+    for kernel in plan.kernels:
+        bound = {n: kernel.fixed[n] for n in want if n in kernel.fixed}
+        if any(bound[n] != want[n] for n in bound):
+            return f"{kernel.fn.__name__} binds Q strides {bound}, reads a Q of {want}"
+    return ""
 
 
 def check(d):
@@ -107,7 +126,7 @@ def check(d):
     harness = load_harness(d)
     module = harness.load_module(os.path.join(d, "sparse_mla_mma.py"))
     failures = []
-    for heads, name, entry, q, caches, sink in calls(harness, module):
+    for heads, name, entry, q, caches, sink in calls(harness, module, True):
         try:
             plan = module._Plan(entry, name, q, caches, sink)
             if not plan.kernels:
@@ -115,6 +134,7 @@ def check(d):
             why = calibrated_differently(
                 module, name, entry == module._WHOLE_CALL, plan.kernels
             )
+            why = why or q_strides_differ(plan, q)
             if why:
                 raise RuntimeError(why)
         except Exception as e:  # what a first call would raise
@@ -129,9 +149,9 @@ def main(dirs):
         for line in failures:
             print(f"{d}: {line} FAIL")
         print(
-            f"{d}: {count} configurations, {2 * 2 * count - len(failures)} of "
-            f"{2 * 2 * count} plans built as calibrated (per cache and whole call,"
-            " 16 and 64 heads)"
+            f"{d}: {count} configurations, {PLANS * count - len(failures)} of "
+            f"{PLANS * count} plans built as calibrated (per cache, per cache with"
+            " a head-major Q, and whole call; 16 and 64 heads)"
         )
         bad += len(failures)
     return 1 if bad else 0

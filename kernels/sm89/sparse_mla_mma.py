@@ -2505,9 +2505,14 @@ class _Plan:
         self.tokens = topk0
         if self.has_extra:
             self.tokens = triton.cdiv(topk0, block_t) * block_t + topk1
+        # The strides of the Q the kernels read: run() hands a ws kernel a
+        # contiguous copy of a Q whose rows do not suit its TMA descriptor.
+        stride_q_batch, stride_q_head = q.stride(0), q.stride(2)
+        if self.clone_q:
+            stride_q_batch, stride_q_head = self.heads * _HEAD_DIM, _HEAD_DIM
         return dict(
-            stride_q_batch=q.stride(0),
-            stride_q_head=q.stride(2),
+            stride_q_batch=stride_q_batch,
+            stride_q_head=stride_q_head,
             stride_idx_batch=stride_i0,
             stride_out_head=_HEAD_DIM,
             page_stride=k0.stride(0),
@@ -2519,6 +2524,14 @@ class _Plan:
             page_size1=k1.shape[1],
             topk1=topk1,
         )
+
+    def kernel_q(self, q):
+        """The Q the kernels read: a ws kernel reads Q by TMA, which needs
+        evenly spaced rows (_q_rows_even), so it gets a contiguous copy of
+        any other Q; _inputs binds that copy's strides."""
+        if self.clone_q:
+            return q.clone(memory_format=torch.contiguous_format)
+        return q
 
     def _workspace(self, split_k, partials):
         """Sets the size of a call's one workspace (the split-K partials of
@@ -2546,8 +2559,7 @@ class _Plan:
         lse = torch.empty(self.lse_shape, dtype=torch.float32, device=device)
         if self.slow:
             i0, l0, i1, l1, sink = self._convert(i0, l0, i1, l1, sink)
-        if self.clone_q:
-            q = q.clone(memory_format=torch.contiguous_format)
+        q = self.kernel_q(q)
         if not self.has_extra:
             k1, i1 = k0, i0
         work = None
