@@ -39,9 +39,7 @@ left() { echo $((LIMIT - ($(date +%s) - START))); }
 at_least() { echo $(($2 < $1 ? $1 : $2)); }
 log() { echo "[$(($(date +%s) - START)) s] $*" | tee -a "$W/res/steps.txt"; }
 
-P=gpu/triton/pack/triton-$V.tar.xz
-[ -e "$P" ] || cat "$P".part-00 "$P".part-01 >"$P" || { rm -f "$P"; echo "no pack for $V (or only half of it): bash gpu/triton/pack.sh $V"; exit 2; }
-tar -xJf "$P" -C "$W/site" || { echo "the pack for $V does not unpack: bash gpu/triton/pack.sh $V"; exit 2; }
+bash gpu/triton/unpack.sh "$V" "$W/site" || exit 2
 {
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem --format=csv,noheader
   python3 -c 'import torch, triton; print("torch", torch.__version__, "triton", triton.__version__)'

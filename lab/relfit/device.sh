@@ -24,9 +24,7 @@ mkdir -p "$OUT" "$W/res" "$W/site"
 export PYTHONUNBUFFERED=1
 START=$(date +%s)
 log() { echo "[$(($(date +%s) - START)) s] $*" | tee -a "$W/res/steps.txt"; }
-P=gpu/triton/pack/triton-$V.tar.xz
-[ -e "$P" ] || cat "$P".part-00 "$P".part-01 >"$P" || { rm -f "$P"; echo "no pack for $V"; exit 2; }
-tar -xJf "$P" -C "$W/site" || { echo "the pack for $V does not unpack"; exit 2; }
+bash gpu/triton/unpack.sh "$V" "$W/site" || exit 2
 PYTHONPATH=$W/site python3 -c 'import triton; print("pack triton", triton.__version__)' | tee "$W/res/gpu.txt"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >>"$W/res/gpu.txt"
 python3 -c 'import torch, triton; print("torch", torch.__version__, "triton", triton.__version__)' >>"$W/res/gpu.txt"
