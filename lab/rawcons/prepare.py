@@ -6,6 +6,10 @@ its own wgmma operands, two programs an SM (launched at RC_MAXNREG
 registers); and `rawp`, raw with its consumer pipelined (RC_PIPE).
 
     python3 lab/rawcons/prepare.py [COMMIT]
+
+Raw reads Q by pointer, so it needs the strides of the contiguous Q copy
+a plan makes for a ws kernel: the module binds them from 2f0b6fb on (run
+1's copies patched it in here), so COMMIT must be that or later.
 """
 
 import os
@@ -38,15 +42,6 @@ EDITS = [
     (
         "        dict(num_warps=num_warps, maxnreg=_WS_MAXNREG),\n",
         "        dict(num_warps=num_warps, maxnreg=_WS_MAXNREG if c.block_h >= 64 else RC_MAXNREG),\n",
-    ),
-    # The plan copies a Q whose rows are not evenly spaced (a ws kernel
-    # reads it by TMA) but took the strides from the caller's: raw reads Q
-    # by pointer, so it needs the copy's.
-    (
-        "        fixed = self._inputs(q, caches, sink, c.block_t)\n",
-        "        fixed = self._inputs(q, caches, sink, c.block_t)\n"
-        "        if self.clone_q:\n"
-        "            fixed.update(stride_q_batch=q.shape[2] * _HEAD_DIM, stride_q_head=_HEAD_DIM)\n",
     ),
     # No K ring of bf16 rows for the producer's hand-written stores.
     (
