@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
@@ -18,6 +19,7 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/sys/unix"
 
+	"github.com/mlagen/mlagen/changeset"
 	"github.com/mlagen/mlagen/watch"
 	"github.com/mlagen/mlagen/watch/baseline"
 	"github.com/mlagen/mlagen/watch/smoke"
@@ -192,8 +194,12 @@ func (o *watchOpts) flagSet() *cmdFlags {
 func (o *watchOpts) saveResults(e *env, rep *watch.Report, human io.Writer) {
 	if o.saveBaseline != "" {
 		if rep.Outcome == watch.Ready {
-			if err := baseline.Save(o.saveBaseline, baseline.File{Source: rep.Source, Phases: rep.Phases}); err != nil {
-				fmt.Fprintf(e.stderr, "mlagen watch: %v\n", err)
+			data, err := baseline.Encode(baseline.File{Source: rep.Source, Phases: rep.Phases})
+			if err == nil {
+				err = saveFile(e, o.saveBaseline, data)
+			}
+			if err != nil {
+				fmt.Fprintf(e.stderr, "mlagen watch: saving the baseline: %v\n", err)
 				rep.ExitCode = exitFail
 			} else {
 				fmt.Fprintf(human, "saved the baseline (%d phase durations) to %s\n", len(rep.Phases), o.saveBaseline)
@@ -204,7 +210,7 @@ func (o *watchOpts) saveResults(e *env, rep *watch.Report, human io.Writer) {
 	}
 	if o.saveAnswer != "" {
 		if rep.Outcome == watch.Ready && rep.Smoke != nil {
-			if err := os.WriteFile(o.saveAnswer, []byte(rep.Smoke.Answer), 0o644); err != nil {
+			if err := saveFile(e, o.saveAnswer, []byte(rep.Smoke.Answer)); err != nil {
 				fmt.Fprintf(e.stderr, "mlagen watch: saving the answer: %v\n", err)
 				rep.ExitCode = exitFail
 			} else {
@@ -214,6 +220,23 @@ func (o *watchOpts) saveResults(e *env, rep *watch.Report, human io.Writer) {
 			fmt.Fprintf(human, "not saving the answer: this start was not good\n")
 		}
 	}
+}
+
+// saveFile writes data to path all or nothing, through the writer every
+// command uses (changeset: a temporary file beside it, renamed over it), so
+// that a killed watch never leaves a half-written baseline or answer for a
+// later start to be judged by.
+func saveFile(e *env, path string, data []byte) error {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return err
+	}
+	set := changeset.New(filepath.Dir(abs))
+	if err := set.Write(filepath.Base(abs), data); err != nil {
+		return err
+	}
+	_, err = set.Apply(e.write)
+	return err
 }
 
 func watchUsageError(e *env, format string, args ...any) int {

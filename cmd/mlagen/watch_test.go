@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/spf13/pflag"
 
+	"github.com/mlagen/mlagen/changeset"
 	"github.com/mlagen/mlagen/watch/fakesglang"
 )
 
@@ -282,6 +284,54 @@ func TestWatchSaveThenCompare(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "never.json")); err == nil {
 		t.Error("a baseline was saved from a failed start")
+	}
+}
+
+// The baseline and the answer are written all or nothing: a write that
+// fails (or a watch killed) before the rename leaves the files a later
+// start is judged by exactly as they were.
+func TestWatchSavesAllOrNothing(t *testing.T) {
+	dir := t.TempDir()
+	logPath := filepath.Join(dir, "server.log")
+	os.WriteFile(logPath, []byte(fakesglang.Text(fakesglang.CleanStart())), 0o644)
+	srv := httptest.NewServer(fakesglang.NewServer())
+	defer srv.Close()
+	base, answer := filepath.Join(dir, "base.json"), filepath.Join(dir, "answer.txt")
+	os.WriteFile(base, []byte("old baseline"), 0o644)
+	os.WriteFile(answer, []byte("old answer"), 0o644)
+
+	var renames int
+	failRename := func(s changeset.Step) error {
+		if s.Op == changeset.OpRename && !s.Undo {
+			renames++
+			return errors.New("disk full")
+		}
+		return nil
+	}
+	var out, errb bytes.Buffer
+	e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(string) string { return "" },
+		write: changeset.Options{Hook: failRename}}
+	code := mainEnv(e, []string{"watch", "--log", logPath, "--url", srv.URL, "--save-baseline", base, "--save-answer", answer})
+	if code != 1 || renames != 2 {
+		t.Errorf("exit %d after %d failed renames, want 1 after 2\n%s%s", code, renames, out.String(), errb.String())
+	}
+	for _, want := range []string{"saving the baseline", "saving the answer", "disk full"} {
+		if !strings.Contains(errb.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errb.String())
+		}
+	}
+	for path, want := range map[string]string{base: "old baseline", answer: "old answer"} {
+		if got, _ := os.ReadFile(path); string(got) != want {
+			t.Errorf("%s holds %q after a failed save, want %q", filepath.Base(path), got, want)
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 3 {
+		var names []string
+		for _, en := range entries {
+			names = append(names, en.Name())
+		}
+		t.Errorf("the failed saves left files behind: %v", names)
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 )
 
@@ -29,36 +28,22 @@ type File struct {
 	Phases  []Phase `json:"phases"`
 }
 
-// Save writes the durations atomically (a half-written baseline would flag
-// every later start).
-func Save(path string, f File) error {
+// Encode is the baseline file's content for f (version 1, stamped now
+// unless f says when). The caller writes it all or nothing: a half-written
+// baseline would flag every later start.
+func Encode(f File) ([]byte, error) {
 	f.Version = 1
 	if f.Saved == "" {
 		f.Saved = time.Now().UTC().Format(time.RFC3339)
 	}
 	data, err := json.MarshalIndent(f, "", "  ")
 	if err != nil {
-		return fmt.Errorf("encoding baseline: %w", err)
+		return nil, fmt.Errorf("encoding baseline: %w", err)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".baseline-*")
-	if err != nil {
-		return fmt.Errorf("saving baseline: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(append(data, '\n')); err != nil {
-		tmp.Close()
-		return fmt.Errorf("saving baseline: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("saving baseline: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("saving baseline: %w", err)
-	}
-	return nil
+	return append(data, '\n'), nil
 }
 
-// Load reads a baseline written by Save.
+// Load reads a baseline file (Encode's content).
 func Load(path string) (File, error) {
 	var f File
 	data, err := os.ReadFile(path)
