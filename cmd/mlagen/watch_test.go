@@ -234,15 +234,22 @@ func TestWatchHelpTeaches(t *testing.T) {
 	}
 }
 
+// goodStart is a folder holding a clean start's log, a server that answers
+// it well (closed with the test), and where the baseline and the answer
+// are saved.
+func goodStart(t *testing.T) (dir, logPath string, srv *httptest.Server, base, answer string) {
+	dir = t.TempDir()
+	logPath = filepath.Join(dir, "server.log")
+	os.WriteFile(logPath, []byte(fakesglang.Text(fakesglang.CleanStart())), 0o644)
+	srv = httptest.NewServer(fakesglang.NewServer())
+	t.Cleanup(srv.Close)
+	return dir, logPath, srv, filepath.Join(dir, "base.json"), filepath.Join(dir, "answer.txt")
+}
+
 // A good start saves its baseline and answer; the next start is held to
 // both, and --json reports it.
 func TestWatchSaveThenCompare(t *testing.T) {
-	dir := t.TempDir()
-	logPath := filepath.Join(dir, "server.log")
-	os.WriteFile(logPath, []byte(fakesglang.Text(fakesglang.CleanStart())), 0o644)
-	srv := httptest.NewServer(fakesglang.NewServer())
-	defer srv.Close()
-	base, answer := filepath.Join(dir, "base.json"), filepath.Join(dir, "answer.txt")
+	dir, logPath, srv, base, answer := goodStart(t)
 
 	code, out, errs := runWatchArgs(t, "--log", logPath, "--url", srv.URL, "--save-baseline", base, "--save-answer", answer)
 	if code != 0 {
@@ -291,12 +298,7 @@ func TestWatchSaveThenCompare(t *testing.T) {
 // fails (or a watch killed) before the rename leaves the files a later
 // start is judged by exactly as they were.
 func TestWatchSavesAllOrNothing(t *testing.T) {
-	dir := t.TempDir()
-	logPath := filepath.Join(dir, "server.log")
-	os.WriteFile(logPath, []byte(fakesglang.Text(fakesglang.CleanStart())), 0o644)
-	srv := httptest.NewServer(fakesglang.NewServer())
-	defer srv.Close()
-	base, answer := filepath.Join(dir, "base.json"), filepath.Join(dir, "answer.txt")
+	dir, logPath, srv, base, answer := goodStart(t)
 	os.WriteFile(base, []byte("old baseline"), 0o644)
 	os.WriteFile(answer, []byte("old answer"), 0o644)
 
