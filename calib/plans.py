@@ -100,11 +100,11 @@ def calls(harness, module, head_major=False):
     Q the ws kernels read through a contiguous copy)."""
     for heads in (16, 64):
         q, per_cache, whole, sink = inputs(harness, 3, heads)
+        q_hm = harness.lay_out_q(q, "head_major")
         for name in module.CONFIGS:
             yield heads, name, module._PER_CACHE, q, per_cache, None
             yield heads, name, module._WHOLE_CALL, q, whole, sink
             if head_major:
-                q_hm = harness.lay_out_q(q, "head_major")
                 yield heads, name, module._PER_CACHE, q_hm, per_cache, None
 
 
