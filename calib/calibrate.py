@@ -46,6 +46,7 @@ import types
 
 import triton
 from triton.backends.compiler import GPUTarget
+from triton.backends.nvidia.compiler import get_ptxas
 from triton.compiler import ASTSource
 from triton.experimental.gluon._runtime import GluonASTSource
 
@@ -72,8 +73,9 @@ def load_kernel(path):
 
 
 def ptxas_tool(cap):
-    bindir = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin")
-    return os.path.join(bindir, "ptxas-blackwell" if cap >= 100 else "ptxas")
+    """The ptxas Triton itself runs for compute capability cap: which one
+    changes between releases (3.9 moved sm_90 to ptxas-blackwell)."""
+    return get_ptxas(cap).path
 
 
 def ptxas_usage(ptx, cap, log=None):
@@ -117,7 +119,7 @@ def compile_logged(src, cap, options):
     """triton.compile, and the `ptxas -v` log of the compile when Triton ran
     ptxas (None when the kernel came from its cache): Triton already runs
     ptxas -v on the PTX it makes, with the ptxas this calibration would run
-    (ptxas-blackwell from sm_100 on) and no other flag that changes
+    (ptxas_tool: the one Triton chose) and no other flag that changes
     allocation, so its log is reused instead of compiling the PTX twice."""
     knobs = triton.knobs.nvidia
     saved, knobs.dump_ptxas_log = knobs.dump_ptxas_log, True

@@ -33,8 +33,6 @@ from sass import combine_jobs, decode_job
 
 # What the CPU's plans are built for: no griddepcontrol, as on sm_80.
 CPU_CAP = 80
-# Plans a configuration gets (calls): three calls at each of two head counts.
-PLANS = 3 * 2
 
 
 def inputs(harness, batch, heads):
@@ -121,12 +119,15 @@ def q_strides_differ(plan, q):
 
 
 def check(d):
-    """The plans of directory d's module that cannot be built, or whose
-    decode launch is not what the calibration compiles, as lines."""
+    """(configurations, plans built, failures): the plans of directory d's
+    module that cannot be built, whose decode launch is not what the
+    calibration compiles, or whose Q strides are not those of the Q its
+    kernels read, as lines."""
     harness = load_harness(d)
     module = harness.load_module(os.path.join(d, "sparse_mla_mma.py"))
-    failures = []
+    failures, plans = [], 0
     for heads, name, entry, q, caches, sink in calls(harness, module, True):
+        plans += 1
         try:
             plan = module._Plan(entry, name, q, caches, sink)
             if not plan.kernels:
@@ -139,18 +140,18 @@ def check(d):
                 raise RuntimeError(why)
         except Exception as e:  # what a first call would raise
             failures.append(f"{name} ({entry}, H {heads}): {e}")
-    return len(module.CONFIGS), failures
+    return len(module.CONFIGS), plans, failures
 
 
 def main(dirs):
     bad = 0
     for d in dirs:
-        count, failures = check(d)
+        count, plans, failures = check(d)
         for line in failures:
             print(f"{d}: {line} FAIL")
         print(
-            f"{d}: {count} configurations, {PLANS * count - len(failures)} of "
-            f"{PLANS * count} plans built as calibrated (per cache, per cache with"
+            f"{d}: {count} configurations, {plans - len(failures)} of {plans} plans"
+            " built as calibrated (per cache, per cache with"
             " a head-major Q, and whole call; 16 and 64 heads)"
         )
         bad += len(failures)
