@@ -33,6 +33,24 @@ FORMS = {
     # maximum moved, a row's maximum moving only by more than 2^8.
     "rsl": dict(qreg=4, score=120, producer=56, lazy=8),
 }
+# Timing-only copies of rs, each with one partition's work taken out
+# (results wrong by design; device-ablate.sh): what paces the tile.
+ABLATIONS = {
+    # The value group only hands its slots back: no P.V, no rescale.
+    "rsnv": [
+        (
+            "            accs = _pp_pv(p, _rs_slot(ring, slot), accs, alpha, dot_b)\n",
+            "            accs = accs\n",
+        )
+    ],
+    # The score group without its MMAs (and so without their operand reads).
+    "rsns": [
+        ("                s0 = mma_v2(a, b, s0)\n", "                s0 = s0\n"),
+        ("                s1 = mma_v2(a, b, s1)\n", "                s1 = s1\n"),
+    ],
+    # The producer without rows: index loads and the hand-over only.
+    "rsnp": [("        _pp_store_tile(raw, _rs_slot(ring, slot))\n", "")],
+}
 if os.environ.get("RS_FORMS"):
     # NAME:QREG:SCORE:PRODUCER,... instead (compile explorations).
     FORMS = {
@@ -96,7 +114,12 @@ def main():
         copies.edited(
             HERE, name, edits(**form) + [(at, kernel.rstrip("\n") + "\n" + at)]
         )
-    print(f"prepared base, {', '.join(FORMS)} (tile {TILE}, slots {SLOTS})")
+    names = list(FORMS)
+    if "rs" in FORMS and not os.environ.get("RS_FORMS"):
+        for name, cuts in ABLATIONS.items():
+            copies.edited(HERE, name, cuts, source="rs")
+            names.append(name)
+    print(f"prepared base, {', '.join(names)} (tile {TILE}, slots {SLOTS})")
 
 
 if __name__ == "__main__":
