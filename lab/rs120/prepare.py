@@ -1,21 +1,21 @@
-"""Recreate lab/rs120's module copies (not checked in): base/ is the sm_120
-module at COMMIT; rs/ and rs5/ are that module with the 64-head tile split
-by role (kernel.py.in): a score group of 4 warps holding Q's first QREG
-column groups in registers (the rest in shared memory), a value group of 8
-warps holding the accumulators, a producer of 4 warps, around a ring of
-SLOTS K slots of TILE tokens. Their configurations
-pp_h64_t<TILE>_k<K>_w8_s<SLOTS> are added to CONFIGS and launched as
-_rs_decode_kernel.
+"""Recreate lab/rs120's module copies (not checked in). base/ is the
+sm_120 module at COMMIT. Each copy in FORMS is that module with the
+64-head tile split by role (kernel.py.in): a score group of 4 warps
+holding Q's first QREG column groups in registers (the rest in shared
+memory), a value group of 8 warps holding the accumulators, a producer of
+4 warps, around a ring of SLOTS K slots of TILE tokens. Its
+configurations pp_h64_t<TILE>_k<K>_w8_s<SLOTS> are added to CONFIGS and
+launched as _rs_decode_kernel. ABLATIONS are timing-only copies of rs.
 
 From the repository root:  python3 lab/rs120/prepare.py
 
-FORMS gives each copy's QREG and the setmaxnreg of the two worker
-partitions; the value group gets what the launch's 128 registers leave,
-128 + ((128 - score) + (128 - producer)) * 4 / 8 rounded down to 8 (168
-for rs, 160 for rs5). RS_TILE and RS_SLOTS change the ring for every copy
-(compile.txt says why 16 and 3), and RS_FORMS=NAME:QREG:SCORE:PRODUCER,...
-replaces FORMS
-(a fifth field, LAZY, optional).
+FORMS gives each copy's QREG, the setmaxnreg of the two worker partitions
+and LAZY (rsl); the value group gets what the launch's 128 registers
+leave, 128 + ((128 - score) + (128 - producer)) * 4 / 8 rounded down to 8
+(168 for rs and rsl, 160 for rs5). RS_TILE and RS_SLOTS change the ring
+for every copy (compile.txt says why 16 and 3), and
+RS_FORMS=NAME:QREG:SCORE:PRODUCER[:LAZY],... replaces FORMS (and makes
+no ablation copies).
 """
 
 import os
