@@ -81,11 +81,11 @@ def ptxas_tool(cap):
 def ptxas_usage(ptx, cap, log=None):
     """Registers and spill bytes of the PTX as the target's ptxas reports them.
 
-    log is the `ptxas -v` output of Triton's own compile of this PTX, when
-    it ran one (same ptxas, same flags); only without it (the kernel came
-    from Triton's cache) is ptxas run here, with Triton 3.6's flags: from
-    3.7 on Triton adds --regAllocOptLevel=2, which changes the allocation
-    (calib/versions.py, for those releases, compiles in an empty cache)."""
+    log is the `ptxas -v` output of Triton's own compile of this PTX
+    (compile_logged always has one: same ptxas, same flags). Without it
+    ptxas is run here with `-v` alone, which is Triton 3.6's allocation:
+    from 3.7 on Triton adds --regAllocOptLevel=2, which changes it
+    (lab/ralloc compares the two)."""
     arch = re.search(r"^\.target\s+(\S+)", ptx, re.M).group(1)
     ptxas = ptxas_tool(cap)
     if log is None:
@@ -116,19 +116,24 @@ def ptxas_usage(ptx, cap, log=None):
 
 
 def compile_logged(src, cap, options):
-    """triton.compile, and the `ptxas -v` log of the compile when Triton ran
-    ptxas (None when the kernel came from its cache): Triton already runs
-    ptxas -v on the PTX it makes, with the ptxas this calibration would run
-    (ptxas_tool: the one Triton chose) and no other flag that changes
-    allocation, so its log is reused instead of compiling the PTX twice."""
-    knobs = triton.knobs.nvidia
-    saved, knobs.dump_ptxas_log = knobs.dump_ptxas_log, True
+    """triton.compile, and the `ptxas -v` log of Triton's own ptxas run.
+
+    The compile never comes from Triton's cache, so Triton always runs
+    ptxas -v on the PTX it makes, with the ptxas it chose (ptxas_tool) and
+    the flags of this release: from 3.7 on those include
+    --regAllocOptLevel=2, which a second ptxas run here would have to
+    guess. A cached kernel once read as 36 B of spills what compiles to 80
+    (lab/rs120 under 3.9.0). The log is None only where Triton printed
+    none."""
+    nvidia, compilation = triton.knobs.nvidia, triton.knobs.compilation
+    saved = nvidia.dump_ptxas_log, compilation.always_compile
+    nvidia.dump_ptxas_log, compilation.always_compile = True, True
     out = io.StringIO()
     try:
         with contextlib.redirect_stdout(out):
             ck = triton.compile(src, target=GPUTarget("cuda", cap, 32), options=options)
     finally:
-        knobs.dump_ptxas_log = saved
+        nvidia.dump_ptxas_log, compilation.always_compile = saved
     log = out.getvalue()
     return ck, (log if "Used " in log else None)
 

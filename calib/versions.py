@@ -25,12 +25,14 @@ before its first launch (_compile_error: its hand-written shared-memory
 stores assume where Triton put the buffers, which the check reads from the
 PTX, whose spelling changes between releases). A refusal fails as a
 compile error would: on the GPU that launch would raise.
-Every compile runs in an empty Triton cache, so that the registers are
-those of Triton's own ptxas run: from 3.7 on Triton passes ptxas
---regAllocOptLevel=2, which changes the allocation, and a ptxas run of our
-own without it (calibrate.py's fallback for a cached kernel) would report
-another. It prints one line a compile (target, configuration, kernel, shared memory,
-registers, spill bytes, or the error) and exits 1 when a compile fails or
+Every compile is Triton's own, ptxas included (compile_logged never takes
+a kernel from Triton's cache), so that the registers are those of its
+ptxas run: from 3.7 on Triton passes ptxas --regAllocOptLevel=2, which
+changes the allocation, and a ptxas run of our own without it would
+report another. The workers share an empty cache of their own, which
+keeps these compiles out of the user's. It prints one line a compile
+(target, configuration, kernel, shared memory, registers, spill bytes, or
+the error) and exits 1 when a compile fails or
 needs more shared memory than the target has (calib/<dir>.budget.json's
 limit): a launch that would fail on the GPU. Spills are reported, not
 refused: the variants were chosen on 3.6.0, and what a spill costs under
@@ -140,7 +142,7 @@ def compile_one(job):
     except Exception as e:  # the line says what the compiler stopped at
         lines = [line.strip() for line in str(e).splitlines() if line.strip()]
         return None, f"{head} error: {lines[-1] if lines else type(e).__name__}"
-    if log is None:  # never with an empty cache: main() gives each run one
+    if log is None:  # never: compile_logged always runs Triton's ptxas
         return None, f"{head} error: Triton did not run ptxas (a cached kernel)"
     check = checked(module, name, which)
     if check is not None:
