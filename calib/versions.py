@@ -28,17 +28,17 @@ compile error would: on the GPU that launch would raise.
 Every compile is Triton's own, ptxas included (compile_logged never takes
 a kernel from Triton's cache), so that the registers are those of its
 ptxas run: from 3.7 on Triton passes ptxas --regAllocOptLevel=2, which
-changes the allocation, and a ptxas run of our own without it would
-report another. The workers share an empty cache of their own, which
-keeps these compiles out of the user's. It prints one line a compile
-(target, configuration, kernel, shared memory, registers, spill bytes, or
-the error) and exits 1 when a compile fails or
-needs more shared memory than the target has (calib/<dir>.budget.json's
-limit): a launch that would fail on the GPU. Spills are reported, not
-refused: the variants were chosen on 3.6.0, and what a spill costs under
-another release is for a GPU to say. `make versions` holds the output to
-calib/triton-<version>.txt, so that a template change that moves a kernel
-under another release shows as a diff.
+changes the allocation, and a ptxas run of our own without it would report
+another. The workers share an empty cache of their own, which keeps these
+compiles out of the user's. It prints one line a compile (target,
+configuration, kernel, shared memory, registers, spill bytes, or the
+error) and exits 1 when a compile fails or needs more shared memory than
+the target has (calib/<dir>.budget.json's limit): a launch that would fail
+on the GPU. Spills are reported, not refused: the variants were chosen on
+3.6.0, and what a spill costs under another release is for a GPU to say.
+`make versions` holds the output to calib/triton-<version>.txt, so that a
+template change that moves a kernel under another release shows as a
+diff.
 
 The compiler's answers are memoised as calibrate.py's are, in
 calib/compiled/triton-<version>.json, by a key of everything the compile is
@@ -143,7 +143,7 @@ def compile_one(job):
         lines = [line.strip() for line in str(e).splitlines() if line.strip()]
         return None, f"{head} error: {lines[-1] if lines else type(e).__name__}"
     if log is None:  # never: compile_logged always runs Triton's ptxas
-        return None, f"{head} error: Triton did not run ptxas (a cached kernel)"
+        return None, f"{head} error: Triton printed no ptxas log"
     check = checked(module, name, which)
     if check is not None:
         config = module.CONFIGS[name]
