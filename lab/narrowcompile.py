@@ -23,12 +23,16 @@ from triton.experimental.gluon._runtime import GluonASTSource  # noqa: E402
 NAMES = ("ws_h16_t64_k1_w4_s2", "ws_h16_t64_k2_w4_s3")
 
 
-def compiled(module, name, whole=False, maxnreg=None, cap=90):
+def compiled(module, name, whole=False, maxnreg=None, cap=90, kernel=None):
     """(compiled kernel, ptxas log, constexprs, options) of a configuration's
     decode kernel for sm_90a (or compute capability cap), as its entry
-    launches it (at maxnreg if given)."""
+    launches it (at maxnreg if given). kernel: another of the module's
+    kernels with the same arguments, for a copy whose launcher sends the
+    configuration there (lab/rs120)."""
     c = module.CONFIGS[name]
     fn, sig, constexprs, options, _ = decode_job(module, c._asdict(), cap, whole)
+    if kernel is not None:
+        fn = kernel
     if maxnreg is not None:
         options["maxnreg"] = maxnreg
     src = GluonASTSource(
@@ -41,20 +45,38 @@ def compiled(module, name, whole=False, maxnreg=None, cap=90):
     return ck, log, constexprs, options
 
 
+def spans(code):
+    """The instructions from each backward branch's target to the branch,
+    for code as sass.disassemble_at gives it ((address, text) pairs); plain
+    and uniform branches alike (`BRA 0x..`, `BRA.U UP0, 0x..`)."""
+    for i, (addr, ins) in enumerate(code):
+        m = re.search(r"\bBRA(?:\.U)? (?:!?U?P\d, )?(0x[0-9a-f]+)", ins)
+        if m and int(m.group(1), 16) < addr:
+            target = int(m.group(1), 16)
+            yield [x for a, x in code[: i + 1] if a >= target]
+
+
 def loop_body(code):
     """The instructions of the innermost backward branch's span that holds an
     MMA: a kernel's tile loop (lab/bounds, lab/rawcons)."""
     best = None
-    for i, (addr, ins) in enumerate(code):
-        m = re.search(r"\bBRA (0x[0-9a-f]+)", ins)
-        if not m or int(m.group(1), 16) >= addr:
-            continue
-        target = int(m.group(1), 16)
-        body = [x for a, x in code[: i + 1] if a >= target]
+    for body in spans(code):
         if any(x.split()[0].startswith(("HMMA", "HGMMA")) for x in body):
             if best is None or len(body) < len(best):
                 best = body
     return best or []
+
+
+def partition_loops(code):
+    """The tile loops of a warp-specialised kernel, one a partition: the
+    spans of more than 50 instructions that hold no setmaxnreg (the
+    mbarrier waits' retry stubs and the partitions' dispatch also branch
+    back) (lab/rs120)."""
+    return [
+        body
+        for body in spans(code)
+        if len(body) > 50 and not any("USETMAXREG" in x for x in body)
+    ]
 
 
 def probe(fn, signature, counts, num_warps=8, constexprs=None):
