@@ -147,6 +147,11 @@ def decode_job(module, tile, cap, whole_call=False):
             "ws": getattr(module, "_ws_decode_kernel", None),
             "pp": getattr(module, "_pp_decode_kernel", None),
         }.get(family) or module._mma_decode_kernel
+        # The module says which kernel a pipelined configuration runs, and
+        # with which launch options (_pp_program: the role-split tile's own).
+        pp_program = getattr(module, "_pp_program", None)
+        if family == "pp" and pp_program is not None:
+            fn, pp_options = pp_program(module.Config(**tile))
         constexprs = {
             "HAS_TOPK_LENGTH": True,
             "BLOCK_H": tile["block_h"],
@@ -160,7 +165,14 @@ def decode_job(module, tile, cap, whole_call=False):
     if family == "pp":
         # The pipelined kernel: 16 heads a warp down the heads, the other
         # warps across the token columns; stages are its K buffer sets.
-        constexprs["WARPS_N"] = tile["num_warps"] // (tile["block_h"] // 16)
+        if pp_program is not None:
+            options = dict(pp_options)
+        else:
+            # Modules from before _pp_program (lab copies of old commits).
+            options = {"num_warps": tile["num_warps"]}
+            if hasattr(module, "_PP_MAXNREG"):
+                options["maxnreg"] = module._PP_MAXNREG
+        constexprs["WARPS_N"] = options["num_warps"] // (tile["block_h"] // 16)
         constexprs["NUM_BUFS"] = tile["num_stages"]
         halves = tile["block_t"] == module._PP_HALVES_BLOCK_T
         constexprs["SUBTILES"] = 2 if halves else 1
@@ -169,9 +181,6 @@ def decode_job(module, tile, cap, whole_call=False):
         if "PDL" in fn.arg_names:
             # As _pdl(device) says on that GPU: griddepcontrol from sm_90 on.
             constexprs["PDL"] = cap >= 90
-        options = {"num_warps": tile["num_warps"]}
-        if hasattr(module, "_PP_MAXNREG"):
-            options["maxnreg"] = module._PP_MAXNREG
     if family == "ws":
         # The Gluon kernel: stages are its K buffers, and it is launched at a
         # fixed register count that setmaxnreg divides between partitions.

@@ -496,6 +496,9 @@ func ppSmem(v Variant) []Item {
 // and the Q groups the tile keeps in registers.
 func checkPipelined(t Target, b Budget) Budget {
 	v := b.Variant
+	if v.RoleSplit() {
+		return checkRoleSplit(t, b)
+	}
 	b.Operands = "mma.sync (Gluon mma_v2): Q (but the groups kept in registers) and the K tile in shared memory, read as MMA operands every tile; the next tile's raw words in registers while the MMAs run"
 	b.Smem = ppSmem(v)
 	b.SmemBytes = total(b.Smem)
@@ -634,4 +637,72 @@ func commas(n int) string {
 		b.WriteRune(c)
 	}
 	return b.String()
+}
+
+// rsOverhead: a role-split partition's addresses, loop state and barrier
+// phases beside what it holds (fitted: the producer's 56 registers hold two
+// raw tiles and this, and nothing more, without spilling).
+const rsOverhead = 12
+
+// checkRoleSplit budgets the pipelined family's role-split tile (RoleSplit):
+// shared memory holds Q's column groups the score group does not keep in
+// registers, the ring of K slots and the P hand-over; registers are set,
+// not estimated, so each partition's need is held to what setmaxnreg gives
+// it.
+func checkRoleSplit(t Target, b Budget) Budget {
+	v := b.Variant
+	b.Operands = fmt.Sprintf("mma.sync (Gluon mma_v2), split by role: %d producer warps gather and dequantise K into a ring of slots; %d score warps hold Q's first %d column groups in registers (the rest in shared memory) and run the scores and softmax; %d value warps hold the accumulators and run P.V from P in shared memory",
+		PPRoleSplitProducerWarps, PPRoleSplitScoreWarps, PPRoleSplitQRegGroups, PPRoleSplitValueWarps)
+	kept := ppQRegGroups(t, v)
+	b.Smem = []Item{
+		{"q", prod(8-kept, v.BlockH, 64, bf16), fmt.Sprintf("Q's last %d column groups [BLOCK_H, 64] bf16, staged once, the score MMA's A operand", 8-kept)},
+		{"k_ring", prod(v.NumStages, v.BlockT, headDim, bf16), fmt.Sprintf("%d K slots of 8 column groups [BLOCK_T, 64] bf16: the producer fills one while the score group reads another as K and the value group a third as V", v.NumStages)},
+		{"p_ring", prod(2, v.BlockH, v.BlockT, bf16), "two slots of probabilities [BLOCK_H, BLOCK_T] bf16, the value group's A operand"},
+		{"softmax", prod(4, v.BlockH, 4), "the rescale factor of the two P slots, and the final row max and sum, fp32 per head"},
+		// Measured with 3 slots (calib/compiled/sm120.json): 544 B per
+		// cache and 592 B for the whole call, its 88 B of mbarriers
+		// included.
+		{"sync", 640, "mbarriers (ready and empty per slot, P full and free per P slot, the final row state), the partitions' captured arguments and alignment (a bound)"},
+	}
+	b.SmemBytes = total(b.Smem)
+	value, score, producer := 32*PPRoleSplitValueWarps, 32*PPRoleSplitScoreWarps, 32*PPRoleSplitProducerWarps
+	valueRegs := PPRoleSplitValueRegs()
+	acc := prod(v.BlockH, headDim) / value
+	pv := prod(v.BlockH, v.BlockT, bf16) / 4 / value
+	// The tile's scores over the score group, as two accumulators over
+	// alternate column groups, and their probabilities.
+	s := prod(v.BlockH, v.BlockT) / score
+	raw := (prod(v.BlockT, tokenBytes) + producer*4 - 1) / (producer * 4)
+	valueNeed := acc + pv + wsOverhead
+	scoreNeed := kept*16 + 3*s + wsOverhead
+	producerNeed := 2*raw + rsOverhead
+	b.Regs = []Item{
+		{"acc", acc, "value group: fp32 accumulator [BLOCK_H, 512] over its threads"},
+		{"p", pv, "value group: a tile's probabilities in bf16, P.V's A operand"},
+		{"q_regs", kept * 16, fmt.Sprintf("score group: Q's first %d column groups as the score MMA's A operand", kept)},
+		{"s_p", 3 * s, "score group: a warp's scores as two accumulators, and their probabilities"},
+		{"overhead", wsOverhead, "each MMA group: softmax state, indices, addresses (fitted)"},
+		{"raw_tiles", 2 * raw, "producer: the gathered tile it stores and the next one in flight (fp8 nope, rope, scale words)"},
+		{"producer_overhead", rsOverhead, "producer: addresses, loop state (fitted)"},
+		{"value_max", valueRegs, fmt.Sprintf("what setmaxnreg leaves the value group's %d warps", PPRoleSplitValueWarps)},
+		{"score_max", PPRoleSplitScoreRegs, fmt.Sprintf("setmaxnreg for the score group's %d warps", PPRoleSplitScoreWarps)},
+		{"producer_max", PPRoleSplitProducerRegs, fmt.Sprintf("setmaxnreg for the producer's %d warps", PPRoleSplitProducerWarps)},
+	}
+	// The launch bound every thread starts with, which setmaxnreg divides.
+	b.RegsEst = PPRoleSplitMaxRegs
+	if t.Capability < 90 {
+		b.Reasons = append(b.Reasons, fmt.Sprintf("the role split moves registers between its partitions with setmaxnreg, which ptxas takes from sm_90 on; %s has none, and at %d registers a thread the value group's accumulators would spill", t.Name, PPRoleSplitMaxRegs))
+	}
+	for _, need := range []struct {
+		group     string
+		need, has int
+	}{{"value group", valueNeed, valueRegs}, {"score group", scoreNeed, PPRoleSplitScoreRegs}, {"producer", producerNeed, PPRoleSplitProducerRegs}} {
+		if need.need > need.has {
+			b.Reasons = append(b.Reasons, fmt.Sprintf("the %s needs about %d registers per thread > the %d setmaxnreg gives it", need.group, need.need, need.has))
+		}
+	}
+	if t.Path == PathWGMMA {
+		b.Operands += " (on sm_90 the warp-group families serve instead)"
+	}
+	return judge(t, b)
 }

@@ -58,6 +58,27 @@ type ppFamily struct {
 	// shared memory on the target (onePerSM), so the kernel is launched with
 	// every register ptxas may give a thread.
 	OnePerSM bool
+	// RoleSplit is the role-split tile's settings (Variant.RoleSplit); nil
+	// where no configuration of the module is that tile.
+	RoleSplit *roleSplit
+}
+
+// roleSplit is what the role-split kernel (templates/pp_kernel.tmpl's
+// _rs_*) and the budget model agree on: its partitions' warps and
+// registers, and Q's column groups its score group keeps in registers.
+type roleSplit struct {
+	Warps, ValueWarps, ScoreWarps, ProducerWarps int
+	MaxRegs, ScoreRegs, ProducerRegs             int
+	QRegGroups                                   int
+}
+
+func newRoleSplit() *roleSplit {
+	return &roleSplit{
+		Warps: PPRoleSplitWarps, ValueWarps: PPRoleSplitValueWarps,
+		ScoreWarps: PPRoleSplitScoreWarps, ProducerWarps: PPRoleSplitProducerWarps,
+		MaxRegs: PPRoleSplitMaxRegs, ScoreRegs: PPRoleSplitScoreRegs, ProducerRegs: PPRoleSplitProducerRegs,
+		QRegGroups: PPRoleSplitQRegGroups,
+	}
 }
 
 // dequantData is the data of the dequantisation fragments in common.tmpl:

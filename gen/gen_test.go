@@ -288,7 +288,7 @@ func TestBundleFamilies(t *testing.T) {
 		fitCount            int
 	}{
 		{"sm_90 default", DefaultSweep(sm90), true, true, false, false, 58},
-		{"sm_120 default", DefaultSweep(sm120), true, false, true, false, 39},
+		{"sm_120 default", DefaultSweep(sm120), true, false, true, false, 47},
 		{"sm_120 without pp", noPP, true, false, false, false, 23},
 		{"sm_80 default", DefaultSweep(sm80), true, false, true, true, 0},
 		{"sm_90 without ws", noWS, true, false, false, false, 31},
@@ -612,8 +612,8 @@ func TestValidatePipelined(t *testing.T) {
 		{Variant{BlockH: 64, BlockT: 32, SplitK: 1, NumWarps: 2, NumStages: 1, Pipelined: true}, "multiple of BLOCK_H / 16"},
 		{Variant{BlockH: 16, BlockT: 32, SplitK: 1, NumWarps: 8, NumStages: 1, Pipelined: true}, "less than one 8-column MMA tile"},
 		{Variant{BlockH: 64, BlockT: 32, SplitK: 1, NumWarps: 8, NumStages: 3, Pipelined: true}, "one or two K buffer sets"},
-		// 2 bytes a thread of a group: the gather loads whole 32-bit words.
-		{Variant{BlockH: 16, BlockT: 16, SplitK: 1, NumWarps: 16, NumStages: 1, Pipelined: true}, "whole 32-bit words"},
+		// 32 bytes a thread of a group: the gather loads 1 to 4 32-bit words.
+		{Variant{BlockH: 16, BlockT: 16, SplitK: 1, NumWarps: 1, NumStages: 1, Pipelined: true}, "whole 32-bit words"},
 		{Variant{BlockH: 64, BlockT: 64, SplitK: 1, NumWarps: 8, NumStages: 2, Pipelined: true, WarpSpec: true}, "no warp specialisation"},
 	} {
 		if err := tc.v.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -623,6 +623,72 @@ func TestValidatePipelined(t *testing.T) {
 	for _, tile := range DefaultSweep(Targets()[0]).PPTiles {
 		if err := tile.variant(4).Validate(); err != nil {
 			t.Errorf("default tile %+v: %v", tile, err)
+		}
+	}
+}
+
+// The role-split tile: one shape (64 heads, 16-token slots, 2 to 4 of
+// them), budgeted per partition against what setmaxnreg gives each, on the
+// targets whose ptxas has setmaxnreg; in sm_120's sweep and module only.
+func TestRoleSplit(t *testing.T) {
+	rs := PPTileRoleSplit.variant(2)
+	if !rs.RoleSplit() || rs.Name() != "pp_h64_t16_k2_w16_s3" || rs.Threads() != 512 {
+		t.Fatalf("%s: role split %v, %d threads", rs.Name(), rs.RoleSplit(), rs.Threads())
+	}
+	if back, err := ParseVariantName(rs.Name()); err != nil || back != rs {
+		t.Errorf("ParseVariantName(%s) = %+v, %v", rs.Name(), back, err)
+	}
+	for _, tc := range []struct {
+		v    Variant
+		want string
+	}{
+		{PPTile{64, 32, 16, 3}.variant(1), "16-token K slots"},
+		{PPTile{32, 16, 16, 3}.variant(1), "BLOCK_H 64"},
+		{PPTile{64, 16, 16, 1}.variant(1), "2 to 4 K slots"},
+		{PPTile{64, 16, 16, 5}.variant(1), "2 to 4 K slots"},
+	} {
+		if err := tc.v.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want an error naming %q", tc.v.Name(), err, tc.want)
+		}
+	}
+	// The partitions' registers add up to the launch's, 65,536 a program.
+	if got := PPRoleSplitValueRegs()*PPRoleSplitValueWarps + PPRoleSplitScoreRegs*PPRoleSplitScoreWarps +
+		PPRoleSplitProducerRegs*PPRoleSplitProducerWarps; got != PPRoleSplitMaxRegs*PPRoleSplitWarps || PPRoleSplitMaxRegs*32*PPRoleSplitWarps != RegsPerSM {
+		t.Errorf("setmaxnreg shares %d registers a warp lane, want the launch's %d", got, PPRoleSplitMaxRegs*PPRoleSplitWarps)
+	}
+	sm120, _ := LookupTarget("sm_120")
+	for _, tc := range []struct {
+		slots, smem int
+		fits        bool
+	}{
+		// Q's last 4 groups 32,768 + slots x 16,384 + P ring 4,096 +
+		// softmax 1,024 + sync 640.
+		{2, 71296, true},
+		{3, 87680, true},   // compiled: 87,584 per cache, 87,632 as the whole call
+		{4, 104064, false}, // over 101,376
+	} {
+		b := Check(sm120, PPTile{64, 16, 16, tc.slots}.variant(1))
+		if b.SmemBytes != tc.smem || b.Fits != tc.fits || b.RegsEst != PPRoleSplitMaxRegs {
+			t.Errorf("%d slots: smem %d, regs %d, fits %v (%v), want %d %v", tc.slots, b.SmemBytes, b.RegsEst, b.Fits, b.Reasons, tc.smem, tc.fits)
+		}
+	}
+	for _, name := range []string{"sm_80", "sm_86", "sm_89"} {
+		tg, _ := LookupTarget(name)
+		b := Check(tg, rs)
+		if b.Fits || !strings.Contains(strings.Join(b.Reasons, "; "), "setmaxnreg") {
+			t.Errorf("%s on %s: fits %v, %v; want refused for want of setmaxnreg", rs.Name(), name, b.Fits, b.Reasons)
+		}
+	}
+	for _, tg := range Targets() {
+		inSweep := slices.Contains(DefaultSweep(tg).PPTiles, PPTileRoleSplit)
+		bundle, err := Bundle(tg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inModule := strings.Contains(string(bundle), "def _rs_decode_kernel(")
+		routed := strings.Contains(string(bundle), "return _rs_decode_kernel, dict(num_warps=_RS_VALUE_WARPS, maxnreg=_RS_MAXNREG)")
+		if want := tg.Name == "sm_120"; inSweep != want || inModule != want || routed != want {
+			t.Errorf("%s: role split in the sweep %v, kernel in the module %v, launched %v; want %v", tg.Name, inSweep, inModule, routed, want)
 		}
 	}
 }
@@ -667,7 +733,7 @@ func TestSelectionHeads(t *testing.T) {
 // two of its programs fit one multiprocessor's shared memory: every
 // mma.sync target, but not sm_100, whose 228 KB hold two 16-head tiles.
 func TestPipelinedRegisterBound(t *testing.T) {
-	const bound = "options = dict(num_warps=c.num_warps, maxnreg=_PP_MAXNREG)"
+	const bound = "_pp_decode_kernel, dict(num_warps=c.num_warps, maxnreg=_PP_MAXNREG)"
 	for _, tc := range []struct {
 		target string
 		want   bool

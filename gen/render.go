@@ -194,13 +194,17 @@ func newBundleData(command string, t Target, alone string, configs []Budget, sel
 // configurations are among budgets.
 func newPPFamily(t Target, budgets []Budget) *ppFamily {
 	var smem []int
+	var rs *roleSplit
 	for _, b := range budgets {
 		if b.Variant.Pipelined && b.Fits {
 			smem = append(smem, b.SmemBytes)
+			if b.Variant.RoleSplit() {
+				rs = newRoleSplit()
+			}
 		}
 	}
 	return &ppFamily{FP8: t.FP8, HalvesBlockT: PPHalvesBlockT, QRegGroups: PPQRegGroups,
-		QRegGroupsOnePiece: ppQRegGroupsOnePiece(t), OnePerSM: onePerSM(t, smem)}
+		QRegGroupsOnePiece: ppQRegGroupsOnePiece(t), OnePerSM: onePerSM(t, smem), RoleSplit: rs}
 }
 
 func newVariantsData(command string, s Sweep, budgets []Budget, sel Selection) variantsData {

@@ -60,6 +60,10 @@ func (p PPTile) variant(k int) Variant {
 var (
 	PPTileH16 = PPTile{BlockH: 16, BlockT: 64, NumWarps: 8, Bufs: 1}
 	PPTileH64 = PPTile{BlockH: 64, BlockT: 32, NumWarps: 8, Bufs: 1}
+	// PPTileRoleSplit is the 64-head tile split by role (Variant.RoleSplit)
+	// with 3 K slots: 4 did not fit 99 KB, 2 leave the producer a slot
+	// behind whenever both groups hold one.
+	PPTileRoleSplit = PPTile{BlockH: 64, BlockT: PPRoleSplitBlockT, NumWarps: PPRoleSplitWarps, Bufs: 3}
 )
 
 // DefaultSweep is the curated sweep for a target: tens of variants that span
@@ -100,6 +104,13 @@ func DefaultSweep(t Target) Sweep {
 		s.PPTiles = []PPTile{PPTileH16, PPTileH64,
 			{BlockH: 64, BlockT: 32, NumWarps: 8, Bufs: 2}, {BlockH: 64, BlockT: 64, NumWarps: 8, Bufs: 1}}
 		s.PPSplitK = []int{1, 2, 3, 4, 6, 8, 16, 32}
+		if t.Name == "sm_120" {
+			// The role split needs setmaxnreg (sm_90 on), which rules out
+			// sm_80 to sm_89; sm_100's module keeps the tiles its table
+			// was measured with. Not in the selection until it is timed
+			// (lab/rs120/NOTES.md).
+			s.PPTiles = append(s.PPTiles, PPTileRoleSplit)
+		}
 	}
 	if t.Path == PathWGMMA {
 		// Measured on the H200 (NOTES.md): 1 and 2 serve large

@@ -29,7 +29,8 @@ type Variant struct {
 	// Pipelined selects the pipelined mma.sync family (Gluon mma_v2, for
 	// the targets without wgmma): Q stays in shared memory, and the raw
 	// bytes of the next tile are loaded into registers while the MMAs of
-	// this one run. NumStages counts its K buffer sets (1 or 2).
+	// this one run. NumStages counts its K buffer sets (1 or 2), or the
+	// role-split tile's K slots (RoleSplit).
 	Pipelined bool
 }
 
@@ -130,6 +131,10 @@ func (v Variant) String() string {
 		return fmt.Sprintf("BLOCK_H=%d BLOCK_T=%d SPLIT_K=%d consumer warps=%d K buffers=%d (warp-specialised%s)",
 			v.BlockH, v.BlockT, v.SplitK, v.NumWarps, v.NumStages, merge)
 	}
+	if v.RoleSplit() {
+		return fmt.Sprintf("BLOCK_H=%d BLOCK_T=%d SPLIT_K=%d warps=%d K slots=%d (pipelined mma.sync, split by role: %d value, %d score and %d producer warps)",
+			v.BlockH, v.BlockT, v.SplitK, v.NumWarps, v.NumStages, PPRoleSplitValueWarps, PPRoleSplitScoreWarps, PPRoleSplitProducerWarps)
+	}
 	if v.Pipelined {
 		return fmt.Sprintf("BLOCK_H=%d BLOCK_T=%d SPLIT_K=%d num_warps=%d K buffer sets=%d (pipelined mma.sync, %d token halves)",
 			v.BlockH, v.BlockT, v.SplitK, v.NumWarps, v.NumStages, PPSubtiles(v))
@@ -219,8 +224,12 @@ func (v Variant) Validate() error {
 // written for: 16 heads a warp down the heads (WARPS_M = BLOCK_H / 16
 // warps), the other warps across the token columns in whole 8-column MMA
 // tiles, one 64-value gather row of every token spread over all threads,
-// and one or two K buffer sets.
+// and one or two K buffer sets. Variants of PPRoleSplitWarps warps are the
+// role-split tile, which validateRoleSplit checks.
 func validatePipelined(v Variant) []error {
+	if v.NumWarps == PPRoleSplitWarps {
+		return validateRoleSplit(v)
+	}
 	var errs []error
 	warpsM := v.BlockH / 16
 	if v.BlockH > 64 || v.NumWarps%warpsM != 0 {
@@ -235,6 +244,62 @@ func validatePipelined(v Variant) []error {
 	}
 	if v.NumStages > 2 {
 		errs = append(errs, fmt.Errorf("%s: the pipelined kernel has one or two K buffer sets, not %d", v.Name(), v.NumStages))
+	}
+	return errs
+}
+
+// The role-split tile of the pipelined family (lab/rs120/NOTES.md): 64
+// heads whose program is three partitions of warps, launched at
+// PPRoleSplitMaxRegs a thread and re-divided by setmaxnreg. A value group
+// of PPRoleSplitValueWarps (the default partition: 4 down the heads, 2
+// across the 512 output columns) holds the accumulators; a score group of
+// PPRoleSplitScoreWarps holds Q's first PPRoleSplitQRegGroups column groups
+// in registers and runs each tile's scores and softmax; a producer of
+// PPRoleSplitProducerWarps gathers and dequantises tiles of 16 tokens into
+// a ring of K slots (the variant's NumStages). Q (64 KB) fits neither
+// beside the accumulators in registers nor beside two 32-token K sets in
+// 99 KB of shared memory, which is what bounds the one-partition 64-head
+// tile; split by role, each partition holds only its own part.
+const (
+	PPRoleSplitWarps         = 16 // all three partitions: the variant's NumWarps
+	PPRoleSplitValueWarps    = 8
+	PPRoleSplitScoreWarps    = 4
+	PPRoleSplitProducerWarps = 4
+	// 65,536 registers over 512 threads. setmaxnreg gives the score group
+	// PPRoleSplitScoreRegs and the producer PPRoleSplitProducerRegs, and
+	// the value group what they leave: 128 + (8 + 72) * 4 / 8 = 168.
+	PPRoleSplitMaxRegs      = 128
+	PPRoleSplitScoreRegs    = 120
+	PPRoleSplitProducerRegs = 56
+	// Q's column groups held in registers by the score group: 4 x 16
+	// registers; 5 spilled in the value group, 6 in the score group.
+	PPRoleSplitQRegGroups = 4
+	// PPRoleSplitBlockT is the slot: 32-token slots spilled or did not fit.
+	PPRoleSplitBlockT = 16
+)
+
+// PPRoleSplitValueRegs is what the launch's registers leave the value group
+// once setmaxnreg has given the others theirs, rounded down to 8.
+func PPRoleSplitValueRegs() int {
+	free := (PPRoleSplitMaxRegs-PPRoleSplitScoreRegs)*PPRoleSplitScoreWarps +
+		(PPRoleSplitMaxRegs-PPRoleSplitProducerRegs)*PPRoleSplitProducerWarps
+	return (PPRoleSplitMaxRegs + free/PPRoleSplitValueWarps) / 8 * 8
+}
+
+// RoleSplit reports whether v is the pipelined family's role-split tile.
+func (v Variant) RoleSplit() bool {
+	return v.Pipelined && v.NumWarps == PPRoleSplitWarps
+}
+
+// validateRoleSplit checks the one shape the role-split kernel's layouts
+// are written for; its K slots are the variant's NumStages.
+func validateRoleSplit(v Variant) []error {
+	var errs []error
+	if v.BlockH != 64 || v.BlockT != PPRoleSplitBlockT {
+		errs = append(errs, fmt.Errorf("%s: the role-split pipelined kernel (%d warps) is written for BLOCK_H 64 and %d-token K slots", v.Name(), PPRoleSplitWarps, PPRoleSplitBlockT))
+	}
+	if v.NumStages < 2 || v.NumStages > 4 {
+		errs = append(errs, fmt.Errorf("%s: the role-split pipelined kernel takes a ring of 2 to 4 K slots, not %d", v.Name(), v.NumStages))
 	}
 	return errs
 }
@@ -278,6 +343,8 @@ func ppQRegGroupsOnePiece(t Target) int {
 // on t (the kernel's _pp_q_reg_groups).
 func ppQRegGroups(t Target, v Variant) int {
 	switch {
+	case v.RoleSplit():
+		return PPRoleSplitQRegGroups
 	case PPSubtiles(v) == 2:
 		return PPQRegGroups
 	case v.BlockH == 16:

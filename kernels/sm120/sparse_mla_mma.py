@@ -38,6 +38,7 @@ import triton.language as tl
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.ampere import mma_v2
+from triton.experimental.gluon.language.nvidia.hopper import mbarrier
 
 # DeepSeek-V4-Flash MLA latent: 448 fp8 "nope" values in 7 groups of 64 (one
 # UE8M0 scale each) and 64 bf16 "rope" values; 512 dims in all.
@@ -77,6 +78,22 @@ _PP_Q_REG_GROUPS_ONE_PIECE_H16 = 6
 # path), and where it does not it is still a few % slower than with all
 # of them (the 16-head tiles on sm_120).
 _PP_MAXNREG = 255
+# The role-split 64-head tile (configurations of _RS_WARPS warps): three
+# partitions around a ring of 16-token K slots, launched at _RS_MAXNREG
+# registers a thread, which setmaxnreg divides between them. The value group
+# (the default partition, _RS_VALUE_WARPS warps) holds the accumulators; the
+# score group holds Q's first _RS_Q_REG_GROUPS column groups in registers
+# and runs each tile's scores and softmax; the producer gathers and
+# dequantises. Neither Q nor two 32-token K sets then have to fit beside
+# the accumulators, which is what bounds the one-partition 64-head tile.
+_RS_WARPS = 16
+_RS_VALUE_WARPS = 8
+_RS_MAXNREG = 128
+_RS_Q_REG_GROUPS = 4
+_RS_SCORE_WARPS = gl.constexpr(4)
+_RS_SCORE_REGS = gl.constexpr(120)
+_RS_PRODUCER_WARPS = gl.constexpr(4)
+_RS_PRODUCER_REGS = gl.constexpr(56)
 
 TARGET = "sm_120"
 # Triton has fp8 e4m3 on sm_120.
@@ -143,6 +160,14 @@ CONFIGS = {
     "pp_h64_t32_k8_w8_s1": Config("pp", 64, 32, 8, 8, 1, False),
     "pp_h64_t32_k16_w8_s1": Config("pp", 64, 32, 16, 8, 1, False),
     "pp_h64_t32_k32_w8_s1": Config("pp", 64, 32, 32, 8, 1, False),
+    "pp_h64_t16_k1_w16_s3": Config("pp", 64, 16, 1, 16, 3, False),
+    "pp_h64_t16_k2_w16_s3": Config("pp", 64, 16, 2, 16, 3, False),
+    "pp_h64_t16_k3_w16_s3": Config("pp", 64, 16, 3, 16, 3, False),
+    "pp_h64_t16_k4_w16_s3": Config("pp", 64, 16, 4, 16, 3, False),
+    "pp_h64_t16_k6_w16_s3": Config("pp", 64, 16, 6, 16, 3, False),
+    "pp_h64_t16_k8_w16_s3": Config("pp", 64, 16, 8, 16, 3, False),
+    "pp_h64_t16_k16_w16_s3": Config("pp", 64, 16, 16, 16, 3, False),
+    "pp_h64_t16_k32_w16_s3": Config("pp", 64, 16, 32, 16, 3, False),
 }
 
 # The selections: the first heads bound >= heads, then the first batch bound
@@ -1710,6 +1735,528 @@ def _pp_epilogue(
         gl.store(lse_ptr, lse2, mask=heads < num_heads)
 
 
+@gluon.jit
+def _rs_range(
+    rng,
+    BLOCK_T: gl.constexpr,
+    SPLIT_K: gl.constexpr,
+    HAS_TOPK_LENGTH: gl.constexpr,
+    HAS_EXTRA: gl.constexpr,
+    HAS_TOPK_LENGTH1: gl.constexpr,
+):
+    """(src, start, end) of this program's split, from rng = (KV, KV1,
+    idx_row, idx1_row, page_stride, page_stride1, page_size, page_size1,
+    TopkLength, TopkLength1, pid_b, pid_s, topk, topk1). Each partition of
+    the role split works it out itself after the fork: done before it,
+    every partition would wait at the fork for the row's length to arrive
+    from memory."""
+    start, end, base1, n0, n_virt = _split_range(
+        rng[8],
+        rng[9],
+        rng[10],
+        rng[11],
+        rng[12],
+        rng[13],
+        HAS_TOPK_LENGTH,
+        HAS_EXTRA,
+        HAS_TOPK_LENGTH1,
+        BLOCK_T,
+        SPLIT_K,
+    )
+    src = (
+        rng[0],
+        rng[1],
+        rng[2],
+        rng[3],
+        base1,
+        n0,
+        n_virt,
+        rng[4],
+        rng[5],
+        rng[6],
+        rng[7],
+    )
+    return src, start, end
+
+
+@gluon.jit
+def _rs_slot(ring, slot):
+    """Slot `slot` of the ring's 8 column groups, as a buffer set."""
+    return (
+        ring[0].index(slot),
+        ring[1].index(slot),
+        ring[2].index(slot),
+        ring[3].index(slot),
+        ring[4].index(slot),
+        ring[5].index(slot),
+        ring[6].index(slot),
+        ring[7].index(slot),
+    )
+
+
+@gluon.jit
+def _rs_q_group(
+    Q,
+    q_off,
+    h0,
+    num_heads,
+    stride_q_head,
+    g: gl.constexpr,
+    BLOCK_H: gl.constexpr,
+    dot_a: gl.constexpr,
+):
+    """Q's column group g for BLOCK_H heads, loaded from global memory straight
+    into the score MMA's A operand layout (rows past num_heads are zeros)."""
+    heads = h0 + gl.arange(0, BLOCK_H, layout=gl.SliceLayout(1, dot_a))
+    dims = g * 64 + gl.arange(0, 64, layout=gl.SliceLayout(0, dot_a))
+    return gl.load(
+        Q + q_off + heads[:, None] * stride_q_head + dims[None, :],
+        mask=(heads < num_heads)[:, None],
+        other=0.0,
+    )
+
+
+@gluon.jit
+def _rs_scores(
+    Q,
+    q_off,
+    h0,
+    num_heads,
+    stride_q_head,
+    q_smem,
+    ring,
+    ready,
+    empty,
+    p_ring,
+    a_ring,
+    ml_smem,
+    p_full,
+    p_free,
+    ml_ready,
+    rng,
+    qk_scale,
+    BLOCK_H: gl.constexpr,
+    BLOCK_T: gl.constexpr,
+    NUM_SLOTS: gl.constexpr,
+    Q_REG_GROUPS: gl.constexpr,
+    SPLIT_K: gl.constexpr,
+    HAS_TOPK_LENGTH: gl.constexpr,
+    HAS_EXTRA: gl.constexpr,
+    HAS_TOPK_LENGTH1: gl.constexpr,
+):
+    """The score group (16 heads a warp, every token of a tile): Q's first
+    Q_REG_GROUPS column groups held in registers for the whole loop, the
+    rest read from shared memory; S = Q.Kt, then the online softmax inside
+    each warp (a row's tokens never leave it), P and the rescale factor
+    handed to the value group through a ring of two slots. Its m and l go
+    to the value group once the loop ends."""
+    mma: gl.constexpr = gl.NVMMADistributedLayout(
+        version=[2, 0], warps_per_cta=[BLOCK_H // 16, 1], instr_shape=[16, 8]
+    )
+    dot_a: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=mma, k_width=2)
+    dot_b: gl.constexpr = gl.DotOperandLayout(operand_index=1, parent=mma, k_width=2)
+    rows: gl.constexpr = gl.SliceLayout(1, mma)
+    src, start, end = _rs_range(
+        rng, BLOCK_T, SPLIT_K, HAS_TOPK_LENGTH, HAS_EXTRA, HAS_TOPK_LENGTH1
+    )
+    qr = ()
+    for g in gl.static_range(Q_REG_GROUPS):
+        qr = qr + (
+            _rs_q_group(Q, q_off, h0, num_heads, stride_q_head, g, BLOCK_H, dot_a),
+        )
+    m_i = gl.full([BLOCK_H], float("-inf"), gl.float32, rows)
+    l_i = gl.zeros([BLOCK_H], gl.float32, rows)
+    offs = gl.arange(0, BLOCK_T, layout=gl.SliceLayout(0, mma))
+    z = gl.zeros([BLOCK_H, BLOCK_T], gl.float32, mma)
+    n_tiles = gl.cdiv(gl.maximum(end - start, 0), BLOCK_T)
+    for i in range(n_tiles):
+        t0 = start + i * BLOCK_T
+        slot = i % NUM_SLOTS
+        # The indices came in with the producer's loads; this reload hits L1 or L2.
+        valid = _pp_indices(src, t0, end, HAS_EXTRA, offs) >= 0
+        mbarrier.wait(ready.index(slot), (i // NUM_SLOTS) & 1)
+        kset = _rs_slot(ring, slot)
+        # Two accumulators over alternate column groups: two chains side by side.
+        s0 = z
+        s1 = z
+        for g in gl.static_range(8):
+            if g < Q_REG_GROUPS:
+                a = qr[g]
+            else:
+                a = q_smem[g - Q_REG_GROUPS].load(dot_a)
+            b = kset[g].permute((1, 0)).load(dot_b)
+            if g % 2 == 0:
+                s0 = mma_v2(a, b, s0)
+            else:
+                s1 = mma_v2(a, b, s1)
+        # Every score warp is done with the slot's K; the value group still
+        # reads it as V.
+        _cta_barrier()
+        mbarrier.arrive(empty.index(slot), count=1)
+        s = gl.where(valid[None, :], (s0 + s1) * qk_scale, float("-inf"))
+        m_new = gl.maximum(m_i, gl.max(s, 1))
+        # A tile with no valid token leaves m at -inf; subtracting it would give NaN.
+        m_safe = gl.where(m_new == float("-inf"), 0.0, m_new)
+        alpha = gl.exp2(m_i - m_safe)
+        p = gl.exp2(s - m_safe[:, None])
+        l_i = l_i * alpha + gl.sum(p, 1)
+        m_i = m_new
+        pslot = i % 2
+        mbarrier.wait(p_free.index(pslot), ((i // 2) & 1) ^ 1)
+        p_ring.index(pslot).store(p.to(gl.bfloat16))
+        a_ring.index(pslot).store(alpha)
+        _cta_barrier()
+        mbarrier.arrive(p_full.index(pslot), count=1)
+    ml_smem.index(0).store(m_i)
+    ml_smem.index(1).store(l_i)
+    _cta_barrier()
+    mbarrier.arrive(ml_ready, count=1)
+
+
+@gluon.jit
+def _rs_values(
+    ring,
+    ready,
+    empty,
+    p_ring,
+    a_ring,
+    ml_smem,
+    p_full,
+    p_free,
+    ml_ready,
+    rng,
+    BLOCK_H: gl.constexpr,
+    BLOCK_T: gl.constexpr,
+    NUM_SLOTS: gl.constexpr,
+    SPLIT_K: gl.constexpr,
+    HAS_TOPK_LENGTH: gl.constexpr,
+    HAS_EXTRA: gl.constexpr,
+    HAS_TOPK_LENGTH1: gl.constexpr,
+    mma: gl.constexpr,
+):
+    """The value group (the default partition: 4 warps down the heads, 2
+    across the 512 columns): acc = acc * alpha + P.V a tile behind the score
+    group, P and alpha from its ring, V the tile's K slot. Returns the
+    accumulators and the score group's m and l."""
+    dot_a: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=mma, k_width=2)
+    dot_b: gl.constexpr = gl.DotOperandLayout(operand_index=1, parent=mma, k_width=2)
+    rows: gl.constexpr = gl.SliceLayout(1, mma)
+    _, start, end = _rs_range(
+        rng, BLOCK_T, SPLIT_K, HAS_TOPK_LENGTH, HAS_EXTRA, HAS_TOPK_LENGTH1
+    )
+    z = gl.zeros([BLOCK_H, 64], gl.float32, mma)
+    accs = (z, z, z, z, z, z, z, z)
+    n_tiles = gl.cdiv(gl.maximum(end - start, 0), BLOCK_T)
+    for i in range(n_tiles):
+        slot = i % NUM_SLOTS
+        pslot = i % 2
+        mbarrier.wait(ready.index(slot), (i // NUM_SLOTS) & 1)
+        mbarrier.wait(p_full.index(pslot), (i // 2) & 1)
+        alpha = a_ring.index(pslot).load(rows)
+        p = p_ring.index(pslot).load(dot_a)
+        _cta_barrier()
+        mbarrier.arrive(p_free.index(pslot), count=1)
+        accs = _pp_pv(p, _rs_slot(ring, slot), accs, alpha, dot_b)
+        _cta_barrier()
+        mbarrier.arrive(empty.index(slot), count=1)
+    mbarrier.wait(ml_ready, 0)
+    m_i = ml_smem.index(0).load(rows)
+    l_i = ml_smem.index(1).load(rows)
+    return accs + (m_i, l_i)
+
+
+@gluon.jit
+def _rs_producer(
+    ring,
+    ready,
+    empty,
+    rng,
+    BLOCK_T: gl.constexpr,
+    NUM_SLOTS: gl.constexpr,
+    SPLIT_K: gl.constexpr,
+    HAS_TOPK_LENGTH: gl.constexpr,
+    HAS_EXTRA: gl.constexpr,
+    HAS_TOPK_LENGTH1: gl.constexpr,
+):
+    """The producer: gather, dequantise and store tile after tile into the
+    ring's slots, each once both groups have handed it back; tile i + 1's
+    loads go out before tile i is stored."""
+    V: gl.constexpr = BLOCK_T * 64 // (_RS_PRODUCER_WARPS * 32)
+    lay: gl.constexpr = gl.BlockedLayout(
+        [1, V], [32 // (64 // V), 64 // V], [_RS_PRODUCER_WARPS, 1], [1, 0]
+    )
+    wlay: gl.constexpr = gl.BlockedLayout(
+        [1, V // 4], [32 // (64 // V), 64 // V], [_RS_PRODUCER_WARPS, 1], [1, 0]
+    )
+    rows: gl.constexpr = gl.SliceLayout(1, lay)
+    src, start, end = _rs_range(
+        rng, BLOCK_T, SPLIT_K, HAS_TOPK_LENGTH, HAS_EXTRA, HAS_TOPK_LENGTH1
+    )
+    n_tiles = gl.cdiv(gl.maximum(end - start, 0), BLOCK_T)
+    idx = _pp_indices(src, start, end, HAS_EXTRA, gl.arange(0, BLOCK_T, layout=rows))
+    raw, idx = _pp_fetch(src, idx, start + BLOCK_T, end, HAS_EXTRA, BLOCK_T, lay, wlay)
+    for i in range(n_tiles):
+        slot = i % NUM_SLOTS
+        nxt, idx = _pp_fetch(
+            src, idx, start + (i + 2) * BLOCK_T, end, HAS_EXTRA, BLOCK_T, lay, wlay
+        )
+        mbarrier.wait(empty.index(slot), ((i // NUM_SLOTS) & 1) ^ 1)
+        _pp_store_tile(raw, _rs_slot(ring, slot))
+        _cta_barrier()
+        mbarrier.arrive(ready.index(slot), count=1)
+        raw = nxt
+
+
+@gluon.jit
+def _rs_alloc_ring(NUM_SLOTS: gl.constexpr, BLOCK_T: gl.constexpr):
+    """The K ring: each of the 8 column groups its own allocation of
+    NUM_SLOTS [BLOCK_T, 64] tiles, as _pp_alloc_set's groups are."""
+    k_layout: gl.constexpr = gl.NVMMASharedLayout.get_default_for(
+        [BLOCK_T, 64], gl.bfloat16
+    )
+    return (
+        gl.allocate_shared_memory(gl.bfloat16, [NUM_SLOTS, BLOCK_T, 64], k_layout),
+        gl.allocate_shared_memory(gl.bfloat16, [NUM_SLOTS, BLOCK_T, 64], k_layout),
+        gl.allocate_shared_memory(gl.bfloat16, [NUM_SLOTS, BLOCK_T, 64], k_layout),
+        gl.allocate_shared_memory(gl.bfloat16, [NUM_SLOTS, BLOCK_T, 64], k_layout),
+        gl.allocate_shared_memory(gl.bfloat16, [NUM_SLOTS, BLOCK_T, 64], k_layout),
+        gl.allocate_shared_memory(gl.bfloat16, [NUM_SLOTS, BLOCK_T, 64], k_layout),
+        gl.allocate_shared_memory(gl.bfloat16, [NUM_SLOTS, BLOCK_T, 64], k_layout),
+        gl.allocate_shared_memory(gl.bfloat16, [NUM_SLOTS, BLOCK_T, 64], k_layout),
+    )
+
+
+@gluon.jit
+def _rs_decode_kernel(
+    Q,
+    KV,
+    Indices,
+    TopkLength,
+    Out,
+    Lse,
+    stride_q_batch,
+    stride_q_head,
+    stride_idx_batch,
+    stride_out_batch,
+    stride_out_split,
+    stride_out_head,
+    stride_lse_batch,
+    stride_lse_split,
+    page_stride,
+    page_size,
+    topk,
+    num_heads,
+    qk_scale,
+    KV1,
+    Indices1,
+    TopkLength1,
+    stride_idx1_batch,
+    page_stride1,
+    page_size1,
+    topk1,
+    Sink,
+    HAS_TOPK_LENGTH: gl.constexpr,
+    BLOCK_H: gl.constexpr,
+    BLOCK_T: gl.constexpr,
+    SPLIT_K: gl.constexpr,
+    WARPS_N: gl.constexpr,
+    NUM_BUFS: gl.constexpr,
+    SUBTILES: gl.constexpr,
+    Q_REG_GROUPS: gl.constexpr,
+    HAS_EXTRA: gl.constexpr,
+    HAS_TOPK_LENGTH1: gl.constexpr,
+    HAS_SINK: gl.constexpr,
+    PDL: gl.constexpr,
+):
+    """_pp_decode_kernel's arguments and results, split by role: a value
+    group (this partition: the launch's warps, 4 down the heads and WARPS_N
+    across the columns) holding the accumulators, a score group of
+    _RS_SCORE_WARPS warps holding Q's first Q_REG_GROUPS column groups in
+    registers, and a producer of _RS_PRODUCER_WARPS, around a ring of
+    NUM_BUFS K slots of BLOCK_T tokens. Launched at _RS_MAXNREG registers a
+    thread, which setmaxnreg moves from the producer to the other two.
+
+    The hand-over, per tile i in slot i % NUM_BUFS: the producer waits for
+    `empty` (both groups' arrivals), stores the tile and arrives on `ready`;
+    the score group waits for `ready`, hands the slot back once its MMAs
+    have read it, and passes P and alpha through the P ring (p_full, and
+    p_free from the value group); the value group runs P.V from the slot
+    and hands it back. The score group's m and l reach the value group
+    through ml_ready once the loop ends; the value group writes the output.
+    """
+    gl.static_assert(BLOCK_H == 64 and WARPS_N == 2, "64 heads, 8 value warps")
+    mma: gl.constexpr = gl.NVMMADistributedLayout(
+        version=[2, 0], warps_per_cta=[4, WARPS_N], instr_shape=[16, 8]
+    )
+    pid_h = gl.program_id(0)
+    pid_s = gl.program_id(1)
+    pid_b = gl.program_id(2).to(gl.int64)
+    h0 = pid_h * BLOCK_H
+    rng = (
+        KV,
+        KV1,
+        Indices + pid_b * stride_idx_batch,
+        Indices1 + pid_b * stride_idx1_batch,
+        page_stride,
+        page_stride1,
+        page_size,
+        page_size1,
+        TopkLength,
+        TopkLength1,
+        pid_b,
+        pid_s,
+        topk,
+        topk1,
+    )
+    # Q's column groups from Q_REG_GROUPS on, staged once by this
+    # partition's warps, each group its own allocation.
+    q_lay: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [8, 1], [1, 0])
+    q_layout: gl.constexpr = gl.NVMMASharedLayout.get_default_for(
+        [BLOCK_H, 64], gl.bfloat16
+    )
+    heads = h0 + gl.arange(0, BLOCK_H, layout=gl.SliceLayout(1, q_lay))
+    cols = gl.arange(0, 64, layout=gl.SliceLayout(0, q_lay))
+    q_off = pid_b * stride_q_batch
+    q_smem = ()
+    for g in gl.static_range(Q_REG_GROUPS, 8):
+        q_g = gl.allocate_shared_memory(gl.bfloat16, [BLOCK_H, 64], q_layout)
+        q_g.store(
+            gl.load(
+                Q + q_off + heads[:, None] * stride_q_head + (g * 64 + cols)[None, :],
+                mask=(heads < num_heads)[:, None],
+                other=0.0,
+            )
+        )
+        q_smem = q_smem + (q_g,)
+    ring = _rs_alloc_ring(NUM_BUFS, BLOCK_T)
+    p_ring = gl.allocate_shared_memory(
+        gl.bfloat16,
+        [2, BLOCK_H, BLOCK_T],
+        gl.NVMMASharedLayout.get_default_for([BLOCK_H, BLOCK_T], gl.bfloat16),
+    )
+    flat: gl.constexpr = gl.SwizzledSharedLayout(1, 1, 1, order=[0])
+    a_ring = gl.allocate_shared_memory(gl.float32, [2, BLOCK_H], flat)
+    ml_smem = gl.allocate_shared_memory(gl.float32, [2, BLOCK_H], flat)
+    ready = gl.allocate_shared_memory(
+        gl.int64, [NUM_BUFS, 1], mbarrier.MBarrierLayout()
+    )
+    empty = gl.allocate_shared_memory(
+        gl.int64, [NUM_BUFS, 1], mbarrier.MBarrierLayout()
+    )
+    p_full = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
+    p_free = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
+    ml_ready = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+    for b in gl.static_range(NUM_BUFS):
+        mbarrier.init(ready.index(b), count=1)
+        # Both groups hand each slot back.
+        mbarrier.init(empty.index(b), count=2)
+    for b in gl.static_range(2):
+        mbarrier.init(p_full.index(b), count=1)
+        mbarrier.init(p_free.index(b), count=1)
+    mbarrier.init(ml_ready, count=1)
+    _cta_barrier()
+    res = gl.warp_specialize(
+        [
+            (
+                _rs_values,
+                (
+                    ring,
+                    ready,
+                    empty,
+                    p_ring,
+                    a_ring,
+                    ml_smem,
+                    p_full,
+                    p_free,
+                    ml_ready,
+                    rng,
+                    BLOCK_H,
+                    BLOCK_T,
+                    NUM_BUFS,
+                    SPLIT_K,
+                    HAS_TOPK_LENGTH,
+                    HAS_EXTRA,
+                    HAS_TOPK_LENGTH1,
+                    mma,
+                ),
+            ),
+            (
+                _rs_scores,
+                (
+                    Q,
+                    q_off,
+                    h0,
+                    num_heads,
+                    stride_q_head,
+                    q_smem,
+                    ring,
+                    ready,
+                    empty,
+                    p_ring,
+                    a_ring,
+                    ml_smem,
+                    p_full,
+                    p_free,
+                    ml_ready,
+                    rng,
+                    qk_scale,
+                    BLOCK_H,
+                    BLOCK_T,
+                    NUM_BUFS,
+                    Q_REG_GROUPS,
+                    SPLIT_K,
+                    HAS_TOPK_LENGTH,
+                    HAS_EXTRA,
+                    HAS_TOPK_LENGTH1,
+                ),
+            ),
+            (
+                _rs_producer,
+                (
+                    ring,
+                    ready,
+                    empty,
+                    rng,
+                    BLOCK_T,
+                    NUM_BUFS,
+                    SPLIT_K,
+                    HAS_TOPK_LENGTH,
+                    HAS_EXTRA,
+                    HAS_TOPK_LENGTH1,
+                ),
+            ),
+        ],
+        [_RS_SCORE_WARPS, _RS_PRODUCER_WARPS],
+        [_RS_SCORE_REGS, _RS_PRODUCER_REGS],
+    )
+    accs = (res[0], res[1], res[2], res[3], res[4], res[5], res[6], res[7])
+    if PDL and SPLIT_K == 2:
+        # As the one-partition 64-head tile: it signals only in two splits.
+        _launch_dependents()
+    _pp_epilogue(
+        accs,
+        res[8],
+        res[9],
+        Out,
+        Lse,
+        Sink,
+        gl.program_id(2).to(gl.int64),
+        gl.program_id(1),
+        gl.program_id(0) * BLOCK_H,
+        num_heads,
+        stride_out_batch,
+        stride_out_split,
+        stride_out_head,
+        stride_lse_batch,
+        stride_lse_split,
+        BLOCK_H,
+        SPLIT_K,
+        4 * WARPS_N,
+        HAS_SINK,
+        mma,
+    )
+
+
 @triton.jit
 def _combine_bf16_kernel(
     Part,
@@ -2958,9 +3505,21 @@ def _mma_launches(plan, c, fixed, bind, constexprs):
 def _pp_q_reg_groups(c):
     """How many of Q's column groups configuration c's tile keeps in
     registers (the budget model counts the same)."""
+    if c.num_warps == _RS_WARPS:
+        return _RS_Q_REG_GROUPS
     if c.block_t == _PP_HALVES_BLOCK_T:
         return _PP_Q_REG_GROUPS_HALVES
     return _PP_Q_REG_GROUPS_ONE_PIECE_H16 if c.block_h == 16 else 0
+
+
+def _pp_program(c):
+    """(decode kernel, launch options) of configuration c: the role-split
+    tile's kernel with the value group's warps (the launch's; the other
+    partitions' come on top) at the register count setmaxnreg divides, or
+    _pp_decode_kernel with all of c's warps."""
+    if c.num_warps == _RS_WARPS:
+        return _rs_decode_kernel, dict(num_warps=_RS_VALUE_WARPS, maxnreg=_RS_MAXNREG)
+    return _pp_decode_kernel, dict(num_warps=c.num_warps, maxnreg=_PP_MAXNREG)
 
 
 def _pp_launches(plan, c, fixed, bind, constexprs):
@@ -2968,16 +3527,16 @@ def _pp_launches(plan, c, fixed, bind, constexprs):
     kernel and, with splits, the bf16 combine."""
     heads, batch = plan.heads, plan.batch
     grid = (triton.cdiv(heads, c.block_h), c.split_k, batch)
+    kernel, options = _pp_program(c)
     constexprs = dict(
         constexprs,
-        WARPS_N=c.num_warps // (c.block_h // 16),
+        WARPS_N=options["num_warps"] // (c.block_h // 16),
         NUM_BUFS=c.num_stages,
         SUBTILES=2 if c.block_t == _PP_HALVES_BLOCK_T else 1,
         Q_REG_GROUPS=_pp_q_reg_groups(c),
         PDL=_pdl(plan.device),
     )
-    options = dict(num_warps=c.num_warps, maxnreg=_PP_MAXNREG)
-    decode = _Kernel(_pp_decode_kernel, grid, fixed, bind, constexprs, options)
+    decode = _Kernel(kernel, grid, fixed, bind, constexprs, options)
     if c.split_k == 1:
         return [decode]
     return [decode, _combine_bf16_launch(plan, c)]

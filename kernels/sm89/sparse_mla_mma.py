@@ -2964,21 +2964,27 @@ def _pp_q_reg_groups(c):
     return _PP_Q_REG_GROUPS_ONE_PIECE_H16 if c.block_h == 16 else 0
 
 
+def _pp_program(c):
+    """(decode kernel, launch options) of configuration c:
+    _pp_decode_kernel with all of c's warps."""
+    return _pp_decode_kernel, dict(num_warps=c.num_warps, maxnreg=_PP_MAXNREG)
+
+
 def _pp_launches(plan, c, fixed, bind, constexprs):
     """The launches of configuration c of the pipelined kernel: the decode
     kernel and, with splits, the bf16 combine."""
     heads, batch = plan.heads, plan.batch
     grid = (triton.cdiv(heads, c.block_h), c.split_k, batch)
+    kernel, options = _pp_program(c)
     constexprs = dict(
         constexprs,
-        WARPS_N=c.num_warps // (c.block_h // 16),
+        WARPS_N=options["num_warps"] // (c.block_h // 16),
         NUM_BUFS=c.num_stages,
         SUBTILES=2 if c.block_t == _PP_HALVES_BLOCK_T else 1,
         Q_REG_GROUPS=_pp_q_reg_groups(c),
         PDL=_pdl(plan.device),
     )
-    options = dict(num_warps=c.num_warps, maxnreg=_PP_MAXNREG)
-    decode = _Kernel(_pp_decode_kernel, grid, fixed, bind, constexprs, options)
+    decode = _Kernel(kernel, grid, fixed, bind, constexprs, options)
     if c.split_k == 1:
         return [decode]
     return [decode, _combine_bf16_launch(plan, c)]
