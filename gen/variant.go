@@ -272,7 +272,8 @@ const (
 	PPRoleSplitScoreRegs    = 120
 	PPRoleSplitProducerRegs = 56
 	// Q's column groups held in registers by the score group: 4 x 16
-	// registers; 5 spilled in the value group, 6 in the score group.
+	// registers. 5 spilled 4-8 B (the value group, left 160) and 6
+	// spilled 116-156 B (lab/rs120/compile.txt).
 	PPRoleSplitQRegGroups = 4
 	// PPRoleSplitBlockT is the slot: 32-token slots spilled or did not fit.
 	PPRoleSplitBlockT = 16
