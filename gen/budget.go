@@ -362,9 +362,7 @@ const wsOverhead = 30
 func wsProducer(t Target, b Budget) Budget {
 	v := b.Variant
 	warps, regs := v.producer()
-	// The producer holds one gathered tile in flight: tokenBytes per token
-	// over its threads, 4 bytes a register.
-	raw := (prod(v.BlockT, tokenBytes) + 32*warps*4 - 1) / (32 * warps * 4)
+	raw := gatheredTileRegs(v.BlockT, 32*warps)
 	b.Regs = append(b.Regs,
 		Item{"raw_tile", raw, "producer: one gathered tile (fp8 nope, rope, scale words) in flight"},
 		Item{"producer_max", regs, fmt.Sprintf("setmaxnreg for the %d producer warps", warps)},
@@ -377,6 +375,13 @@ func wsProducer(t Target, b Budget) Budget {
 		b.Reasons = append(b.Reasons, fmt.Sprintf("producer needs about %d registers per thread > its %d", raw+wsOverhead, regs))
 	}
 	return b
+}
+
+// gatheredTileRegs is the registers a thread gives one gathered tile of
+// blockT tokens held in flight by a producer of the given threads:
+// tokenBytes a token over its threads, 4 bytes a register, rounded up.
+func gatheredTileRegs(blockT, threads int) int {
+	return (prod(blockT, tokenBytes) + threads*4 - 1) / (threads * 4)
 }
 
 // checkWarpSpecNarrow budgets the narrow warp-specialised variants: one
@@ -672,7 +677,7 @@ func checkRoleSplit(t Target, b Budget) Budget {
 	// The tile's scores over the score group, as two accumulators over
 	// alternate column groups, and their probabilities.
 	s := prod(v.BlockH, v.BlockT) / score
-	raw := (prod(v.BlockT, tokenBytes) + producer*4 - 1) / (producer * 4)
+	raw := gatheredTileRegs(v.BlockT, producer)
 	valueNeed := acc + pv + wsOverhead
 	scoreNeed := kept*16 + 3*s + wsOverhead
 	producerNeed := 2*raw + rsOverhead
