@@ -86,10 +86,15 @@ pycheck: $(VENV)/.done
 # against them, and compiles only what the memo lacks (a kernel changed).
 # 'make calibrate-memo' compiles what is missing and rewrites the memos:
 # run it after changing a kernel template, and commit calib/compiled/.
+# calib/code-<dir>.txt lists each variant's machine code as a digest of its
+# SASS: a template change's diff there names every variant whose code it
+# changed (and so whose timings predate it); a change that moves source
+# without changing code leaves the file as it was. A run whose compiles
+# disagree with the file fails until calibrate-memo rewrites it.
 calibrate: $(addprefix calibrate-,$(DIRS))
 calibrate-%: $(VENV)/.done
 	@$(call time,calibrate $*,$(PY) calib/calibrate.py --budget calib/$*.budget.json --kernel kernels/$*/sparse_mla_mma.py \
-	    --known calib/known-$*.txt --memo calib/compiled/$*.json $(MEMO) --json $(VENV)/calib-$*.json > $(VENV)/calib-$*.log \
+	    --known calib/known-$*.txt --memo calib/compiled/$*.json --code calib/code-$*.txt $(MEMO) --json $(VENV)/calib-$*.json > $(VENV)/calib-$*.log \
 	    || { cat $(VENV)/calib-$*.log; exit 1; }; tail -n 2 $(VENV)/calib-$*.log | grep -v '^$$')
 calibrate-memo:
 	@$(MAKE) --no-print-directory calibrate MEMO=--update-memo

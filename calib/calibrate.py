@@ -22,7 +22,10 @@ It fails (exit 1) when the model is wrong in a way that matters:
   * an accepted variant spills or exceeds the shared-memory limit;
   * a refused variant in fact fits without spilling;
   * predicted shared memory is below the compiler's, or more than 5% above it;
-  * an accepted variant is not in the module's CONFIGS as its configuration.
+  * an accepted variant is not in the module's CONFIGS as its configuration;
+  * with --code, a variant's machine code (a digest of its SASS, per cache
+    and whole call) differs from the file's: the file names, variant by
+    variant, what a template change did to the compiled code.
 
     python3 calib/calibrate.py --budget calib/sm90.budget.json \\
         --kernel kernels/sm90/sparse_mla_mma.py --json calib/sm90.json
@@ -39,6 +42,7 @@ import json
 import multiprocessing
 import os
 import re
+import struct
 import subprocess
 import sys
 import tempfile
@@ -158,9 +162,39 @@ def compile_one(job):
         return {**row, "error": str(e).splitlines()[0][:200]}
     ptx = ck.asm["ptx"]
     row.update(smem=ck.metadata.shared, **ptxas_usage(ptx, cap, log))
+    row["code"] = code_digest(ck.asm["cubin"])
     if config.family == "ws":
         row.update(ws_checks(module, config, ptx, ck.metadata.shared))
     return row
+
+
+def code_digest(cubin):
+    """A digest of a compiled kernel's machine code: the bytes of the
+    cubin's .text sections (the SASS), by name. Debug locations live in
+    other sections, so a change that only moves or renames source (a
+    helper shared by two kernels) leaves it as it was, while any change
+    to an instruction does not."""
+    e_shoff, e_shentsize, e_shnum, e_shstrndx = (
+        struct.unpack_from("<Q", cubin, 0x28)[0],
+        *struct.unpack_from("<HHH", cubin, 0x3A),
+    )
+    headers = [
+        struct.unpack_from("<IIQQQQIIQQ", cubin, e_shoff + i * e_shentsize)
+        for i in range(e_shnum)
+    ]
+    names = headers[e_shstrndx]
+
+    def name(h):
+        start = names[4] + h[0]
+        return cubin[start : cubin.index(b"\0", start)].decode()
+
+    h = hashlib.sha256()
+    texts = sorted((name(x), x) for x in headers if name(x).startswith(".text."))
+    if not texts:
+        raise ValueError("no .text section in the cubin")
+    for n, x in texts:
+        h.update(n.encode() + b"\0" + cubin[x[4] : x[4] + x[5]])
+    return h.hexdigest()[:16]
 
 
 # The host functions of the module whose answers compile_one records for the
@@ -218,6 +252,61 @@ def compile_key(fn, sig, constexprs, options, cap, gluon, **extra):
     }
     text = json.dumps(parts, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def complete(row):
+    """Whether a memo row has all compile_one records: a compile error, or
+    the numbers and the code digest."""
+    return row is not None and ("error" in row or "code" in row)
+
+
+def code_lines(budget, done):
+    """The --code file: a line a variant, its decode kernel's code digest
+    as the per-cache entry and as the whole call compile it ("-" where the
+    compiler refuses it)."""
+    lines = [
+        f"# {budget['target']}: the machine code of every variant's decode kernel, "
+        f"per cache and whole call (calib/calibrate.py, Triton {triton.__version__}); "
+        "'make calibrate-memo' rewrites this file"
+    ]
+    for i, b in enumerate(budget["variants"]):
+        pair = [r.get("code", "-") for r in done[2 * i : 2 * i + 2]]
+        lines.append(" ".join([b["variant"], *pair]))
+    return "\n".join(lines) + "\n"
+
+
+def check_code(path, budget, done, update):
+    """Write the --code file (update), or compare it with this run's
+    compiles: which variants' machine code differs, as a message ("" when
+    none does, or without --code). A template change that alters a kernel
+    shows here variant by variant; one that does not (a helper moved or
+    shared) leaves the file as it was, so its timings still stand."""
+    if not path:
+        return ""
+    text = code_lines(budget, done)
+    if update:
+        with open(path, "w") as f:
+            f.write(text)
+        return ""
+    try:
+        with open(path) as f:
+            old = f.read()
+    except FileNotFoundError:
+        return f"{path} does not exist; 'make calibrate-memo' writes it (commit it)"
+    was = {l.split()[0]: l for l in old.splitlines()[1:] if l.strip()}
+    now = {l.split()[0]: l for l in text.splitlines()[1:]}
+    changed = sorted(v for v in was.keys() | now.keys() if was.get(v) != now.get(v))
+    if not changed and old == text:
+        return ""
+    shown = ", ".join(changed[:8]) + (
+        f" and {len(changed) - 8} more" if len(changed) > 8 else ""
+    )
+    return (
+        f"{path}: the machine code of {len(changed)} variant(s) differs from the "
+        f"file's ({shown or 'its header'}). After a kernel template change, "
+        "'make calibrate-memo' rewrites the file: commit it with the change (the "
+        "variants it names then run code that their timings predate)"
+    )
 
 
 def read_memo(path):
@@ -423,6 +512,12 @@ def main():
         help="rewrite --memo with this run's compiles (and only those)",
     )
     ap.add_argument(
+        "--code",
+        help="the file of every variant's code digests, per cache and whole "
+        "call (calib/code-<target>.txt): checked against this run's compiles, "
+        "rewritten with --update-memo",
+    )
+    ap.add_argument(
         "--known",
         help="file of known disagreements (variant per line, # comments): "
         "these are reported but do not fail; one that no longer occurs fails, "
@@ -440,7 +535,8 @@ def main():
     ]
     keys = [job_key(job) for job in jobs]
     memo = read_memo(args.memo)
-    todo = [i for i, k in enumerate(keys) if k not in memo]
+    # A row from before the memo kept code digests counts as missing.
+    todo = [i for i, k in enumerate(keys) if not complete(memo.get(k))]
     done = [memo.get(k) for k in keys]
     if todo:
         with multiprocessing.get_context("spawn").Pool(args.jobs) as pool:
@@ -450,6 +546,7 @@ def main():
                 done[i] = row
     if args.memo and args.update_memo:
         write_memo(args.memo, budget["target"], dict(zip(keys, done)))
+    code_changed = check_code(args.code, budget, done, args.update_memo)
     compiled = [merge_entries(*done[i : i + 2]) for i in range(0, len(done), 2)]
     module = load_kernel(bundle)
     for b, row in zip(budget["variants"], compiled):
@@ -471,6 +568,8 @@ def main():
         f"({len(jobs)} compiles: {len(todo)} run now, {reused} from {args.memo or 'no memo'}), "
         f"{known} known and {bad} new disagreement(s) with the budget model"
     )
+    if code_changed:
+        print(code_changed)
     if todo and args.memo and not args.update_memo:
         print(
             f"{len(todo)} compiles are not in {args.memo}: the kernels changed since it was "
@@ -490,7 +589,7 @@ def main():
     if args.markdown:
         with open(args.markdown, "w") as f:
             f.write(table + "\n")
-    return 1 if bad else 0
+    return 1 if bad or code_changed else 0
 
 
 if __name__ == "__main__":
