@@ -275,7 +275,21 @@ def code_lines(budget, done):
     return "\n".join(lines) + "\n"
 
 
-def check_code(path, budget, done, update):
+def tabled_tiles(module):
+    """The tiles (a variant's name less its split count) that the module's
+    selection tables choose: its entry points fit the split count to the
+    GPU and the call, so every split count of such a tile runs."""
+    names, stack = set(), [module.SELECTION, module.FULL_SELECTION]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            names.add(item)
+        else:
+            stack.extend(item)
+    return {re.sub(r"_k\d+_", "_", n) for n in names}
+
+
+def check_code(path, budget, done, update, module=None):
     """Write the --code file (update), or compare it with this run's
     compiles: which variants' machine code differs, as a message ("" when
     none does, or without --code). A template change that alters a kernel
@@ -301,12 +315,22 @@ def check_code(path, budget, done, update):
     shown = ", ".join(changed[:8]) + (
         f" and {len(changed) - 8} more" if len(changed) > 8 else ""
     )
-    return (
+    message = (
         f"{path}: the machine code of {len(changed)} variant(s) differs from the "
         f"file's ({shown or 'its header'}). After a kernel template change, "
-        "'make calibrate-memo' rewrites the file: commit it with the change (the "
-        "variants it names then run code that their timings predate)"
+        "'make calibrate-memo' rewrites the file: commit it with the change"
     )
+    if module is not None:
+        tiles = tabled_tiles(module)
+        tabled = sorted({re.sub(r"_k\d+_", "_", v) for v in changed} & tiles)
+        if tabled:
+            message += (
+                f". The module's tables choose {len(tabled)} of their tiles "
+                f"({', '.join(tabled)}): those tables were timed on the old code, "
+                "so time them again (gpu/selection_inputs.py) or say in NOTES.md "
+                "why the change cannot move them"
+            )
+    return message
 
 
 def read_memo(path):
@@ -546,7 +570,9 @@ def main():
                 done[i] = row
     if args.memo and args.update_memo:
         write_memo(args.memo, budget["target"], dict(zip(keys, done)))
-    code_changed = check_code(args.code, budget, done, args.update_memo)
+    code_changed = check_code(
+        args.code, budget, done, args.update_memo, load_kernel(bundle)
+    )
     compiled = [merge_entries(*done[i : i + 2]) for i in range(0, len(done), 2)]
     module = load_kernel(bundle)
     for b, row in zip(budget["variants"], compiled):
