@@ -1382,6 +1382,64 @@ def _pp_load_q(
     q_smem.store(q)
 
 
+@gluon.constexpr_function
+def _pp_gather_layout(block_t, num_warps, per_word):
+    """The layout of a tile's gather by num_warps warps: one token row per
+    thread row, V = block_t * 64 / (num_warps * 32) contiguous bytes (fp8)
+    or values (rope) a thread, every thread loading; per_word 4 gives the
+    same rows as 32-bit words, V / 4 a thread."""
+    v = block_t * 64 // (num_warps * 32)
+    if v % 4:
+        raise ValueError(f"a thread loads whole 32-bit words, not {v} bytes")
+    return gl.BlockedLayout(
+        [1, v // per_word], [32 // (64 // v), 64 // v], [num_warps, 1], [1, 0]
+    )
+
+
+@gluon.jit
+def _pp_split_source(
+    rng,
+    BLOCK_T: gl.constexpr,
+    SPLIT_K: gl.constexpr,
+    HAS_TOPK_LENGTH: gl.constexpr,
+    HAS_EXTRA: gl.constexpr,
+    HAS_TOPK_LENGTH1: gl.constexpr,
+):
+    """(src, start, end): this program's split [start, end) of its row's
+    tokens, and both caches' arguments for the per-tile selects
+    (_pp_source; without the extra cache only cache 0's are read), from
+    rng = (KV, KV1, idx_row, idx1_row, page_stride, page_stride1,
+    page_size, page_size1, TopkLength, TopkLength1, pid_b, pid_s, topk,
+    topk1) as pp_row builds it."""
+    start, end, base1, n0, n_virt = _split_range(
+        rng[8],
+        rng[9],
+        rng[10],
+        rng[11],
+        rng[12],
+        rng[13],
+        HAS_TOPK_LENGTH,
+        HAS_EXTRA,
+        HAS_TOPK_LENGTH1,
+        BLOCK_T,
+        SPLIT_K,
+    )
+    src = (
+        rng[0],
+        rng[1],
+        rng[2],
+        rng[3],
+        base1,
+        n0,
+        n_virt,
+        rng[4],
+        rng[5],
+        rng[6],
+        rng[7],
+    )
+    return src, start, end
+
+
 @gluon.jit
 def _pp_decode_kernel(
     Q,
@@ -1443,54 +1501,35 @@ def _pp_decode_kernel(
     mma: gl.constexpr = gl.NVMMADistributedLayout(
         version=[2, 0], warps_per_cta=[WARPS_M, WARPS_N], instr_shape=[16, 8]
     )
-    # The gather: one token row per thread row, V contiguous bytes (fp8) or
-    # values (rope) a thread, every thread of the program loading.
-    V: gl.constexpr = BLOCK_T * 64 // (NUM_WARPS * 32)
-    lay: gl.constexpr = gl.BlockedLayout(
-        [1, V], [32 // (64 // V), 64 // V], [NUM_WARPS, 1], [1, 0]
-    )
+    # The gather: the tile's bytes (fp8) or values (rope), and its words.
+    lay: gl.constexpr = _pp_gather_layout(BLOCK_T, NUM_WARPS, 1)
+    wlay: gl.constexpr = _pp_gather_layout(BLOCK_T, NUM_WARPS, 4)
     rows: gl.constexpr = gl.SliceLayout(1, lay)
-    # The nope groups' and the rope's words: V / 4 a thread of a group, the
-    # same rows a thread as lay.
-    gl.static_assert(V % 4 == 0, "a thread loads whole 32-bit words")
-    wlay: gl.constexpr = gl.BlockedLayout(
-        [1, V // 4], [32 // (64 // V), 64 // V], [NUM_WARPS, 1], [1, 0]
-    )
 
     pid_h = gl.program_id(0)
     pid_s = gl.program_id(1)
     pid_b = gl.program_id(2).to(gl.int64)
     h0 = pid_h * BLOCK_H
-    idx_row = Indices + pid_b * stride_idx_batch
-    start, end, base1, n0, n_virt = _split_range(
+    rng = (
+        KV,
+        KV1,
+        Indices + pid_b * stride_idx_batch,
+        Indices1 + pid_b * stride_idx1_batch,
+        page_stride,
+        page_stride1,
+        page_size,
+        page_size1,
         TopkLength,
         TopkLength1,
         pid_b,
         pid_s,
         topk,
         topk1,
-        HAS_TOPK_LENGTH,
-        HAS_EXTRA,
-        HAS_TOPK_LENGTH1,
-        BLOCK_T,
-        SPLIT_K,
+    )
+    src, start, end = _pp_split_source(
+        rng, BLOCK_T, SPLIT_K, HAS_TOPK_LENGTH, HAS_EXTRA, HAS_TOPK_LENGTH1
     )
     n_tiles = gl.cdiv(gl.maximum(end - start, 0), BLOCK_T)
-    # Both caches' arguments for the per-tile selects (_pp_source); without
-    # the extra cache only cache 0's are read.
-    src = (
-        KV,
-        KV1,
-        idx_row,
-        Indices1 + pid_b * stride_idx1_batch,
-        base1,
-        n0,
-        n_virt,
-        page_stride,
-        page_stride1,
-        page_size,
-        page_size1,
-    )
 
     # The first tile's indices and raw bytes go out before Q is staged.
     idx = _pp_indices(src, start, end, HAS_EXTRA, gl.arange(0, BLOCK_T, layout=rows))
