@@ -29,8 +29,11 @@
 #   cp -r ../shared/peers/flashmla .peers-flashmla   # the FlashMLA kit (not ours)
 #   bash gpu/shipped.sh
 #
-# $OUT gets results.tar.gz (every JSON and log), summary.txt, and FlashMLA's
-# build log and library. LIMIT (s, default 540) bounds the whole script.
+# $OUT gets results.tar.gz (every JSON and log), summary.txt, FlashMLA's
+# build log and library, and calib/code-sm90.txt and code-sm120.txt: the
+# machine code of the kernels timed, as the calibration compiles them, so
+# that a later tree's files say whether these figures are of its code.
+# LIMIT (s, default 540) bounds the whole script.
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/mlagen-shipped}
@@ -140,6 +143,7 @@ timeout 25 python3 gpu/sass_scan.py "$C120" >"$W/res/sass-sm120.json" 2>"$W/res/
 cp "$W/res/route.log" "$W/res/dispatch-sm90.log" "$W/res/dispatch-sm120.log" "$OUT/" 2>/dev/null
 python3 gpu/shipped_summary.py "$W/res" >"$W/res/summary.txt" 2>&1
 cp "$W/res/summary.txt" "$OUT/"
+cp calib/code-sm90.txt calib/code-sm120.txt "$OUT/"
 tar -czf "$OUT/results.tar.gz" -C "$W" res
 log "total"
 cat "$W/res/summary.txt"
