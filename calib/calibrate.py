@@ -170,10 +170,10 @@ def compile_one(job):
 
 def code_digest(cubin):
     """A digest of a compiled kernel's machine code: the bytes of the
-    cubin's .text sections (the SASS), by name. Debug locations live in
-    other sections, so a change that only moves or renames source (a
-    helper shared by two kernels) leaves it as it was, while any change
-    to an instruction does not."""
+    cubin's .text sections (the SASS), with their names (the kernel's).
+    Debug locations live in other sections, and helpers are inlined, so a
+    change that only moves source or shares, splits or renames helpers
+    leaves it as it was, while any change to an instruction does not."""
     e_shoff, e_shentsize, e_shnum, e_shstrndx = (
         struct.unpack_from("<Q", cubin, 0x28)[0],
         *struct.unpack_from("<HHH", cubin, 0x3A),
@@ -584,21 +584,17 @@ def main():
                 done[i] = row
     if args.memo and args.update_memo:
         write_memo(args.memo, budget["target"], dict(zip(keys, done)))
-    code_changed = check_code(
-        args.code, budget, done, args.update_memo, load_kernel(bundle)
-    )
+    module = load_kernel(bundle)
+    code_changed = check_code(args.code, budget, done, args.update_memo, module)
     if not code_changed and not args.update_memo:
         code_changed = code_check_fails(args.code, budget, done)
     compiled = [merge_entries(*done[i : i + 2]) for i in range(0, len(done), 2)]
-    module = load_kernel(bundle)
     for b, row in zip(budget["variants"], compiled):
         if b["variant"] in module.CONFIGS:
             row["in_configs"] = module.CONFIGS[b["variant"]] == module.Config(
                 **b["config"]
             )
-    rows, bad = verdicts(
-        budget, compiled, read_known(args.known), args.known, load_kernel(bundle)
-    )
+    rows, bad = verdicts(budget, compiled, read_known(args.known), args.known, module)
     table = markdown(rows)
     print(table)
     known = sum(

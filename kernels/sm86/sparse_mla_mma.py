@@ -1440,7 +1440,7 @@ def _pp_split_source(
     (_pp_source; without the extra cache only cache 0's are read), from
     rng = (KV, KV1, idx_row, idx1_row, page_stride, page_stride1,
     page_size, page_size1, TopkLength, TopkLength1, pid_b, pid_s, topk,
-    topk1) as pp_row builds it."""
+    topk1) as both decode kernels build it."""
     start, end, base1, n0, n_virt = _split_range(
         rng[8],
         rng[9],
