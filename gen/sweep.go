@@ -107,8 +107,9 @@ func DefaultSweep(t Target) Sweep {
 		if t.Name == "sm_120" {
 			// The role split needs setmaxnreg (sm_90 on), which rules out
 			// sm_80 to sm_89; sm_100's module keeps the tiles its table
-			// was measured with. Not in the selection until it is timed
-			// (lab/rs120/NOTES.md).
+			// was measured with. Timed level with the one-partition tile
+			// (lab/rs120/NOTES.md, "First run"), it is in no table; it stays
+			// for a card owner's own sweep on the sm_120 card it is for.
 			s.PPTiles = append(s.PPTiles, PPTileRoleSplit)
 		}
 	}
