@@ -275,10 +275,11 @@ def code_lines(budget, done):
     return "\n".join(lines) + "\n"
 
 
-def tabled_tiles(module):
-    """The tiles (a variant's name less its split count) that the module's
-    selection tables choose: its entry points fit the split count to the
-    GPU and the call, so every split count of such a tile runs."""
+def tabled_variants(module):
+    """The variants the module's entry points can run: those its selection
+    tables choose and, where the entry points fit the split count to the
+    GPU and the call, each one's split siblings (the module's own
+    _SPLIT_SIBLINGS)."""
     names, stack = set(), [module.SELECTION, module.FULL_SELECTION]
     while stack:
         item = stack.pop()
@@ -286,7 +287,9 @@ def tabled_tiles(module):
             names.add(item)
         else:
             stack.extend(item)
-    return {re.sub(r"_k\d+_", "_", n) for n in names}
+    for name in list(names):
+        names.update(module._SPLIT_SIBLINGS.get(name, {}).values())
+    return names
 
 
 def check_code(path, budget, done, update, module=None):
@@ -321,12 +324,11 @@ def check_code(path, budget, done, update, module=None):
         "'make calibrate-memo' rewrites the file: commit it with the change"
     )
     if module is not None:
-        tiles = tabled_tiles(module)
-        tabled = sorted({re.sub(r"_k\d+_", "_", v) for v in changed} & tiles)
+        tabled = sorted(set(changed) & tabled_variants(module))
         if tabled:
             message += (
-                f". The module's tables choose {len(tabled)} of their tiles "
-                f"({', '.join(tabled)}): those tables were timed on the old code, "
+                f". The module's entry points run {len(tabled)} of them "
+                f"({', '.join(tabled)}): their tables were timed on the old code, "
                 "so time them again (gpu/selection_inputs.py) or say in NOTES.md "
                 "why the change cannot move them"
             )
