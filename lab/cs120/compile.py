@@ -3,7 +3,10 @@ sm_90 (no GPU; DISABLE_MMA_V3 as on the device): shared memory,
 registers, spills, and the tile loop's HMMA, LDSM, LDS, STS and BAR
 counts, per cache and as the whole call.
 
-    python3 lab/cs120/compile.py [COPY [CONFIG...]]   # cs, pp_h64_t16_k1_w8_s2
+    python3 lab/cs120/compile.py [FOLDER [CONFIG...]]
+    # kernels/sm120, pp_h64_t16_k1_w8_s2 unless told
+
+FOLDER is a module's folder (or a copy's under lab/cs120).
 """
 
 import os
@@ -28,11 +31,10 @@ def count(body, op):
 
 
 def main():
-    copy = sys.argv[1] if len(sys.argv) > 1 else "cs"
+    copy = sys.argv[1] if len(sys.argv) > 1 else "kernels/sm120"
     names = sys.argv[2:] or ["pp_h64_t16_k1_w8_s2"]
-    m = calibrate.load_kernel(
-        os.path.join(ROOT, "lab", "cs120", copy, "sparse_mla_mma.py")
-    )
+    folder = copy if "/" in copy else os.path.join("lab", "cs120", copy)
+    m = calibrate.load_kernel(os.path.join(ROOT, folder, "sparse_mla_mma.py"))
     for name in names:
         fn, opts = m._pp_program(m.CONFIGS[name])
         for whole in (False, True):

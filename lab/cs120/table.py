@@ -5,7 +5,7 @@ column-split tile with 2 and 3 K slots (pp_h64_t16_*_w8_s2, _s3), of the shipped
 of each column split to the one-partition tile, and of the best one to
 sm_90's.
 
-    python3 lab/cs120/table.py WORKDIR   # its check-cs, time-cs, time-sm90 .json
+    python3 lab/cs120/table.py WORKDIR   # its check-*, time-cs, time-sm90 .json
 """
 
 import json
@@ -32,7 +32,10 @@ def load(work, name):
 
 def main():
     work = sys.argv[1]
-    checks = load(work, "check-cs.json").get("correctness", [])
+    checks = []
+    for name in sorted(os.listdir(work)):
+        if name.startswith("check-") and name.endswith(".json"):
+            checks += load(work, name).get("correctness", [])
     for t in ("cs2", "cs3"):
         rows = [r for r in checks if tile(r["variant"]) == t]
         bad = sorted({r["variant"] for r in rows if not r["passed"]})
@@ -57,15 +60,18 @@ def main():
         if cur is None or r["graph_us"] < cur[0]:
             best[key]["sm90"] = (r["graph_us"], r["variant"])
     print(
-        f"{'H':>3} {'B':>4} {'topk':>5} | {'cs µs':>7} {'pp µs':>7} {'sm90 µs':>7} | {'cs/pp':>6} {'cs/sm90':>7} {'pp/sm90':>7} | cs config"
+        f"{'H':>3} {'B':>4} {'topk':>5} | {'cs2 µs':>7} {'cs3 µs':>7} {'pp µs':>7} "
+        f"{'sm90 µs':>7} | {'cs2/pp':>6} {'cs3/pp':>6} {'cs/sm90':>7} {'pp/sm90':>7} | configs"
     )
     nan = float("nan")
     for key in sorted(best):
         b = best[key]
-        cs, pp, s9 = (b.get(k, (nan, "-")) for k in ("cs", "pp", "sm90"))
+        c2, c3, pp, s9 = (b.get(k, (nan, "-")) for k in ("cs2", "cs3", "pp", "sm90"))
+        cs = min(c2[0], c3[0])
         print(
-            f"{key[0]:>3} {key[1]:>4} {key[2]:>5} | {cs[0]:7.1f} {pp[0]:7.1f} {s9[0]:7.1f} | "
-            f"{cs[0] / pp[0]:6.2f} {cs[0] / s9[0]:7.2f} {pp[0] / s9[0]:7.2f} | {cs[1]}"
+            f"{key[0]:>3} {key[1]:>4} {key[2]:>5} | {c2[0]:7.1f} {c3[0]:7.1f} {pp[0]:7.1f} "
+            f"{s9[0]:7.1f} | {c2[0] / pp[0]:6.2f} {c3[0] / pp[0]:6.2f} {cs / s9[0]:7.2f} "
+            f"{pp[0] / s9[0]:7.2f} | {c2[1]} {c3[1]} {pp[1]}"
         )
 
 
