@@ -730,6 +730,21 @@ func TestColumnSplit(t *testing.T) {
 			t.Errorf("%s on %s: fits %v (%v), registers %v = %d", cs.Name(), name, b.Fits, b.Reasons, regs, b.RegsEst)
 		}
 	}
+	// Where the sweep holds it, the module holds its kernel and launches
+	// its configurations there; nowhere else.
+	for _, tg := range Targets() {
+		inSweep := slices.Contains(DefaultSweep(tg).PPTiles, PPTileColumnSplit2)
+		bundle, err := Bundle(tg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inModule := strings.Contains(string(bundle), "def _cs_decode_kernel(")
+		routed := strings.Contains(string(bundle), "return _cs_decode_kernel, dict(num_warps=_CS_WARPS, maxnreg=_CS_MAXNREG)")
+		configs := strings.Contains(string(bundle), `"pp_h64_t16_k2_w8_s2": Config("pp", 64, 16, 2, 8, 2, False)`)
+		if want := tg.Name == "sm_120"; inSweep != want || inModule != want || routed != want || configs != want {
+			t.Errorf("%s: column split in the sweep %v, kernel in the module %v, launched %v, configured %v; want %v", tg.Name, inSweep, inModule, routed, configs, want)
+		}
+	}
 }
 
 // A selection's heads buckets: ascending bounds, one table each of the
