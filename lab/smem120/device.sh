@@ -2,7 +2,8 @@
 # lab/smem120: is the sm_120 64-head tile held by shared-memory throughput?
 # ncu counters (clocks left as they are) for the shipped sm_120 module's
 # one-partition tile pp_h64_t32_k1_w8_s1 and its role split
-# pp_h64_t16_k1_w16_s3 (and lab/cs120's column split where prepared), on the lent GPU with DISABLE_MMA_V3=1, B 128,
+# pp_h64_t16_k1_w16_s3 and its column split (pp_h64_t16_k1_w8_s2,
+# pp_h64_t16_k2_w8_s3), on the lent GPU with DISABLE_MMA_V3=1, B 128,
 # topk 2048, H 64, per cache, the third launch: shared-memory wavefronts
 # (loads, stores, ldmatrix) and bank conflicts against the pipe's peak,
 # the tensor pipe's activity, issue slots. From the repository root:
@@ -23,9 +24,10 @@ prof() {
 }
 prof pp _pp_decode_kernel pp_h64_t32_k1_w8_s1
 prof rs _rs_decode_kernel pp_h64_t16_k1_w16_s3
-[ -d lab/cs120/cs ] && prof cs3 _cs_decode_kernel pp_h64_t16_k1_w8_s3 lab/cs120/cs/sparse_mla_mma.py
+prof cs2 _cs_decode_kernel pp_h64_t16_k1_w8_s2
+prof cs3 _cs_decode_kernel pp_h64_t16_k2_w8_s3
 tar -C "$W" -czf "$OUT/smem120.tgz" --exclude='*.ncu-rep' .
-for n in pp rs cs3; do
+for n in pp rs cs2 cs3; do
   [ -f "$W/$n-raw.csv" ] || continue
   echo "== $n"
   python3 - "$W/$n-raw.csv" <<'PY'
