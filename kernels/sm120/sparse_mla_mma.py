@@ -1297,6 +1297,17 @@ def _pp_attend_halves(
 
 
 @gluon.jit
+def _pp_softmax_step(s, m_i):
+    """The online softmax's step (base 2) on a tile's masked, scaled scores
+    s: (the rows' new maxima, the rescale of what came before, the
+    probabilities)."""
+    m_new = gl.maximum(m_i, gl.max(s, 1))
+    # A tile with no valid token leaves m at -inf; subtracting it would give NaN.
+    m_safe = gl.where(m_new == float("-inf"), 0.0, m_new)
+    return m_new, gl.exp2(m_i - m_safe), gl.exp2(s - m_safe[:, None])
+
+
+@gluon.jit
 def _pp_attend(
     qs,
     kset,
@@ -1326,11 +1337,7 @@ def _pp_attend(
     z = gl.zeros([BLOCK_H, BLOCK_T], gl.float32, mma)
     s = _pp_scores(qs, kset, z, dot_a, dot_b)
     s = gl.where(valid[None, :], s * qk_scale, float("-inf"))
-    m_new = gl.maximum(m_i, gl.max(s, 1))
-    # A tile with no valid token leaves m at -inf; subtracting it would give NaN.
-    m_safe = gl.where(m_new == float("-inf"), 0.0, m_new)
-    alpha = gl.exp2(m_i - m_safe)
-    p = gl.exp2(s - m_safe[:, None])
+    m_new, alpha, p = _pp_softmax_step(s, m_i)
     l2 = l2 * alpha[:, None] + p
     p = gl.convert_layout(p.to(gl.bfloat16), dot_a)
     accs = _pp_pv(p, kset, accs, alpha, dot_b)
@@ -1927,11 +1934,7 @@ def _rs_scores(
         _cta_barrier()
         mbarrier.arrive(empty.index(slot), count=1)
         s = gl.where(valid[None, :], (s0 + s1) * qk_scale, float("-inf"))
-        m_new = gl.maximum(m_i, gl.max(s, 1))
-        # A tile with no valid token leaves m at -inf; subtracting it would give NaN.
-        m_safe = gl.where(m_new == float("-inf"), 0.0, m_new)
-        alpha = gl.exp2(m_i - m_safe)
-        p = gl.exp2(s - m_safe[:, None])
+        m_new, alpha, p = _pp_softmax_step(s, m_i)
         l_i = l_i * alpha + gl.sum(p, 1)
         m_i = m_new
         pslot = i % 2
@@ -2403,11 +2406,7 @@ def _cs_softmax(
     # The indices came in two tiles ago; this reload hits L1 or L2.
     valid = _pp_indices(src, t0, end, HAS_EXTRA, offs) >= 0
     s = gl.where(valid[None, :], s * qk_scale, float("-inf"))
-    m_new = gl.maximum(m_i, gl.max(s, 1))
-    # A tile with no valid token leaves m at -inf; subtracting it would give NaN.
-    m_safe = gl.where(m_new == float("-inf"), 0.0, m_new)
-    alpha = gl.exp2(m_i - m_safe)
-    p = gl.exp2(s - m_safe[:, None])
+    m_new, alpha, p = _pp_softmax_step(s, m_i)
     p_smem.store(p.to(gl.bfloat16))
     row_smem.store(alpha)
     return m_new, l_i * alpha + gl.sum(p, 1)

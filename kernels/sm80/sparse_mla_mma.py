@@ -1296,6 +1296,17 @@ def _pp_attend_halves(
 
 
 @gluon.jit
+def _pp_softmax_step(s, m_i):
+    """The online softmax's step (base 2) on a tile's masked, scaled scores
+    s: (the rows' new maxima, the rescale of what came before, the
+    probabilities)."""
+    m_new = gl.maximum(m_i, gl.max(s, 1))
+    # A tile with no valid token leaves m at -inf; subtracting it would give NaN.
+    m_safe = gl.where(m_new == float("-inf"), 0.0, m_new)
+    return m_new, gl.exp2(m_i - m_safe), gl.exp2(s - m_safe[:, None])
+
+
+@gluon.jit
 def _pp_attend(
     qs,
     kset,
@@ -1325,11 +1336,7 @@ def _pp_attend(
     z = gl.zeros([BLOCK_H, BLOCK_T], gl.float32, mma)
     s = _pp_scores(qs, kset, z, dot_a, dot_b)
     s = gl.where(valid[None, :], s * qk_scale, float("-inf"))
-    m_new = gl.maximum(m_i, gl.max(s, 1))
-    # A tile with no valid token leaves m at -inf; subtracting it would give NaN.
-    m_safe = gl.where(m_new == float("-inf"), 0.0, m_new)
-    alpha = gl.exp2(m_i - m_safe)
-    p = gl.exp2(s - m_safe[:, None])
+    m_new, alpha, p = _pp_softmax_step(s, m_i)
     l2 = l2 * alpha[:, None] + p
     p = gl.convert_layout(p.to(gl.bfloat16), dot_a)
     accs = _pp_pv(p, kset, accs, alpha, dot_b)
