@@ -172,7 +172,7 @@ func TestSweepCapBeforeExpanding(t *testing.T) {
 		want           string
 	}{
 		{seq(1, 20000), []int{1}, "--split-k 257: SPLIT_K=257"},
-		{repeat(seq(1, 256), 80), seq(1, 8), "the sweep asks for 16,440 variants (2 --block-h x 2 --block-t x 256 --split-k x 2 --num-warps x 8 --num-stages + 7 pipelined tiles x 8 --pp-split-k)"},
+		{repeat(seq(1, 256), 80), seq(1, 8), "the sweep asks for 16,424 variants (2 --block-h x 2 --block-t x 256 --split-k x 2 --num-warps x 8 --num-stages + 5 pipelined tiles x 8 --pp-split-k)"},
 	} {
 		s := DefaultSweep(tg)
 		s.SplitK, s.NumStages = tc.splitK, tc.stages
@@ -189,11 +189,11 @@ func TestSweepCapBeforeExpanding(t *testing.T) {
 		}
 	}
 	// Repeated values are one variant: 20,000 copies of one SPLIT_K is fine
-	// (16 Triton variants, and the 7 x 5 pipelined ones).
+	// (16 Triton variants, and the 5 x 5 pipelined ones).
 	s := DefaultSweep(tg)
 	s.SplitK = repeat([]int{4}, 20000)
 	s.PPSplitK = repeat([]int{2, 2, 8, 1, 16, 32}, 3000)
-	if err := s.Validate(); err != nil || s.Size() != 16+35 || len(s.Variants()) != s.Size() {
+	if err := s.Validate(); err != nil || s.Size() != 16+25 || len(s.Variants()) != s.Size() {
 		t.Errorf("20,000 copies of SPLIT_K 4: size %d, err %v", s.Size(), err)
 	}
 }

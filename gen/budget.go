@@ -258,9 +258,6 @@ var compilerQuirks = []struct {
 	{"sm_100", func(v Variant) bool { return ppTile(PPTile{64, 32, 8, 2})(v) && v.SplitK == 1 }, "24 B", "measured with Triton 3.6.0 (ptxas-blackwell for sm_100a), with Q's two column groups in registers; SPLIT_K > 1 and one buffer set compile clean"},
 	{"sm_80", ppTile(PPTile{64, 64, 8, 1}), "88 B", "measured with Triton 3.6.0 (ptxas 12.8) on the bytes path; the 32-token tile in two halves compiles clean"},
 	{"sm_100", ppTile(PPTile{64, 64, 8, 1}), "64 B", "measured with Triton 3.6.0 (ptxas-blackwell for sm_100a); the 32-token tile in two halves compiles clean"},
-	// The column split with 3 K slots, one split: the whole call's source
-	// selects leave 3 values reloaded a turn of the loop (lab/cs120).
-	{"sm_120", func(v Variant) bool { return ppTile(PPTileColumnSplit3)(v) && v.SplitK == 1 }, "12 B", "measured with Triton 3.6.0 (ptxas-blackwell for sm_120a), in the whole call; SPLIT_K > 1 and 2 K slots compile clean"},
 }
 
 // mmaTile matches the Triton variants of one tile: SplitK (0: any) and
@@ -507,9 +504,6 @@ func checkPipelined(t Target, b Budget) Budget {
 	if v.RoleSplit() {
 		return checkRoleSplit(t, b)
 	}
-	if v.ColumnSplit() {
-		return checkColumnSplit(t, b)
-	}
 	b.Operands = "mma.sync (Gluon mma_v2): Q (but the groups kept in registers) and the K tile in shared memory, read as MMA operands every tile; the next tile's raw words in registers while the MMAs run"
 	b.Smem = ppSmem(v)
 	b.SmemBytes = total(b.Smem)
@@ -648,45 +642,6 @@ func commas(n int) string {
 		b.WriteRune(c)
 	}
 	return b.String()
-}
-
-// csOverhead: the column-split tile's operands in flight, softmax state
-// and addresses beside what it holds (fitted: 252-255 registers compiled
-// without spills, Triton 3.6.0, per cache and as the whole call).
-const csOverhead = 24
-
-// checkColumnSplit budgets the pipelined family's column-split tile
-// (ColumnSplit): shared memory is exact (the K slots, the partial scores,
-// P and the per-head rescale); registers are the accumulators and Q's
-// groups, both spread over the warps without copies, the partial scores,
-// P's rows of a warp's heads and the next tile's raw words.
-func checkColumnSplit(t Target, b Budget) Budget {
-	v := b.Variant
-	g := PPColumnSplitGroups
-	b.Operands = fmt.Sprintf("mma.sync (Gluon mma_v2) batched over column groups: each warp holds Q's and the accumulators' rows of its %d heads in its 2 column groups, reads only its groups of K from shared memory, and the %d partial score tiles are summed through shared memory",
-		v.BlockH/2, g)
-	b.Smem = []Item{
-		{"k_slots", prod(v.NumStages, v.BlockT, headDim, bf16), fmt.Sprintf("%d K slots of 8 column groups [BLOCK_T, 64] bf16, in two allocations of %d groups", v.NumStages, g)},
-		{"partials", prod(g, v.BlockH, v.BlockT, 4), fmt.Sprintf("the %d partial score tiles [BLOCK_H, BLOCK_T] fp32, summed by the softmax", g)},
-		{"p", prod(v.BlockH, v.BlockT, bf16), "the probabilities [BLOCK_H, BLOCK_T] bf16, P.V's A operand for every warp"},
-		{"rows", prod(v.BlockH, 4), "the rescale factor (in the epilogue 1 / l), fp32 per head"},
-	}
-	b.SmemBytes = total(b.Smem)
-	threads := v.Threads()
-	per := prod(v.BlockT, 64) / threads
-	b.Regs = []Item{
-		{"acc", prod(v.BlockH, headDim) / threads, "fp32 accumulators [BLOCK_H, 512], each element in one warp"},
-		{"q_regs", prod(v.BlockH, headDim, bf16) / 4 / threads, "Q [BLOCK_H, 512] bf16 as the score MMAs' A operand, each element in one warp"},
-		{"partial_s", prod(g, v.BlockH, v.BlockT) / threads, "a warp's partial scores, fp32"},
-		{"p", prod(v.BlockH/2, v.BlockT, bf16) / 4 / 32, "P's rows of a warp's heads, bf16, P.V's A operand"},
-		{"raw_tile", 7*per/4 + per/2 + 3, "the next tile's raw bytes carried around the loop as 32-bit words: 7 fp8 groups, the bf16 rope, the scale word and the indices"},
-		{"overhead", csOverhead, "operands in flight, softmax state, addresses (fitted)"},
-	}
-	b.RegsEst = total(b.Regs)
-	if t.Path == PathWGMMA {
-		b.Operands += " (on sm_90 the warp-group families serve instead)"
-	}
-	return judge(t, quirks(t, b))
 }
 
 // rsOverhead: a role-split partition's addresses, loop state and barrier

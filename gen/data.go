@@ -61,15 +61,6 @@ type ppFamily struct {
 	// RoleSplit is the role-split tile's settings (Variant.RoleSplit); nil
 	// where no configuration of the module is that tile.
 	RoleSplit *roleSplit
-	// ColumnSplit is the column-split tile's settings (Variant.ColumnSplit);
-	// nil where no configuration of the module is that tile.
-	ColumnSplit *columnSplit
-}
-
-// columnSplit is what the column-split kernel (templates/pp_kernel.tmpl's
-// _cs_*) and the budget model agree on.
-type columnSplit struct {
-	BlockT, Warps int
 }
 
 // roleSplit is what the role-split kernel (templates/pp_kernel.tmpl's

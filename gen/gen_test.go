@@ -288,7 +288,7 @@ func TestBundleFamilies(t *testing.T) {
 		fitCount            int
 	}{
 		{"sm_90 default", DefaultSweep(sm90), true, true, false, false, 58},
-		{"sm_120 default", DefaultSweep(sm120), true, false, true, false, 62},
+		{"sm_120 default", DefaultSweep(sm120), true, false, true, false, 47},
 		{"sm_120 without pp", noPP, true, false, false, false, 23},
 		{"sm_80 default", DefaultSweep(sm80), true, false, true, true, 0},
 		{"sm_90 without ws", noWS, true, false, false, false, 31},
@@ -579,10 +579,7 @@ func TestCheckPipelined(t *testing.T) {
 	}{
 		{PPTileH64.variant(2), 100352, true}, // 65,536 + 32,768 + 2,048 (two halves of 16)
 		{PPTileH16.variant(8), 83968, true},  // 16,384 + 65,536 + 2,048
-		// The column split: 2 or 3 K slots, the 4 partial score tiles, P
-		// and the per-head rescale, what Triton 3.6 allocated (lab/cs120).
-		{PPTileColumnSplit2.variant(1), 51456, true},     // 32,768 + 16,384 + 2,048 + 256
-		{PPTileColumnSplit3.variant(8), 67840, true},     // 49,152 + 16,384 + 2,048 + 256
+		{PPTile{64, 16, 8, 2}.variant(1), 100352, true},
 		{PPTile{64, 32, 8, 2}.variant(1), 133120, false}, // two sets of 32 tokens beside 64 heads: > 99 KB
 	} {
 		b := Check(sm120, tc.v)
@@ -692,57 +689,6 @@ func TestRoleSplit(t *testing.T) {
 		routed := strings.Contains(string(bundle), "return _rs_decode_kernel, dict(num_warps=_RS_VALUE_WARPS, maxnreg=_RS_MAXNREG)")
 		if want := tg.Name == "sm_120"; inSweep != want || inModule != want || routed != want {
 			t.Errorf("%s: role split in the sweep %v, kernel in the module %v, launched %v; want %v", tg.Name, inSweep, inModule, routed, want)
-		}
-	}
-}
-
-// The column-split tile: 64 heads over 16-token tiles and 8 warps, 2 or 3
-// K slots; the budget's registers are the accumulators and Q spread over
-// the warps without copies; it needs nothing sm_90 has that sm_80 lacks.
-func TestColumnSplit(t *testing.T) {
-	cs := PPTileColumnSplit3.variant(2)
-	if !cs.ColumnSplit() || cs.RoleSplit() || cs.Name() != "pp_h64_t16_k2_w8_s3" || cs.Threads() != 256 {
-		t.Fatalf("%s: column split %v, role split %v, %d threads", cs.Name(), cs.ColumnSplit(), cs.RoleSplit(), cs.Threads())
-	}
-	if back, err := ParseVariantName(cs.Name()); err != nil || back != cs {
-		t.Errorf("ParseVariantName(%s) = %+v, %v", cs.Name(), back, err)
-	}
-	for _, st := range []int{1, 4} {
-		v := PPTile{64, 16, 8, st}.variant(1)
-		if err := v.Validate(); err == nil || !strings.Contains(err.Error(), "2 or 3 K slots") {
-			t.Errorf("%s: %v, want an error naming 2 or 3 K slots", v.Name(), err)
-		}
-	}
-	// Not the column split: 32 heads, or 32-token tiles.
-	for _, v := range []Variant{PPTile{32, 16, 8, 2}.variant(1), PPTileH64.variant(1)} {
-		if v.ColumnSplit() {
-			t.Errorf("%s taken for the column split", v.Name())
-		}
-	}
-	for _, name := range []string{"sm_80", "sm_86", "sm_89", "sm_120"} {
-		tg, _ := LookupTarget(name)
-		b := Check(tg, cs)
-		regs := map[string]int{}
-		for _, it := range b.Regs {
-			regs[it.Name] = it.Value
-		}
-		if !b.Fits || regs["acc"] != 128 || regs["q_regs"] != 64 || b.RegsEst > MaxRegsPerThread {
-			t.Errorf("%s on %s: fits %v (%v), registers %v = %d", cs.Name(), name, b.Fits, b.Reasons, regs, b.RegsEst)
-		}
-	}
-	// Where the sweep holds it, the module holds its kernel and launches
-	// its configurations there; nowhere else.
-	for _, tg := range Targets() {
-		inSweep := slices.Contains(DefaultSweep(tg).PPTiles, PPTileColumnSplit2)
-		bundle, err := Bundle(tg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		inModule := strings.Contains(string(bundle), "def _cs_decode_kernel(")
-		routed := strings.Contains(string(bundle), "return _cs_decode_kernel, dict(num_warps=_CS_WARPS, maxnreg=_CS_MAXNREG)")
-		configs := strings.Contains(string(bundle), `"pp_h64_t16_k2_w8_s2": Config("pp", 64, 16, 2, 8, 2, False)`)
-		if want := tg.Name == "sm_120"; inSweep != want || inModule != want || routed != want || configs != want {
-			t.Errorf("%s: column split in the sweep %v, kernel in the module %v, launched %v, configured %v; want %v", tg.Name, inSweep, inModule, routed, configs, want)
 		}
 	}
 }

@@ -195,20 +195,16 @@ func newBundleData(command string, t Target, alone string, configs []Budget, sel
 func newPPFamily(t Target, budgets []Budget) *ppFamily {
 	var smem []int
 	var rs *roleSplit
-	var cs *columnSplit
 	for _, b := range budgets {
 		if b.Variant.Pipelined && b.Fits {
 			smem = append(smem, b.SmemBytes)
 			if b.Variant.RoleSplit() {
 				rs = newRoleSplit()
 			}
-			if b.Variant.ColumnSplit() {
-				cs = &columnSplit{BlockT: PPColumnSplitBlockT, Warps: PPColumnSplitWarps}
-			}
 		}
 	}
 	return &ppFamily{FP8: t.FP8, HalvesBlockT: PPHalvesBlockT, QRegGroups: PPQRegGroups,
-		QRegGroupsOnePiece: ppQRegGroupsOnePiece(t), OnePerSM: onePerSM(t, smem), RoleSplit: rs, ColumnSplit: cs}
+		QRegGroupsOnePiece: ppQRegGroupsOnePiece(t), OnePerSM: onePerSM(t, smem), RoleSplit: rs}
 }
 
 func newVariantsData(command string, s Sweep, budgets []Budget, sel Selection) variantsData {

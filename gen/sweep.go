@@ -64,10 +64,6 @@ var (
 	// with 3 K slots: 4 did not fit 99 KB, 2 leave the producer a slot
 	// behind whenever both groups hold one.
 	PPTileRoleSplit = PPTile{BlockH: 64, BlockT: PPRoleSplitBlockT, NumWarps: PPRoleSplitWarps, Bufs: 3}
-	// PPTileColumnSplit2 and PPTileColumnSplit3 are the 64-head tile split
-	// by column groups (Variant.ColumnSplit) with 2 and 3 K slots.
-	PPTileColumnSplit2 = PPTile{BlockH: 64, BlockT: PPColumnSplitBlockT, NumWarps: PPColumnSplitWarps, Bufs: 2}
-	PPTileColumnSplit3 = PPTile{BlockH: 64, BlockT: PPColumnSplitBlockT, NumWarps: PPColumnSplitWarps, Bufs: 3}
 )
 
 // DefaultSweep is the curated sweep for a target: tens of variants that span
@@ -115,12 +111,6 @@ func DefaultSweep(t Target) Sweep {
 			// (lab/rs120/NOTES.md, "First run"), it is in no table; it stays
 			// for a card owner's own sweep on the sm_120 card it is for.
 			s.PPTiles = append(s.PPTiles, PPTileRoleSplit)
-			// The column split (lab/cs120/NOTES.md): K read from shared
-			// memory four times a tile instead of eight. Ported before it
-			// was timed (no device started in its session), it is in no
-			// table until lab/cs120/device.sh has timed it; sm_120 only
-			// until then, though it uses nothing sm_80 lacks.
-			s.PPTiles = append(s.PPTiles, PPTileColumnSplit2, PPTileColumnSplit3)
 		}
 	}
 	if t.Path == PathWGMMA {

@@ -30,7 +30,7 @@ type Variant struct {
 	// the targets without wgmma): Q stays in shared memory, and the raw
 	// bytes of the next tile are loaded into registers while the MMAs of
 	// this one run. NumStages counts its K buffer sets (1 or 2), or the
-	// role-split and column-split tiles' K slots (RoleSplit, ColumnSplit).
+	// role-split tile's K slots (RoleSplit).
 	Pipelined bool
 }
 
@@ -135,10 +135,6 @@ func (v Variant) String() string {
 		return fmt.Sprintf("BLOCK_H=%d BLOCK_T=%d SPLIT_K=%d warps=%d K slots=%d (pipelined mma.sync, split by role: %d value, %d score and %d producer warps)",
 			v.BlockH, v.BlockT, v.SplitK, v.NumWarps, v.NumStages, PPRoleSplitValueWarps, PPRoleSplitScoreWarps, PPRoleSplitProducerWarps)
 	}
-	if v.ColumnSplit() {
-		return fmt.Sprintf("BLOCK_H=%d BLOCK_T=%d SPLIT_K=%d warps=%d K slots=%d (pipelined mma.sync, split by column groups)",
-			v.BlockH, v.BlockT, v.SplitK, v.NumWarps, v.NumStages)
-	}
 	if v.Pipelined {
 		return fmt.Sprintf("BLOCK_H=%d BLOCK_T=%d SPLIT_K=%d num_warps=%d K buffer sets=%d (pipelined mma.sync, %d token halves)",
 			v.BlockH, v.BlockT, v.SplitK, v.NumWarps, v.NumStages, PPSubtiles(v))
@@ -229,14 +225,10 @@ func (v Variant) Validate() error {
 // warps), the other warps across the token columns in whole 8-column MMA
 // tiles, one 64-value gather row of every token spread over all threads,
 // and one or two K buffer sets. Variants of PPRoleSplitWarps warps are the
-// role-split tile, which validateRoleSplit checks, and 64-head ones of
-// PPColumnSplitBlockT tokens the column-split tile (validateColumnSplit).
+// role-split tile, which validateRoleSplit checks.
 func validatePipelined(v Variant) []error {
 	if v.NumWarps == PPRoleSplitWarps {
 		return validateRoleSplit(v)
-	}
-	if v.ColumnSplit() {
-		return validateColumnSplit(v)
 	}
 	var errs []error
 	warpsM := v.BlockH / 16
@@ -311,37 +303,6 @@ func validateRoleSplit(v Variant) []error {
 		errs = append(errs, fmt.Errorf("%s: the role-split pipelined kernel takes a ring of 2 to 4 K slots, not %d", v.Name(), v.NumStages))
 	}
 	return errs
-}
-
-// The column-split tile of the pipelined family (lab/cs120/NOTES.md): 64
-// heads over 16-token tiles and PPColumnSplitWarps warps, warp (b, m)
-// owning heads 32m to 32m + 31 of column groups b and b + 4, every MMA
-// batched over the groups. Q's groups stay in registers; K is read from
-// shared memory twice for the scores and twice for P.V (the row-split
-// tiles read it eight times), and the 4 partial score tiles are summed
-// through shared memory. Its K slots are the variant's NumStages: with 2
-// the next tile is stored beside the softmax, with 3 two tiles ahead,
-// beside the MMAs.
-const (
-	PPColumnSplitBlockT = 16
-	PPColumnSplitWarps  = 8
-	// PPColumnSplitGroups is the batch of its MMAs: Q's and K's 8 column
-	// groups in two halves of 4, each warp holding one group of each.
-	PPColumnSplitGroups = 4
-)
-
-// ColumnSplit reports whether v is the pipelined family's column-split tile.
-func (v Variant) ColumnSplit() bool {
-	return v.Pipelined && v.BlockH == 64 && v.BlockT == PPColumnSplitBlockT && v.NumWarps == PPColumnSplitWarps
-}
-
-// validateColumnSplit checks the column-split tile's K slots (its shape is
-// what makes a variant one).
-func validateColumnSplit(v Variant) []error {
-	if v.NumStages < 2 || v.NumStages > 3 {
-		return []error{fmt.Errorf("%s: the column-split pipelined kernel takes 2 or 3 K slots, not %d", v.Name(), v.NumStages)}
-	}
-	return nil
 }
 
 // PPHalvesBlockT is the BLOCK_T at which the pipelined kernel computes a

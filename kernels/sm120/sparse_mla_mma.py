@@ -94,14 +94,6 @@ _RS_SCORE_WARPS = gl.constexpr(4)
 _RS_SCORE_REGS = gl.constexpr(120)
 _RS_PRODUCER_WARPS = gl.constexpr(4)
 _RS_PRODUCER_REGS = gl.constexpr(56)
-# The column-split 64-head tile (configurations of _CS_WARPS warps and
-# _CS_BLOCK_T-token tiles): warp (b, m) owns heads 32m.. of column groups b
-# and b + 4, every MMA batched over 4 groups, so K is read from
-# shared memory four times a tile rather than eight and Q never. It holds
-# Q and the accumulators in registers, all 255 a thread.
-_CS_BLOCK_T = 16
-_CS_WARPS = 8
-_CS_MAXNREG = 255
 
 TARGET = "sm_120"
 # Triton has fp8 e4m3 on sm_120.
@@ -176,21 +168,6 @@ CONFIGS = {
     "pp_h64_t16_k8_w16_s3": Config("pp", 64, 16, 8, 16, 3, False),
     "pp_h64_t16_k16_w16_s3": Config("pp", 64, 16, 16, 16, 3, False),
     "pp_h64_t16_k32_w16_s3": Config("pp", 64, 16, 32, 16, 3, False),
-    "pp_h64_t16_k1_w8_s2": Config("pp", 64, 16, 1, 8, 2, False),
-    "pp_h64_t16_k2_w8_s2": Config("pp", 64, 16, 2, 8, 2, False),
-    "pp_h64_t16_k3_w8_s2": Config("pp", 64, 16, 3, 8, 2, False),
-    "pp_h64_t16_k4_w8_s2": Config("pp", 64, 16, 4, 8, 2, False),
-    "pp_h64_t16_k6_w8_s2": Config("pp", 64, 16, 6, 8, 2, False),
-    "pp_h64_t16_k8_w8_s2": Config("pp", 64, 16, 8, 8, 2, False),
-    "pp_h64_t16_k16_w8_s2": Config("pp", 64, 16, 16, 8, 2, False),
-    "pp_h64_t16_k32_w8_s2": Config("pp", 64, 16, 32, 8, 2, False),
-    "pp_h64_t16_k2_w8_s3": Config("pp", 64, 16, 2, 8, 3, False),
-    "pp_h64_t16_k3_w8_s3": Config("pp", 64, 16, 3, 8, 3, False),
-    "pp_h64_t16_k4_w8_s3": Config("pp", 64, 16, 4, 8, 3, False),
-    "pp_h64_t16_k6_w8_s3": Config("pp", 64, 16, 6, 8, 3, False),
-    "pp_h64_t16_k8_w8_s3": Config("pp", 64, 16, 8, 8, 3, False),
-    "pp_h64_t16_k16_w8_s3": Config("pp", 64, 16, 16, 8, 3, False),
-    "pp_h64_t16_k32_w8_s3": Config("pp", 64, 16, 32, 8, 3, False),
 }
 
 # The selections: the first heads bound >= heads, then the first batch bound
@@ -1022,19 +999,11 @@ def _pp_indices(src, t0, end, HAS_EXTRA: gl.constexpr, offs):
 
 
 @gluon.jit
-def _pp_raw(
-    kv,
-    idx,
-    page_stride,
-    page_size,
-    lay: gl.constexpr,
-    wlay: gl.constexpr,
-    rlay: gl.constexpr,
-):
+def _pp_raw(kv, idx, page_stride, page_size, lay: gl.constexpr, wlay: gl.constexpr):
     """Issue the loads of one tile whose token ids are `idx`: its 7 raw nope
-    groups as 32-bit words (in wlay), the bf16 rope as words (in rlay), and
-    the scale words (in lay); nothing here waits for memory, so the MMAs
-    that follow run while these bytes arrive.
+    groups and the bf16 rope as 32-bit words (in wlay), and the scale words
+    (in lay); nothing here waits for memory, so the MMAs that follow run
+    while these bytes arrive.
 
     Words, not bytes or bf16 values: loaded as 8-bit elements, each byte of
     a load became a register of its own, filled by an unpacking instruction
@@ -1048,11 +1017,8 @@ def _pp_raw(
     wrows: gl.constexpr = gl.SliceLayout(1, wlay)
     wdata = gl.convert_layout(data, wrows, assert_trivial=True)
     wok = gl.convert_layout(valid, wrows, assert_trivial=True)[:, None]
-    rrows: gl.constexpr = gl.SliceLayout(1, rlay)
-    rdata = gl.convert_layout(data, rrows, assert_trivial=True)
-    rok = gl.convert_layout(valid, rrows, assert_trivial=True)[:, None]
     words = gl.arange(0, 16, layout=gl.SliceLayout(0, wlay))
-    rope_words = gl.arange(0, 32, layout=gl.SliceLayout(0, rlay))
+    rope_words = gl.arange(0, 32, layout=gl.SliceLayout(0, wlay))
     nope = (kv + wdata).to(gl.pointer_type(gl.int32))[:, None] + words[None, :]
     return (
         gl.load(nope, mask=wok, other=0),
@@ -1063,9 +1029,9 @@ def _pp_raw(
         gl.load(nope + 80, mask=wok, other=0),
         gl.load(nope + 96, mask=wok, other=0),
         gl.load(
-            (kv + rdata + NOPE_DIM).to(gl.pointer_type(gl.int32))[:, None]
+            (kv + wdata + NOPE_DIM).to(gl.pointer_type(gl.int32))[:, None]
             + rope_words[None, :],
-            mask=rok,
+            mask=wok,
             other=0,
         ),
         # The 8 scale bytes of a token (7 exponents and a pad) as one word.
@@ -1083,17 +1049,15 @@ def _pp_fetch(
     BLOCK_T: gl.constexpr,
     lay: gl.constexpr,
     wlay: gl.constexpr,
-    rlay: gl.constexpr,
 ):
     """The loads of the tile before t_next (whose token ids are `idx`) and
-    the token ids of the tile at t_next: (raw tile, next ids); the layouts
-    are _pp_raw's."""
+    the token ids of the tile at t_next: (raw tile, next ids)."""
     if HAS_EXTRA:
         # The tile's own cache.
         _, _, _, _, kv, stride, size = _pp_source(src, t_next - BLOCK_T)
-        raw = _pp_raw(kv, idx, stride, size, lay, wlay, rlay)
+        raw = _pp_raw(kv, idx, stride, size, lay, wlay)
     else:
-        raw = _pp_raw(src[0], idx, src[7], src[9], lay, wlay, rlay)
+        raw = _pp_raw(src[0], idx, src[7], src[9], lay, wlay)
     offs = gl.arange(0, BLOCK_T, layout=gl.SliceLayout(1, lay))
     return raw, _pp_indices(src, t_next, end, HAS_EXTRA, offs)
 
@@ -1600,9 +1564,7 @@ def _pp_decode_kernel(
 
     # The first tile's indices and raw bytes go out before Q is staged.
     idx = _pp_indices(src, start, end, HAS_EXTRA, gl.arange(0, BLOCK_T, layout=rows))
-    raw, idx = _pp_fetch(
-        src, idx, start + BLOCK_T, end, HAS_EXTRA, BLOCK_T, lay, wlay, wlay
-    )
+    raw, idx = _pp_fetch(src, idx, start + BLOCK_T, end, HAS_EXTRA, BLOCK_T, lay, wlay)
 
     q_smem = gl.allocate_shared_memory(
         gl.bfloat16,
@@ -1632,7 +1594,7 @@ def _pp_decode_kernel(
     z = gl.zeros([BLOCK_H, 64], gl.float32, mma)
     accs = (z, z, z, z, z, z, z, z)
     raw, idx = _pp_fetch(
-        src, idx, start + 2 * BLOCK_T, end, HAS_EXTRA, BLOCK_T, lay, wlay, wlay
+        src, idx, start + 2 * BLOCK_T, end, HAS_EXTRA, BLOCK_T, lay, wlay
     )
     if NUM_BUFS == 1:
         for i in range(n_tiles):
@@ -1657,7 +1619,7 @@ def _pp_decode_kernel(
             _pp_store_tile(raw, set_a)
             _cta_barrier()
             raw, idx = _pp_fetch(
-                src, idx, t0 + 3 * BLOCK_T, end, HAS_EXTRA, BLOCK_T, lay, wlay, wlay
+                src, idx, t0 + 3 * BLOCK_T, end, HAS_EXTRA, BLOCK_T, lay, wlay
             )
     else:
         set_b = _pp_alloc_set(BLOCK_T)
@@ -1682,7 +1644,7 @@ def _pp_decode_kernel(
             _pp_store_tile(raw, set_b)
             _cta_barrier()
             raw, idx = _pp_fetch(
-                src, idx, t0 + 3 * BLOCK_T, end, HAS_EXTRA, BLOCK_T, lay, wlay, wlay
+                src, idx, t0 + 3 * BLOCK_T, end, HAS_EXTRA, BLOCK_T, lay, wlay
             )
             if i + 1 < n_tiles:
                 m_i, l2, accs = _pp_tile(
@@ -1704,7 +1666,7 @@ def _pp_decode_kernel(
             _pp_store_tile(raw, set_a)
             _cta_barrier()
             raw, idx = _pp_fetch(
-                src, idx, t0 + 4 * BLOCK_T, end, HAS_EXTRA, BLOCK_T, lay, wlay, wlay
+                src, idx, t0 + 4 * BLOCK_T, end, HAS_EXTRA, BLOCK_T, lay, wlay
             )
 
     if PDL and SPLIT_K > 1 and (BLOCK_H == 16 or SPLIT_K == 2):
@@ -2025,13 +1987,12 @@ def _rs_producer(
     )
     n_tiles = gl.cdiv(gl.maximum(end - start, 0), BLOCK_T)
     idx = _pp_indices(src, start, end, HAS_EXTRA, gl.arange(0, BLOCK_T, layout=rows))
-    raw, idx = _pp_fetch(
-        src, idx, start + BLOCK_T, end, HAS_EXTRA, BLOCK_T, lay, wlay, wlay
-    )
+    raw, idx = _pp_fetch(src, idx, start + BLOCK_T, end, HAS_EXTRA, BLOCK_T, lay, wlay)
     for i in range(n_tiles):
         slot = i % NUM_SLOTS
-        t_next = start + (i + 2) * BLOCK_T
-        nxt, idx = _pp_fetch(src, idx, t_next, end, HAS_EXTRA, BLOCK_T, lay, wlay, wlay)
+        nxt, idx = _pp_fetch(
+            src, idx, start + (i + 2) * BLOCK_T, end, HAS_EXTRA, BLOCK_T, lay, wlay
+        )
         mbarrier.wait(empty.index(slot), ((i // NUM_SLOTS) & 1) ^ 1)
         _pp_store_tile(raw, _rs_slot(ring, slot))
         _cta_barrier()
@@ -2290,437 +2251,6 @@ def _rs_decode_kernel(
         HAS_SINK,
         mma,
     )
-
-
-@gluon.jit
-def _cs_four(a, b, c, d):
-    """Four [T, 64] groups as one [4, T, 64] tensor, in order."""
-    # join appends an axis: ((a c) (b d)) as [T, 64, 2, 2] holds c at
-    # [.., 1, 0] and b at [.., 0, 1], so row-major [T, 64, 4] is a b c d.
-    x = gl.join(gl.join(a, c), gl.join(b, d))
-    return gl.permute(gl.reshape(x, [x.shape[0], 64, 4]), (2, 0, 1))
-
-
-@gluon.jit
-def _cs_store_tile(raw, kslot):
-    """Dequantise a raw tile into one K slot, kslot = (groups 0-3, groups
-    4-7), each [4, BLOCK_T, 64] (group, token, column) and each one store:
-    stores into slices of one buffer would each wait for a barrier."""
-    words = raw[8]
-    g0 = _pp_dequant(raw[0], words, 0)
-    g7 = gl.convert_layout(_pp_rope(raw[7]), g0.type.layout, assert_trivial=True)
-    kslot[0].store(
-        _cs_four(
-            g0,
-            _pp_dequant(raw[1], words, 1),
-            _pp_dequant(raw[2], words, 2),
-            _pp_dequant(raw[3], words, 3),
-        )
-    )
-    kslot[1].store(
-        _cs_four(
-            _pp_dequant(raw[4], words, 4),
-            _pp_dequant(raw[5], words, 5),
-            _pp_dequant(raw[6], words, 6),
-            g7,
-        )
-    )
-
-
-@gluon.jit
-def _cs_fetch(src, idx, t_next, end, HAS_EXTRA: gl.constexpr, BLOCK_T: gl.constexpr):
-    """_pp_fetch in the column split's gather layouts: 8 warps, the rope's
-    words two adjacent a thread, so that its 64 bf16 values land in the
-    nope groups' element layout and a slot takes one store."""
-    return _pp_fetch(
-        src,
-        idx,
-        t_next,
-        end,
-        HAS_EXTRA,
-        BLOCK_T,
-        _pp_gather_layout(BLOCK_T, 8, 1),
-        _pp_gather_layout(BLOCK_T, 8, 4),
-        _pp_gather_layout(BLOCK_T, 8, 2),
-    )
-
-
-@gluon.jit
-def _cs_load_q(Q, pid_b, stride_q_batch, stride_q_head, h0, num_heads, mma):
-    """Q's rows h0.. as the score MMAs' A operands (groups 0-3, groups 4-7),
-    each [4, 64, 64] (group, head, column), loaded once."""
-    lay: gl.constexpr = gl.BlockedLayout([1, 1, 8], [1, 4, 8], [1, 8, 1], [2, 1, 0])
-    dot_a: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=mma, k_width=2)
-    g = gl.arange(0, 4, layout=gl.SliceLayout(1, gl.SliceLayout(2, lay)))
-    h = h0 + gl.arange(0, 64, layout=gl.SliceLayout(0, gl.SliceLayout(2, lay)))
-    d = gl.arange(0, 64, layout=gl.SliceLayout(0, gl.SliceLayout(1, lay)))
-    ptr = (
-        Q
-        + pid_b * stride_q_batch
-        + h[None, :, None] * stride_q_head
-        + g[:, None, None] * 64
-        + d[None, None, :]
-    )
-    ok = (h < num_heads)[None, :, None]
-    return (
-        gl.convert_layout(gl.load(ptr, mask=ok, other=0.0), dot_a),
-        gl.convert_layout(gl.load(ptr + 256, mask=ok, other=0.0), dot_a),
-    )
-
-
-@gluon.jit
-def _cs_scores(q, kslot, BLOCK_T: gl.constexpr, mma: gl.constexpr):
-    """The 4 partial score tiles [4, 64, BLOCK_T]: partial b is Q's groups b
-    and b + 4 by K's."""
-    dot_b: gl.constexpr = gl.DotOperandLayout(operand_index=1, parent=mma, k_width=2)
-    s = gl.zeros([4, 64, BLOCK_T], gl.float32, mma)
-    s = mma_v2(q[0], kslot[0].permute((0, 2, 1)).load(dot_b), s)
-    return mma_v2(q[1], kslot[1].permute((0, 2, 1)).load(dot_b), s)
-
-
-@gluon.constexpr_function
-def _cs_sum_layout(block_t):
-    """The partial scores [4, 64, block_t] as read back to be summed: the 4
-    partials and block_t // 4 adjacent tokens a thread, 8 heads a warp.
-    Summed (its SliceLayout(0, .)), the softmax's layout."""
-    return gl.BlockedLayout([4, 1, block_t // 4], [1, 8, 4], [1, 8, 1], [2, 1, 0])
-
-
-@gluon.jit
-def _cs_softmax(
-    bufs,
-    src,
-    t0,
-    end,
-    qk_scale,
-    m_i,
-    l_i,
-    HAS_EXTRA: gl.constexpr,
-    BLOCK_T: gl.constexpr,
-):
-    """The partials in bufs = (partials, P, rows) summed, the online softmax
-    (base 2) of 8 heads a warp, P and the rescale stored: (m, l)."""
-    partials, p_smem, row_smem = bufs
-    s = gl.sum(partials.load(_cs_sum_layout(BLOCK_T)), 0)
-    offs = gl.arange(0, BLOCK_T, layout=gl.SliceLayout(0, s.type.layout))
-    # The indices came in two tiles ago; this reload hits L1 or L2.
-    valid = _pp_indices(src, t0, end, HAS_EXTRA, offs) >= 0
-    s = gl.where(valid[None, :], s * qk_scale, float("-inf"))
-    m_new, alpha, p = _pp_softmax_step(s, m_i)
-    p_smem.store(p.to(gl.bfloat16))
-    row_smem.store(alpha)
-    return m_new, l_i * alpha + gl.sum(p, 1)
-
-
-@gluon.jit
-def _cs_pv(bufs, kslot, accs, BLOCK_T: gl.constexpr, mma: gl.constexpr):
-    """accs = accs * alpha + P.K for each warp's heads and column groups, P
-    read by every warp (the same for every group)."""
-    _, p_smem, row_smem = bufs
-    dot_a: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=mma, k_width=2)
-    dot_b: gl.constexpr = gl.DotOperandLayout(operand_index=1, parent=mma, k_width=2)
-    p = p_smem.load(gl.SliceLayout(0, dot_a))[None, :, :]
-    p = gl.broadcast(p, gl.zeros([4, 64, BLOCK_T], gl.bfloat16, dot_a))[0]
-    alpha = row_smem.load(gl.SliceLayout(0, gl.SliceLayout(2, mma)))[None, :, None]
-    return (
-        mma_v2(p, kslot[0].load(dot_b), accs[0] * alpha),
-        mma_v2(p, kslot[1].load(dot_b), accs[1] * alpha),
-    )
-
-
-@gluon.jit
-def _cs_step(
-    bufs,
-    slots,
-    src,
-    t0,
-    end,
-    qk_scale,
-    state,
-    fetched,
-    q,
-    HAS_EXTRA: gl.constexpr,
-    BLOCK_T: gl.constexpr,
-    mma: gl.constexpr,
-):
-    """One tile of the three-slot loop, its scores already taken (state =
-    (s, m, l, accs), fetched = (raw, idx)): the softmax, P.V from slots[0],
-    the tile two ahead into slots[1] and the next tile's scores from
-    slots[2]."""
-    s, m_i, l_i, accs = state
-    raw, idx = fetched
-    bufs[0].store(s)
-    _cta_barrier()
-    m_i, l_i = _cs_softmax(bufs, src, t0, end, qk_scale, m_i, l_i, HAS_EXTRA, BLOCK_T)
-    _cta_barrier()
-    accs = _cs_pv(bufs, slots[0], accs, BLOCK_T, mma)
-    # slots[1] was last read by the previous tile's P.V, before the first
-    # barrier above.
-    _cs_store_tile(raw, slots[1])
-    fetched = _cs_fetch(src, idx, t0 + 4 * BLOCK_T, end, HAS_EXTRA, BLOCK_T)
-    # Past the last tile this reads a slot of masked tokens; unused.
-    s = _cs_scores(q, slots[2], BLOCK_T, mma)
-    return (s, m_i, l_i, accs), fetched
-
-
-@gluon.jit
-def _cs_alloc_slot(BLOCK_T: gl.constexpr):
-    """One K slot: column groups 0-3 and 4-7, [4, BLOCK_T, 64] bf16 each."""
-    lay: gl.constexpr = gl.NVMMASharedLayout.get_default_for(
-        [4, BLOCK_T, 64], gl.bfloat16
-    )
-    return (
-        gl.allocate_shared_memory(gl.bfloat16, [4, BLOCK_T, 64], lay),
-        gl.allocate_shared_memory(gl.bfloat16, [4, BLOCK_T, 64], lay),
-    )
-
-
-@gluon.jit
-def _cs_decode_kernel(
-    Q,
-    KV,
-    Indices,
-    TopkLength,
-    Out,
-    Lse,
-    stride_q_batch,
-    stride_q_head,
-    stride_idx_batch,
-    stride_out_batch,
-    stride_out_split,
-    stride_out_head,
-    stride_lse_batch,
-    stride_lse_split,
-    page_stride,
-    page_size,
-    topk,
-    num_heads,
-    qk_scale,
-    KV1,
-    Indices1,
-    TopkLength1,
-    stride_idx1_batch,
-    page_stride1,
-    page_size1,
-    topk1,
-    Sink,
-    HAS_TOPK_LENGTH: gl.constexpr,
-    BLOCK_H: gl.constexpr,
-    BLOCK_T: gl.constexpr,
-    SPLIT_K: gl.constexpr,
-    WARPS_N: gl.constexpr,
-    NUM_BUFS: gl.constexpr,
-    SUBTILES: gl.constexpr,
-    Q_REG_GROUPS: gl.constexpr,
-    HAS_EXTRA: gl.constexpr,
-    HAS_TOPK_LENGTH1: gl.constexpr,
-    HAS_SINK: gl.constexpr,
-    PDL: gl.constexpr,
-):
-    """_pp_decode_kernel's contract with the 64-head tile split by column
-    groups over 8 warps (BLOCK_H 64, BLOCK_T 16, NUM_BUFS K slots: 2 or 3).
-
-    Warp (b, m) owns heads 32m.. of column groups b and b + 4, every MMA
-    batched over the groups ([4, 64, .]). Scores: it multiplies its heads'
-    rows of Q's groups (held in registers) by K's same groups; the 4
-    partials meet in shared memory, where each warp sums and runs the
-    softmax of 8 heads. P.V: it holds the accumulators of its heads and
-    groups, P read by every warp. K is read from shared memory twice for
-    the scores and twice for P.V, Q never after the start.
-    """
-    gl.static_assert(BLOCK_H == 64, "the column split is the 64-head tile")
-    mma: gl.constexpr = gl.NVMMADistributedLayout(
-        version=[2, 0], warps_per_cta=[4, 2, 1], instr_shape=[1, 16, 8]
-    )
-    rows: gl.constexpr = gl.SliceLayout(1, _pp_gather_layout(BLOCK_T, 8, 1))
-    sm: gl.constexpr = gl.SliceLayout(0, _cs_sum_layout(BLOCK_T))
-
-    pid_h = gl.program_id(0)
-    pid_s = gl.program_id(1)
-    pid_b = gl.program_id(2).to(gl.int64)
-    h0 = pid_h * BLOCK_H
-    rng = (
-        KV,
-        KV1,
-        Indices + pid_b * stride_idx_batch,
-        Indices1 + pid_b * stride_idx1_batch,
-        page_stride,
-        page_stride1,
-        page_size,
-        page_size1,
-        TopkLength,
-        TopkLength1,
-        pid_b,
-        pid_s,
-        topk,
-        topk1,
-    )
-    src, start, end = _pp_split_source(
-        rng, BLOCK_T, SPLIT_K, HAS_TOPK_LENGTH, HAS_EXTRA, HAS_TOPK_LENGTH1
-    )
-    n_tiles = gl.cdiv(gl.maximum(end - start, 0), BLOCK_T)
-
-    idx = _pp_indices(src, start, end, HAS_EXTRA, gl.arange(0, BLOCK_T, layout=rows))
-    raw0, idx = _cs_fetch(src, idx, start + BLOCK_T, end, HAS_EXTRA, BLOCK_T)
-    q = _cs_load_q(Q, pid_b, stride_q_batch, stride_q_head, h0, num_heads, mma)
-    flat: gl.constexpr = gl.SwizzledSharedLayout(1, 1, 1, [2, 1, 0])
-    bufs = (
-        gl.allocate_shared_memory(gl.float32, [4, 64, BLOCK_T], flat),
-        gl.allocate_shared_memory(
-            gl.bfloat16, [64, BLOCK_T], gl.SwizzledSharedLayout(1, 1, 1, [1, 0])
-        ),
-        gl.allocate_shared_memory(
-            gl.float32, [64], gl.SwizzledSharedLayout(1, 1, 1, [0])
-        ),
-    )
-    raw, idx = _cs_fetch(src, idx, start + 2 * BLOCK_T, end, HAS_EXTRA, BLOCK_T)
-    m_i = gl.full([64], float("-inf"), gl.float32, gl.SliceLayout(1, sm))
-    l_i = gl.zeros([64], gl.float32, gl.SliceLayout(1, sm))
-    z = gl.zeros([4, 64, 64], gl.float32, mma)
-    accs = (z, z)
-    if NUM_BUFS == 3:
-        # Three K slots: tile i + 2 is stored while tile i's P.V runs, and
-        # tile i + 1's scores follow in the same stretch between barriers,
-        # so the MMAs and the dequantisation can interleave. The loop runs
-        # three tiles a turn so that each slot is an allocation of its own:
-        # Triton's barrier analysis cannot tell slots of one buffer apart
-        # by a runtime index, and would put barriers around the stores.
-        slots = (
-            _cs_alloc_slot(BLOCK_T),
-            _cs_alloc_slot(BLOCK_T),
-            _cs_alloc_slot(BLOCK_T),
-        )
-        _cs_store_tile(raw0, slots[0])
-        _cs_store_tile(raw, slots[1])
-        fetched = _cs_fetch(src, idx, start + 3 * BLOCK_T, end, HAS_EXTRA, BLOCK_T)
-        _cta_barrier()
-        state = (_cs_scores(q, slots[0], BLOCK_T, mma), m_i, l_i, accs)
-        for i in range(0, n_tiles, 3):
-            for j in gl.static_range(3):
-                if i + j < n_tiles:
-                    state, fetched = _cs_step(
-                        bufs,
-                        (slots[j], slots[(j + 2) % 3], slots[(j + 1) % 3]),
-                        src,
-                        start + (i + j) * BLOCK_T,
-                        end,
-                        qk_scale,
-                        state,
-                        fetched,
-                        q,
-                        HAS_EXTRA,
-                        BLOCK_T,
-                        mma,
-                    )
-        _, m_i, l_i, accs = state
-    else:
-        slots = (_cs_alloc_slot(BLOCK_T), _cs_alloc_slot(BLOCK_T))
-        _cs_store_tile(raw0, slots[0])
-        _cta_barrier()
-        for i in range(0, n_tiles, 2):
-            for j in gl.static_range(2):
-                if i + j < n_tiles:
-                    t0 = start + (i + j) * BLOCK_T
-                    bufs[0].store(_cs_scores(q, slots[j], BLOCK_T, mma))
-                    _cta_barrier()
-                    m_i, l_i = _cs_softmax(
-                        bufs, src, t0, end, qk_scale, m_i, l_i, HAS_EXTRA, BLOCK_T
-                    )
-                    # The next tile into the other slot: its last reader,
-                    # the previous tile's P.V, finished before the barrier
-                    # above.
-                    _cs_store_tile(raw, slots[1 - j])
-                    raw, idx = _cs_fetch(
-                        src, idx, t0 + 3 * BLOCK_T, end, HAS_EXTRA, BLOCK_T
-                    )
-                    _cta_barrier()
-                    accs = _cs_pv(bufs, slots[j], accs, BLOCK_T, mma)
-
-    if PDL and SPLIT_K == 2:
-        _launch_dependents()
-    _cs_epilogue(
-        accs,
-        m_i,
-        l_i,
-        bufs[2],
-        Out,
-        Lse,
-        Sink,
-        gl.program_id(2).to(gl.int64),
-        gl.program_id(1),
-        gl.program_id(0) * BLOCK_H,
-        num_heads,
-        stride_out_batch,
-        stride_out_split,
-        stride_out_head,
-        stride_lse_batch,
-        stride_lse_split,
-        SPLIT_K,
-        HAS_SINK,
-        mma,
-    )
-
-
-@gluon.jit
-def _cs_epilogue(
-    accs,
-    m_i,
-    l_i,
-    row_smem,
-    Out,
-    Lse,
-    Sink,
-    pid_b,
-    pid_s,
-    h0,
-    num_heads,
-    stride_out_batch,
-    stride_out_split,
-    stride_out_head,
-    stride_lse_batch,
-    stride_lse_split,
-    SPLIT_K: gl.constexpr,
-    HAS_SINK: gl.constexpr,
-    mma: gl.constexpr,
-):
-    """_pp_epilogue for the column split: the lse from the softmax's layout,
-    1 / l (with the sink, without splits) to the accumulators' through
-    row_smem; the output (or this split's bf16 partial) from the
-    accumulators' layout, groups 0-3 then 4-7."""
-    heads = h0 + gl.arange(0, 64, layout=m_i.type.layout)
-    empty = l_i == 0.0
-    inv = gl.where(empty, 0.0, 1.0 / l_i)
-    lse2 = gl.where(empty, float("-inf"), m_i + gl.log2(l_i))
-    if SPLIT_K == 1 and HAS_SINK:
-        keep, lse2 = _gl_sink_weight(lse2, Sink, heads, heads < num_heads)
-        inv = inv * keep
-    _cta_barrier()
-    row_smem.store(inv)
-    _cta_barrier()
-    heads_o: gl.constexpr = gl.SliceLayout(0, gl.SliceLayout(2, mma))
-    inv = row_smem.load(heads_o)[None, :, None]
-    g = gl.arange(0, 4, layout=gl.SliceLayout(1, gl.SliceLayout(2, mma)))
-    h = h0 + gl.arange(0, 64, layout=heads_o)
-    c = gl.arange(0, 64, layout=gl.SliceLayout(0, gl.SliceLayout(1, mma)))
-    o_ptr = (
-        Out
-        + pid_b * stride_out_batch
-        + h[None, :, None] * stride_out_head
-        + g[:, None, None] * 64
-        + c[None, None, :]
-    )
-    if SPLIT_K > 1:
-        o_ptr += pid_s * stride_out_split
-    o_mask = (h < num_heads)[None, :, None]
-    gl.store(o_ptr, (accs[0] * inv).to(gl.bfloat16), mask=o_mask)
-    gl.store(o_ptr + 256, (accs[1] * inv).to(gl.bfloat16), mask=o_mask)
-    head_ok = heads < num_heads
-    if SPLIT_K == 1:
-        gl.store(Lse + pid_b * stride_lse_batch + heads, lse2 * LN2, mask=head_ok)
-    else:
-        # The lse stays base 2 until the combine kernel merges the partials.
-        lse_ptr = Lse + pid_b * stride_lse_batch + pid_s * stride_lse_split + heads
-        gl.store(lse_ptr, lse2, mask=head_ok)
 
 
 @triton.jit
@@ -3985,8 +3515,6 @@ def _pp_program(c):
     _pp_decode_kernel with all of c's warps."""
     if c.num_warps == _RS_WARPS:
         return _rs_decode_kernel, dict(num_warps=_RS_VALUE_WARPS, maxnreg=_RS_MAXNREG)
-    if c.block_h == 64 and c.block_t == _CS_BLOCK_T and c.num_warps == _CS_WARPS:
-        return _cs_decode_kernel, dict(num_warps=_CS_WARPS, maxnreg=_CS_MAXNREG)
     return _pp_decode_kernel, dict(num_warps=c.num_warps, maxnreg=_PP_MAXNREG)
 
 

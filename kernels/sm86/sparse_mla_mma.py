@@ -1006,19 +1006,11 @@ def _pp_indices(src, t0, end, HAS_EXTRA: gl.constexpr, offs):
 
 
 @gluon.jit
-def _pp_raw(
-    kv,
-    idx,
-    page_stride,
-    page_size,
-    lay: gl.constexpr,
-    wlay: gl.constexpr,
-    rlay: gl.constexpr,
-):
+def _pp_raw(kv, idx, page_stride, page_size, lay: gl.constexpr, wlay: gl.constexpr):
     """Issue the loads of one tile whose token ids are `idx`: its 7 raw nope
-    groups as 32-bit words (in wlay), the bf16 rope as words (in rlay), and
-    the scale words (in lay); nothing here waits for memory, so the MMAs
-    that follow run while these bytes arrive.
+    groups and the bf16 rope as 32-bit words (in wlay), and the scale words
+    (in lay); nothing here waits for memory, so the MMAs that follow run
+    while these bytes arrive.
 
     Words, not bytes or bf16 values: loaded as 8-bit elements, each byte of
     a load became a register of its own, filled by an unpacking instruction
@@ -1032,11 +1024,8 @@ def _pp_raw(
     wrows: gl.constexpr = gl.SliceLayout(1, wlay)
     wdata = gl.convert_layout(data, wrows, assert_trivial=True)
     wok = gl.convert_layout(valid, wrows, assert_trivial=True)[:, None]
-    rrows: gl.constexpr = gl.SliceLayout(1, rlay)
-    rdata = gl.convert_layout(data, rrows, assert_trivial=True)
-    rok = gl.convert_layout(valid, rrows, assert_trivial=True)[:, None]
     words = gl.arange(0, 16, layout=gl.SliceLayout(0, wlay))
-    rope_words = gl.arange(0, 32, layout=gl.SliceLayout(0, rlay))
+    rope_words = gl.arange(0, 32, layout=gl.SliceLayout(0, wlay))
     nope = (kv + wdata).to(gl.pointer_type(gl.int32))[:, None] + words[None, :]
     return (
         gl.load(nope, mask=wok, other=0),
@@ -1047,9 +1036,9 @@ def _pp_raw(
         gl.load(nope + 80, mask=wok, other=0),
         gl.load(nope + 96, mask=wok, other=0),
         gl.load(
-            (kv + rdata + NOPE_DIM).to(gl.pointer_type(gl.int32))[:, None]
+            (kv + wdata + NOPE_DIM).to(gl.pointer_type(gl.int32))[:, None]
             + rope_words[None, :],
-            mask=rok,
+            mask=wok,
             other=0,
         ),
         # The 8 scale bytes of a token (7 exponents and a pad) as one word.
@@ -1067,17 +1056,15 @@ def _pp_fetch(
     BLOCK_T: gl.constexpr,
     lay: gl.constexpr,
     wlay: gl.constexpr,
-    rlay: gl.constexpr,
 ):
     """The loads of the tile before t_next (whose token ids are `idx`) and
-    the token ids of the tile at t_next: (raw tile, next ids); the layouts
-    are _pp_raw's."""
+    the token ids of the tile at t_next: (raw tile, next ids)."""
     if HAS_EXTRA:
         # The tile's own cache.
         _, _, _, _, kv, stride, size = _pp_source(src, t_next - BLOCK_T)
-        raw = _pp_raw(kv, idx, stride, size, lay, wlay, rlay)
+        raw = _pp_raw(kv, idx, stride, size, lay, wlay)
     else:
-        raw = _pp_raw(src[0], idx, src[7], src[9], lay, wlay, rlay)
+        raw = _pp_raw(src[0], idx, src[7], src[9], lay, wlay)
     offs = gl.arange(0, BLOCK_T, layout=gl.SliceLayout(1, lay))
     return raw, _pp_indices(src, t_next, end, HAS_EXTRA, offs)
 
@@ -1583,9 +1570,7 @@ def _pp_decode_kernel(
 
     # The first tile's indices and raw bytes go out before Q is staged.
     idx = _pp_indices(src, start, end, HAS_EXTRA, gl.arange(0, BLOCK_T, layout=rows))
-    raw, idx = _pp_fetch(
-        src, idx, start + BLOCK_T, end, HAS_EXTRA, BLOCK_T, lay, wlay, wlay
-    )
+    raw, idx = _pp_fetch(src, idx, start + BLOCK_T, end, HAS_EXTRA, BLOCK_T, lay, wlay)
 
     q_smem = gl.allocate_shared_memory(
         gl.bfloat16,
@@ -1615,7 +1600,7 @@ def _pp_decode_kernel(
     z = gl.zeros([BLOCK_H, 64], gl.float32, mma)
     accs = (z, z, z, z, z, z, z, z)
     raw, idx = _pp_fetch(
-        src, idx, start + 2 * BLOCK_T, end, HAS_EXTRA, BLOCK_T, lay, wlay, wlay
+        src, idx, start + 2 * BLOCK_T, end, HAS_EXTRA, BLOCK_T, lay, wlay
     )
     if NUM_BUFS == 1:
         for i in range(n_tiles):
@@ -1640,7 +1625,7 @@ def _pp_decode_kernel(
             _pp_store_tile(raw, set_a)
             _cta_barrier()
             raw, idx = _pp_fetch(
-                src, idx, t0 + 3 * BLOCK_T, end, HAS_EXTRA, BLOCK_T, lay, wlay, wlay
+                src, idx, t0 + 3 * BLOCK_T, end, HAS_EXTRA, BLOCK_T, lay, wlay
             )
     else:
         set_b = _pp_alloc_set(BLOCK_T)
@@ -1665,7 +1650,7 @@ def _pp_decode_kernel(
             _pp_store_tile(raw, set_b)
             _cta_barrier()
             raw, idx = _pp_fetch(
-                src, idx, t0 + 3 * BLOCK_T, end, HAS_EXTRA, BLOCK_T, lay, wlay, wlay
+                src, idx, t0 + 3 * BLOCK_T, end, HAS_EXTRA, BLOCK_T, lay, wlay
             )
             if i + 1 < n_tiles:
                 m_i, l2, accs = _pp_tile(
@@ -1687,7 +1672,7 @@ def _pp_decode_kernel(
             _pp_store_tile(raw, set_a)
             _cta_barrier()
             raw, idx = _pp_fetch(
-                src, idx, t0 + 4 * BLOCK_T, end, HAS_EXTRA, BLOCK_T, lay, wlay, wlay
+                src, idx, t0 + 4 * BLOCK_T, end, HAS_EXTRA, BLOCK_T, lay, wlay
             )
 
     if PDL and SPLIT_K > 1 and (BLOCK_H == 16 or SPLIT_K == 2):

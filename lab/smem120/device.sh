@@ -2,9 +2,12 @@
 # lab/smem120: is the sm_120 64-head tile held by shared-memory throughput?
 # ncu counters (clocks left as they are) for the shipped sm_120 module's
 # one-partition tile pp_h64_t32_k1_w8_s1 and its role split
-# pp_h64_t16_k1_w16_s3 and its column split (pp_h64_t16_k1_w8_s2,
-# pp_h64_t16_k2_w8_s3), on the lent GPU with DISABLE_MMA_V3=1, B 128,
-# topk 2048, H 64, per cache, the third launch: shared-memory wavefronts
+# pp_h64_t16_k1_w16_s3 (and, with CS=FILE naming 63d83e3's module, its
+# column split pp_h64_t16_k1_w8_s2 and pp_h64_t16_k2_w8_s3, since taken
+# out: lab/cs120/NOTES.md; the device has no git, so write FILE here with
+# git show 63d83e3:kernels/sm120/sparse_mla_mma.py and carry it), on the
+# lent GPU with DISABLE_MMA_V3=1, B 128, topk 2048, H 64, per cache, the
+# third launch: shared-memory wavefronts
 # (loads, stores, ldmatrix) and bank conflicts against the pipe's peak,
 # the tensor pipe's activity, issue slots. From the repository root:
 #   OUT=$OUT bash lab/smem120/device.sh     # table last; $OUT/smem120.tgz
@@ -24,8 +27,10 @@ prof() {
 }
 prof pp _pp_decode_kernel pp_h64_t32_k1_w8_s1
 prof rs _rs_decode_kernel pp_h64_t16_k1_w16_s3
-prof cs2 _cs_decode_kernel pp_h64_t16_k1_w8_s2
-prof cs3 _cs_decode_kernel pp_h64_t16_k2_w8_s3
+if [ -n "${CS:-}" ]; then
+  prof cs2 _cs_decode_kernel pp_h64_t16_k1_w8_s2 "$CS"
+  prof cs3 _cs_decode_kernel pp_h64_t16_k2_w8_s3 "$CS"
+fi
 tar -C "$W" -czf "$OUT/smem120.tgz" --exclude='*.ncu-rep' .
 for n in pp rs cs2 cs3; do
   [ -f "$W/$n-raw.csv" ] || continue
