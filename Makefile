@@ -87,10 +87,12 @@ pycheck: $(VENV)/.done
 # 'make calibrate-memo' compiles what is missing and rewrites the memos:
 # run it after changing a kernel template, and commit calib/compiled/.
 # calib/code-<dir>.txt lists each variant's machine code as a digest of its
-# SASS: a template change's diff there names every variant whose code it
-# changed (and so whose timings predate it); a change that moves source
-# without changing code leaves the file as it was. A run whose compiles
-# disagree with the file fails until calibrate-memo rewrites it.
+# SASS, then that of the combine kernels the variants launch: a template
+# change's diff there names every kernel whose code it changed (and so
+# whose timings predate it); a change that moves source without changing
+# code leaves the file as it was. A run whose compiles disagree with the
+# file fails until calibrate-memo rewrites it, as does a combine kernel
+# that spills.
 calibrate: $(addprefix calibrate-,$(DIRS))
 calibrate-%: $(VENV)/.done
 	@$(call time,calibrate $*,$(PY) calib/calibrate.py --budget calib/$*.budget.json --kernel kernels/$*/sparse_mla_mma.py \

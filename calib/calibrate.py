@@ -25,7 +25,10 @@ It fails (exit 1) when the model is wrong in a way that matters:
   * an accepted variant is not in the module's CONFIGS as its configuration;
   * with --code, a variant's machine code (a digest of its SASS, per cache
     and whole call) differs from the file's: the file names, variant by
-    variant, what a template change did to the compiled code.
+    variant, what a template change did to the compiled code. The combine
+    kernels the variants launch after their split-K partials are listed
+    too, one line a kernel, shape and split count;
+  * a combine kernel spills (or does not compile).
 
     python3 calib/calibrate.py --budget calib/sm90.budget.json \\
         --kernel kernels/sm90/sparse_mla_mma.py --json calib/sm90.json
@@ -55,7 +58,7 @@ from triton.compiler import ASTSource
 from triton.experimental.gluon._runtime import GluonASTSource
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sass import decode_job, specialised  # noqa: E402
+from sass import combine_jobs, decode_job, specialised  # noqa: E402
 
 SMEM_SLACK = 0.05
 
@@ -168,6 +171,86 @@ def compile_one(job):
     return row
 
 
+def combine_job(job):
+    """(kernel, signature, constexprs, options) of one combine launch: the
+    shape labelled `label` among sass.combine_jobs' for the configuration
+    fields and entry of job, from `module` (load_kernel's, or
+    keyed_kernel's for the memo key)."""
+    _, cap, fields, whole_call, label = job
+    return combine_job_in(load_kernel(job[0]), cap, fields, whole_call, label)
+
+
+def combine_job_in(module, cap, fields, whole_call, label):
+    tile = module.Config(**fields)._asdict()
+    for lab, fn, sig, constexprs, options, _ in combine_jobs(
+        module, tile, cap, whole_call
+    ):
+        if lab == label:
+            return fn, sig, constexprs, options
+    raise ValueError(f"no combine launch {label!r} for {fields}")
+
+
+def compile_combine(job):
+    """What the compiler gives for one combine launch: registers, spills and
+    the code digest, or the error it stops with."""
+    fn, sig, constexprs, options = combine_job(job)
+    src = ASTSource(
+        fn=fn, signature=sig, constexprs=constexprs, attrs=specialised(fn, sig)
+    )
+    try:
+        ck, log = compile_logged(src, job[1], options)
+    except Exception as e:
+        return {"error": str(e).splitlines()[0][:200]}
+    row = dict(smem=ck.metadata.shared, **ptxas_usage(ck.asm["ptx"], job[1], log))
+    row["code"] = code_digest(ck.asm["cubin"])
+    return row
+
+
+def combine_name(fn, label, constexprs):
+    """A combine line's name: the kernel, the fp32 combine's shape (/8 for
+    8 one-warp slices a (head, batch), /1 for one 4-warp program) and the
+    split count, e.g. _combine_bf16_kernel:k4 or _combine_kernel/8:k2."""
+    shape = label[len("combine") :].removesuffix("/full")
+    return f"{fn.fn.__name__}{shape}:k{constexprs['SPLIT_K']}"
+
+
+def combine_plan(bundle, cap, budget):
+    """The combine kernels the budget's variants launch, each one once:
+    {name: (per-cache job, whole-call job)} in the budget's order. A job is
+    (bundle, cap, the fields of the first variant that launches it, whole
+    call?, label)."""
+    module = load_kernel(bundle)
+    plan = {}
+    for b in budget["variants"]:
+        tile = module.Config(**b["config"])._asdict()
+        pair = [combine_jobs(module, tile, cap, w) for w in (False, True)]
+        for per_cache, whole in zip(*pair):
+            name = combine_name(per_cache[1], per_cache[0], per_cache[3])
+            plan.setdefault(
+                name,
+                tuple(
+                    (bundle, cap, b["config"], w, j[0])
+                    for w, j in ((False, per_cache), (True, whole))
+                ),
+            )
+    return plan
+
+
+def combine_names_of(module, cap, variants):
+    """The combine lines the given variants' launches use."""
+    names = set()
+    for v in variants:
+        config = module.CONFIGS.get(v)
+        if config is None:
+            continue
+        for w in (False, True):
+            for label, fn, _, constexprs, _, _ in combine_jobs(
+                module, config._asdict(), cap, w
+            ):
+                names.add(combine_name(fn, label, constexprs))
+    return names
+
+
 def code_digest(cubin):
     """A digest of a compiled kernel's machine code: the bytes of the
     cubin's .text sections (the SASS), with their names (the kernel's).
@@ -218,6 +301,16 @@ def keyed_kernel(path):
     return module
 
 
+def combine_key(job):
+    """The memo key of one combine compile (as job_key's)."""
+    bundle, cap, fields, whole_call, label = job
+    load_kernel(bundle)
+    fn, sig, constexprs, options = combine_job_in(
+        keyed_kernel(bundle), cap, fields, whole_call, label
+    )
+    return compile_key(fn, sig, constexprs, options, cap, False, combine=label)
+
+
 def job_key(job):
     """The memo key of one compile: everything triton.compile is given (the
     kernel as Triton's own cache key hashes it: its source, the sources of
@@ -260,18 +353,22 @@ def complete(row):
     return row is not None and ("error" in row or "code" in row)
 
 
-def code_lines(budget, done):
+def code_lines(budget, done, combines):
     """The --code file: a line a variant, its decode kernel's code digest
     as the per-cache entry and as the whole call compile it ("-" where the
-    compiler refuses it)."""
+    compiler refuses it); then a line a combine kernel the variants launch
+    (combines: {name: (per-cache row, whole-call row)})."""
     lines = [
         f"# {budget['target']}: the machine code of every variant's decode kernel, "
-        f"per cache and whole call (calib/calibrate.py, Triton {triton.__version__}); "
+        f"per cache and whole call, then of the combine kernels they launch "
+        f"(calib/calibrate.py, Triton {triton.__version__}); "
         "'make calibrate-memo' rewrites this file"
     ]
     for i, b in enumerate(budget["variants"]):
         pair = [r.get("code", "-") for r in done[2 * i : 2 * i + 2]]
         lines.append(" ".join([b["variant"], *pair]))
+    for name, pair in combines.items():
+        lines.append(" ".join([name, *(r.get("code", "-") for r in pair)]))
     return "\n".join(lines) + "\n"
 
 
@@ -292,7 +389,7 @@ def tabled_variants(module):
     return names
 
 
-def check_code(path, budget, done, update, module=None):
+def check_code(path, budget, done, combines, update, module=None):
     """Write the --code file (update), or compare it with this run's
     compiles: which variants' machine code differs, as a message ("" when
     none does, or without --code). A template change that alters a kernel
@@ -300,7 +397,7 @@ def check_code(path, budget, done, update, module=None):
     shared) leaves the file as it was, so its timings still stand."""
     if not path:
         return ""
-    text = code_lines(budget, done)
+    text = code_lines(budget, done, combines)
     if update:
         with open(path, "w") as f:
             f.write(text)
@@ -319,12 +416,16 @@ def check_code(path, budget, done, update, module=None):
         f" and {len(changed) - 8} more" if len(changed) > 8 else ""
     )
     message = (
-        f"{path}: the machine code of {len(changed)} variant(s) differs from the "
-        f"file's ({shown or 'its header'}). After a kernel template change, "
+        f"{path}: the machine code at {len(changed)} line(s) (a variant's "
+        f"decode kernel, or a combine kernel) differs from the file's "
+        f"({shown or 'its header'}). After a kernel template change, "
         "'make calibrate-memo' rewrites the file: commit it with the change"
     )
     if module is not None:
-        tabled = sorted(set(changed) & tabled_variants(module))
+        run = tabled_variants(module)
+        cap = int(budget["target"].split("_")[1])
+        run |= combine_names_of(module, cap, run)
+        tabled = sorted(set(changed) & run)
         if tabled:
             message += (
                 f". The module's entry points run {len(tabled)} of them "
@@ -335,18 +436,45 @@ def check_code(path, budget, done, update, module=None):
     return message
 
 
-def code_check_fails(path, budget, done):
-    """Whether check_code can fail: the same compiles with one digest
-    altered must be named ("" when they are, or without --code)."""
+def code_check_fails(path, budget, done, combines):
+    """Whether check_code can fail: the same compiles with one decode
+    kernel's digest altered, or one combine kernel's, must be named ("" when
+    they are, or without --code)."""
     at = [i for i, r in enumerate(done) if r and "code" in r]
     if not path or not at:
         return ""
     altered = list(done)
     altered[at[0]] = dict(done[at[0]], code="0" * 16)
     name = budget["variants"][at[0] // 2]["variant"]
-    if name in check_code(path, budget, altered, False):
-        return ""
-    return f"check_code did not notice {name}'s machine code changing"
+    if name not in check_code(path, budget, altered, combines, False):
+        return f"check_code did not notice {name}'s machine code changing"
+    for name, (per_cache, whole) in combines.items():
+        if "code" in whole:
+            altered = dict(combines)
+            altered[name] = (per_cache, dict(whole, code="0" * 16))
+            if name not in check_code(path, budget, done, altered, False):
+                return f"check_code did not notice {name}'s machine code changing"
+            break
+    return ""
+
+
+def run_job(work):
+    """One compile of the pool: (compile function, its job)."""
+    fn, job = work
+    return fn(job)
+
+
+def combine_problems(combines):
+    """The combine compiles that spill or fail, a line each: every split
+    call runs one, so a spill there costs every such call."""
+    problems = []
+    for name, pair in combines.items():
+        for entry, row in zip(ENTRIES, pair):
+            if "error" in row:
+                problems.append(f"{name} ({entry}): {row['error']}")
+            elif row.get("spill"):
+                problems.append(f"{name} ({entry}): {row['spill']} B spilled")
+    return problems
 
 
 def read_memo(path):
@@ -573,23 +701,34 @@ def main():
         for b in budget["variants"]
         for whole_call in (False, True)
     ]
-    keys = [job_key(job) for job in jobs]
+    # The combine kernels, each launch shape and split count once.
+    plan = combine_plan(bundle, cap, budget)
+    cjobs = [job for pair in plan.values() for job in pair]
+    keys = [job_key(job) for job in jobs] + [combine_key(job) for job in cjobs]
     memo = read_memo(args.memo)
     # A row from before the memo kept code digests counts as missing.
     todo = [i for i, k in enumerate(keys) if not complete(memo.get(k))]
     done = [memo.get(k) for k in keys]
     if todo:
+        work = [(compile_one, job) for job in jobs] + [
+            (compile_combine, job) for job in cjobs
+        ]
         with multiprocessing.get_context("spawn").Pool(args.jobs) as pool:
             for i, row in zip(
-                todo, pool.map(compile_one, [jobs[i] for i in todo], chunksize=1)
+                todo, pool.map(run_job, [work[i] for i in todo], chunksize=1)
             ):
                 done[i] = row
     if args.memo and args.update_memo:
         write_memo(args.memo, budget["target"], dict(zip(keys, done)))
+    done, cdone = done[: len(jobs)], done[len(jobs) :]
+    combines = {name: tuple(cdone[2 * i : 2 * i + 2]) for i, name in enumerate(plan)}
     module = load_kernel(bundle)
-    code_changed = check_code(args.code, budget, done, args.update_memo, module)
+    code_changed = check_code(
+        args.code, budget, done, combines, args.update_memo, module
+    )
     if not code_changed and not args.update_memo:
-        code_changed = code_check_fails(args.code, budget, done)
+        code_changed = code_check_fails(args.code, budget, done, combines)
+    combine_bad = combine_problems(combines)
     compiled = [merge_entries(*done[i : i + 2]) for i in range(0, len(done), 2)]
     for b, row in zip(budget["variants"], compiled):
         if b["variant"] in module.CONFIGS:
@@ -602,12 +741,19 @@ def main():
     known = sum(
         1 for r in rows if r["problems"] and r["problems"][0].startswith("known: ")
     )
-    reused = len(jobs) - len(todo)
+    reused = len(keys) - len(todo)
     print(
         f"\n{budget['target']}: {len(rows)} variants compiled with Triton {triton.__version__} "
-        f"({len(jobs)} compiles: {len(todo)} run now, {reused} from {args.memo or 'no memo'}), "
+        f"({len(keys)} compiles: {len(todo)} run now, {reused} from {args.memo or 'no memo'}), "
         f"{known} known and {bad} new disagreement(s) with the budget model"
     )
+    print(
+        f"{budget['target']}: {len(combines)} combine kernels (launch shape and split "
+        f"count) compiled per cache and as the whole call, "
+        f"{len(combine_bad)} spilling or failing"
+    )
+    for line in combine_bad:
+        print("  " + line)
     if code_changed:
         print(code_changed)
     if todo and args.memo and not args.update_memo:
@@ -629,7 +775,7 @@ def main():
     if args.markdown:
         with open(args.markdown, "w") as f:
             f.write(table + "\n")
-    return 1 if bad or code_changed else 0
+    return 1 if bad or code_changed or combine_bad else 0
 
 
 if __name__ == "__main__":
