@@ -172,15 +172,17 @@ def compile_one(job):
 
 
 def combine_job(job):
-    """(kernel, signature, constexprs, options) of one combine launch: the
-    shape labelled `label` among sass.combine_jobs' for the configuration
-    fields and entry of job, from `module` (load_kernel's, or
-    keyed_kernel's for the memo key)."""
+    """(kernel, signature, constexprs, options) of one combine launch job
+    (bundle, cap, configuration fields, whole call?, label), from the
+    module as load_kernel loads it."""
     _, cap, fields, whole_call, label = job
     return combine_job_in(load_kernel(job[0]), cap, fields, whole_call, label)
 
 
 def combine_job_in(module, cap, fields, whole_call, label):
+    """The launch labelled `label` among sass.combine_jobs' for a
+    configuration's fields and entry, from `module` (load_kernel's, or
+    keyed_kernel's for the memo key)."""
     tile = module.Config(**fields)._asdict()
     for lab, fn, sig, constexprs, options, _ in combine_jobs(
         module, tile, cap, whole_call
