@@ -6,7 +6,8 @@ counts, per cache and as the whole call.
     python3 lab/cs120/compile.py [FOLDER [CONFIG...]]
     # kernels/sm120, pp_h64_t16_k1_w8_s2 unless told
 
-FOLDER is a module's folder (or a copy's under lab/cs120).
+FOLDER is a module's folder (or a copy's under lab/cs120). The column
+split left kernels/sm120 at d74e1a0: give a copy of 63d83e3's.
 """
 
 import os
