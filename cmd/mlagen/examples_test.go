@@ -53,6 +53,7 @@ var examples = map[string]example{
 	"mlagen select --selections . my-card.json":                     {skip: "my-card.json is what the harness writes on your GPU; emit_selection.txtar runs select --selections on such a file"},
 	"mlagen emit --selection sm120.json --kernels my-sm120":         {fixtures: []string{"repo", "card-selection"}},
 	"mlagen patch --kernels my-sm120 ~/sglang":                      {fixtures: []string{"repo", "card-selection", "card-kernels", "sglang"}},
+	"mlagen patch --selection sm120.json ~/sglang":                  {fixtures: []string{"repo", "card-selection", "sglang"}},
 	"mlagen watch --env SGLANG_SM120_MMA_FLASHMLA=1 --log server.log -- python3 -m sglang.launch_server --model-path deepseek-ai/DeepSeek-V4-Flash": {
 		skip: "starts a real SGLang server, on a GPU (watch_kernel.txtar runs these flags with a fake server)"},
 

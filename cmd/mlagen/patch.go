@@ -75,6 +75,7 @@ Examples:
   mlagen patch ~/sglang                      # wire it (kernel rendered for sm_120)
   mlagen patch .venv/lib/python3.11/site-packages/sglang   # an installed SGLang
   mlagen patch --kernels kernels/sm120 ~/sglang
+  mlagen patch --selection sm120.json ~/sglang   # your card's tables ('mlagen select --selections . results.json')
   mlagen patch --check ~/sglang              # CI: exit 1 unless fully wired
   mlagen patch --target sm_89 ~/sglang      # exit 1: SGLang calls the entry on sm_120 GPUs only
   mlagen patch --target sm_89 --allow-unreached ~/sglang   # wire it anyway (a harness that calls the entry)
@@ -88,8 +89,11 @@ modules, syntax error in a referencing file, a backend choice mlagen does not
 know, a --target whose GPUs the model backend never calls the entry on, a
 kernel module without the functions the wiring calls, a reference
 the proof cannot judge, a refused star import or edited block, a pending
-journal under --dry-run or --check, not wired under --check), 2 bad usage, an unknown --target, or a --kernels folder without
-the module (nothing written).
+journal under --dry-run or --check, not wired under --check, a --selection
+naming a variant the target's sweep does not fit), 2 bad usage, an unknown
+--target, a --kernels folder without the module, or a --selection file that
+cannot be read, is not a selection, or is for another GPU than --target
+(nothing written).
 `
 
 const verifyHelp = `Usage: mlagen verify [flags] SGLANG_ROOT
@@ -134,6 +138,7 @@ func runPatch(e *env, args []string) int {
 	module := f.String("module", "", "the defining module to use when several define the function (path relative to SGLANG_ROOT)")
 	target := f.String("target", "sm_120", "GPU target the kernel module is rendered for: "+targetNames())
 	kernels := f.String("kernels", "", "install `DIR`/sparse_mla_mma.py (as 'mlagen emit --kernels DIR' wrote it) instead of rendering it")
+	selection := f.String("selection", "", "render the module with the selection in `FILE` (as 'mlagen select --selections DIR' writes it)\ninstead of the one built into mlagen, as 'mlagen emit --selection FILE' would; the target is the file's (--target, if given, must agree)")
 	dryRun := f.Bool("dry-run", false, "write nothing; print the unified diff (and the report on stderr)")
 	check := f.Bool("check", false, "write nothing; exit 1 unless the tree is fully wired (for CI)")
 	revert := f.Bool("revert", false, "remove everything mlagen added, restoring the original bytes")
@@ -149,6 +154,9 @@ func runPatch(e *env, args []string) int {
 	if *check && (*revert || *dryRun) {
 		return usageError(e, "patch", "--check cannot be combined with --revert or --dry-run")
 	}
+	if *selection != "" && (*kernels != "" || *revert || *check) {
+		return usageError(e, "patch", "--selection renders the module to install: it cannot be combined with --kernels (a module already rendered), --revert or --check")
+	}
 	rec, err := patches.DefaultRecipe()
 	if err != nil {
 		return failure(e, "patch", err)
@@ -159,7 +167,12 @@ func runPatch(e *env, args []string) int {
 	}
 	job := patches.Job{Root: root, Options: opt, Revert: *revert, DryRun: *dryRun}
 	if !*revert {
-		if job.Kernel, code = kernelFor(e, *target, *kernels); code != exitOK {
+		if *selection != "" {
+			job.Kernel, code = selectedKernel(e, *selection, *target, f.Changed("target"))
+		} else {
+			job.Kernel, code = kernelFor(e, *target, *kernels)
+		}
+		if code != exitOK {
 			return code
 		}
 	}
@@ -200,6 +213,34 @@ func kernelFor(e *env, target, kernelsDir string) ([]byte, int) {
 		return nil, usageError(e, "patch", "%v", err)
 	}
 	return nil, failure(e, "patch", fmt.Errorf("kernel module: %w", err))
+}
+
+// selectedKernel is the kernel module `patch --selection path` installs:
+// byte for byte what `mlagen emit --selection path` writes, for the
+// selection's target (which --target, where given, must name). A file that
+// is not a selection for that target is bad usage (exit 2); a selection
+// the target's sweep does not fit is a problem (exit 1), as in emit.
+func selectedKernel(e *env, path, target string, targetGiven bool) ([]byte, int) {
+	sf := sweepFlags{target: target}
+	sel, err := readSelection(path, &sf, targetGiven)
+	if err != nil {
+		return nil, usageError(e, "patch", "--selection %s: %v", path, err)
+	}
+	t, err := gen.LookupTarget(sf.target)
+	if err != nil {
+		return nil, usageError(e, "patch", "--selection %s: %v", path, err)
+	}
+	sweep := gen.DefaultSweep(t)
+	em, err := gen.Emit(sweep, sweepCommand("emit", sweep, "--selection "+path), sel)
+	if err != nil {
+		return nil, failure(e, "patch", fmt.Errorf("--selection %s: %w", path, err))
+	}
+	for _, file := range em.Files {
+		if file.Name == gen.BundleFile {
+			return file.Data, exitOK
+		}
+	}
+	return nil, failure(e, "patch", fmt.Errorf("--selection %s: the emission has no %s", path, gen.BundleFile))
 }
 
 // runVerify is `mlagen verify`: the proof alone.

@@ -324,7 +324,7 @@ func printSelection(w io.Writer, t gen.Target, rep selectReport) {
 	case rep.Mode == "write" && rep.Differs && filepath.Dir(rep.File) == filepath.Clean(gen.SelectionDir):
 		fmt.Fprintf(w, "wrote %s; rebuild mlagen and re-emit ('make kernels') so that emit and patch use it\n", rep.File)
 	case rep.Mode == "write" && rep.Differs:
-		fmt.Fprintf(w, "wrote %s; 'mlagen emit --selection %s --kernels DIR' writes the module with it, and 'mlagen patch --kernels DIR SGLANG_ROOT' installs that\n", rep.File, rep.File)
+		fmt.Fprintf(w, "wrote %s; 'mlagen patch --selection %s SGLANG_ROOT' installs the module rendered with it ('mlagen emit --selection %s --kernels DIR' writes it for review)\n", rep.File, rep.File, rep.File)
 	case rep.Mode == "write":
 		fmt.Fprintf(w, "%s already holds this selection; nothing written\n", rep.File)
 	}
