@@ -171,18 +171,10 @@ def compile_one(job):
     return row
 
 
-def combine_job(job):
-    """(kernel, signature, constexprs, options) of one combine launch job
-    (bundle, cap, configuration fields, whole call?, label), from the
-    module as load_kernel loads it."""
-    _, cap, fields, whole_call, label = job
-    return combine_job_in(load_kernel(job[0]), cap, fields, whole_call, label)
-
-
 def combine_job_in(module, cap, fields, whole_call, label):
-    """The launch labelled `label` among sass.combine_jobs' for a
-    configuration's fields and entry, from `module` (load_kernel's, or
-    keyed_kernel's for the memo key)."""
+    """(kernel, signature, constexprs, options) of the launch labelled
+    `label` among sass.combine_jobs' for a configuration's fields and entry,
+    from `module` (load_kernel's, or keyed_kernel's for the memo key)."""
     tile = module.Config(**fields)._asdict()
     for lab, fn, sig, constexprs, options, _ in combine_jobs(
         module, tile, cap, whole_call
@@ -193,27 +185,39 @@ def combine_job_in(module, cap, fields, whole_call, label):
 
 
 def compile_combine(job):
-    """What the compiler gives for one combine launch: registers, spills and
-    the code digest, or the error it stops with."""
-    fn, sig, constexprs, options = combine_job(job)
+    """What the compiler gives for one combine launch job (bundle, cap,
+    configuration fields, whole call?, label): registers, spills and the
+    code digest, or the error it stops with."""
+    bundle, cap = job[:2]
+    fn, sig, constexprs, options = combine_job_in(load_kernel(bundle), *job[1:])
     src = ASTSource(
         fn=fn, signature=sig, constexprs=constexprs, attrs=specialised(fn, sig)
     )
     try:
-        ck, log = compile_logged(src, job[1], options)
+        ck, log = compile_logged(src, cap, options)
     except Exception as e:
         return {"error": str(e).splitlines()[0][:200]}
-    row = dict(smem=ck.metadata.shared, **ptxas_usage(ck.asm["ptx"], job[1], log))
+    row = dict(smem=ck.metadata.shared, **ptxas_usage(ck.asm["ptx"], cap, log))
     row["code"] = code_digest(ck.asm["cubin"])
     return row
 
 
-def combine_name(fn, label, constexprs):
-    """A combine line's name: the kernel, the fp32 combine's shape (/8 for
-    8 one-warp slices a (head, batch), /1 for one 4-warp program) and the
-    split count, e.g. _combine_bf16_kernel:k4 or _combine_kernel/8:k2."""
-    shape = label[len("combine") :].removesuffix("/full")
-    return f"{fn.fn.__name__}{shape}:k{constexprs['SPLIT_K']}"
+def combine_launches(module, cap, fields):
+    """The combine kernels a configuration launches: (line name, per-cache
+    label, whole-call label) each. A name is the kernel, the fp32
+    combine's shape (/8 for 8 one-warp slices a (head, batch), /1 for one
+    4-warp program) and the split count, e.g. _combine_bf16_kernel:k4 or
+    _combine_kernel/8:k2."""
+    tile = module.Config(**fields)._asdict()
+    per_cache, whole = (combine_jobs(module, tile, cap, w) for w in (False, True))
+    return [
+        (
+            f"{fn.fn.__name__}{label.removeprefix('combine')}:k{cx['SPLIT_K']}",
+            label,
+            w[0],
+        )
+        for (label, fn, _, cx, _, _), w in zip(per_cache, whole)
+    ]
 
 
 def combine_plan(bundle, cap, budget):
@@ -224,15 +228,12 @@ def combine_plan(bundle, cap, budget):
     module = load_kernel(bundle)
     plan = {}
     for b in budget["variants"]:
-        tile = module.Config(**b["config"])._asdict()
-        pair = [combine_jobs(module, tile, cap, w) for w in (False, True)]
-        for per_cache, whole in zip(*pair):
-            name = combine_name(per_cache[1], per_cache[0], per_cache[3])
+        for name, per_cache, whole in combine_launches(module, cap, b["config"]):
             plan.setdefault(
                 name,
-                tuple(
-                    (bundle, cap, b["config"], w, j[0])
-                    for w, j in ((False, per_cache), (True, whole))
+                (
+                    (bundle, cap, b["config"], False, per_cache),
+                    (bundle, cap, b["config"], True, whole),
                 ),
             )
     return plan
@@ -240,17 +241,12 @@ def combine_plan(bundle, cap, budget):
 
 def combine_names_of(module, cap, variants):
     """The combine lines the given variants' launches use."""
-    names = set()
-    for v in variants:
-        config = module.CONFIGS.get(v)
-        if config is None:
-            continue
-        for w in (False, True):
-            for label, fn, _, constexprs, _, _ in combine_jobs(
-                module, config._asdict(), cap, w
-            ):
-                names.add(combine_name(fn, label, constexprs))
-    return names
+    return {
+        name
+        for v in variants
+        if v in module.CONFIGS
+        for name, _, _ in combine_launches(module, cap, module.CONFIGS[v]._asdict())
+    }
 
 
 def code_digest(cubin):

@@ -43,6 +43,17 @@ type Emission struct {
 	Files         []File // sorted by name
 }
 
+// Bundle is the emission's sparse_mla_mma.py (Emit always renders it): the
+// module `mlagen patch` installs.
+func (e Emission) Bundle() []byte {
+	for _, f := range e.Files {
+		if f.Name == BundleFile {
+			return f.Data
+		}
+	}
+	panic("gen: an emission without " + BundleFile)
+}
+
 // Fitting returns the budgets of the variants that fit, in sweep order.
 func (e Emission) Fitting() []Budget {
 	var out []Budget

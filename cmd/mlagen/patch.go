@@ -235,12 +235,7 @@ func selectedKernel(e *env, path, target string, targetGiven bool) ([]byte, int)
 	if err != nil {
 		return nil, failure(e, "patch", fmt.Errorf("--selection %s: %w", path, err))
 	}
-	for _, file := range em.Files {
-		if file.Name == gen.BundleFile {
-			return file.Data, exitOK
-		}
-	}
-	return nil, failure(e, "patch", fmt.Errorf("--selection %s: the emission has no %s", path, gen.BundleFile))
+	return em.Bundle(), exitOK
 }
 
 // runVerify is `mlagen verify`: the proof alone.
