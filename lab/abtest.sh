@@ -8,7 +8,8 @@
 # process at a time, and the faster of the two per shape against the first
 # copy. From the repository root:
 #   bash lab/abtest.sh NAME DIR BASE OTHER...   # copies DIR/BASE, DIR/OTHER...
-# Results in $OUT/NAME.tar.gz, the short table last.
+# Results in $OUT/NAME.tar.gz (gpu.txt: the GPU, driver and versions), the
+# short table last.
 set -u
 NAME=$1 DIR=$2
 shift 2
@@ -17,6 +18,12 @@ OUT=${OUT:-/tmp/$NAME}
 W=/tmp/$NAME-work
 rm -rf "$W"; mkdir -p "$OUT" "$W"
 export PYTHONUNBUFFERED=1
+# Which GPU and versions the tables below come from, inside the tarball.
+{
+  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+  python3 -c 'import torch, triton; print("torch", torch.__version__, "triton", triton.__version__)'
+  date -u
+} >"$W/gpu.txt" 2>&1
 V=${V:-pp_h64_t32_k1_w8_s1,pp_h64_t32_k2_w8_s1,pp_h64_t32_k8_w8_s1}
 CHECK=${CHECK:-1}
 T=(--heads "${HEADS:-64}" --batches "${BATCHES:-16,64,128}" --topks 512,2048 --no-whole-call --peers none)

@@ -7,6 +7,4 @@
 set -u
 COPIES=("$@")
 [ ${#COPIES[@]} -gt 0 ] || COPIES=(ss0 ss1 ss2 ss0l ss1l ss2l)
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-python3 -c "import torch, triton; print(torch.__version__, triton.__version__)"
 bash lab/abtest.sh ss120 lab/ss120 base "${COPIES[@]}"
