@@ -7,6 +7,12 @@
 # warp spends in it per instruction issued, the tensor and shared pipes'
 # activity, warps active. From the repository root:
 #   OUT=$OUT bash lab/smem120/stalls.sh    # table last; $OUT/stalls.tgz
+# PROFILES replaces the two with others, each NAME:KERNEL:CONFIG:MODULE:MMA
+# (MMA v2 to run the module with DISABLE_MMA_V3=1, v3 to leave it), e.g. a
+# lab copy's kernel beside the shipped one (lab/ss120):
+#   PROFILES="pp:_pp_decode_kernel:pp_h64_t32_k1_w8_s1:lab/ss120/base/sparse_mla_mma.py:v2 \
+#     ssc:_ss_decode_kernel:pp_h64_t32_k1_w8_s1:lab/ss120/ssc/sparse_mla_mma.py:v2" \
+#     OUT=$OUT bash lab/smem120/stalls.sh
 set -u
 source lab/prologue.sh stalls
 R="barrier branch_resolving dispatch_stall drain imc_miss lg_throttle long_scoreboard math_pipe_throttle membar mio_throttle misc no_instruction not_selected selected short_scoreboard sleeping tex_throttle wait"
@@ -20,13 +26,20 @@ prof() {
   log "$name profile exit $?"
   ncu -i "$W/$name.ncu-rep" --page raw --csv --metrics "$M" >"$W/$name-raw.csv" 2>&1
 }
-DISABLE_MMA_V3=1 prof pp _pp_decode_kernel pp_h64_t32_k1_w8_s1 kernels/sm120/sparse_mla_mma.py
-prof ws _ws_split_kernel ws_h64_t64_k1_w8_s2 kernels/sm90/sparse_mla_mma.py
+PROFILES=${PROFILES:-pp:_pp_decode_kernel:pp_h64_t32_k1_w8_s1:kernels/sm120/sparse_mla_mma.py:v2 ws:_ws_split_kernel:ws_h64_t64_k1_w8_s2:kernels/sm90/sparse_mla_mma.py:v3}
+for p in $PROFILES; do
+  IFS=: read -r name kernel config module mma <<<"$p"
+  if [ "$mma" = v2 ]; then
+    DISABLE_MMA_V3=1 prof "$name" "$kernel" "$config" "$module"
+  else
+    prof "$name" "$kernel" "$config" "$module"
+  fi
+done
 tar -C "$W" -czf "$OUT/stalls.tgz" --exclude='*.ncu-rep' .
-python3 - "$W" <<'PY'
+python3 - "$W" $(for p in $PROFILES; do echo "${p%%:*}"; done) <<'PY'
 import csv, os, sys
 cols = {}
-for n in ("pp", "ws"):
+for n in sys.argv[2:]:
     p = os.path.join(sys.argv[1], f"{n}-raw.csv")
     if not os.path.exists(p):
         continue
