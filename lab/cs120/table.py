@@ -8,9 +8,11 @@ sm_90's.
     python3 lab/cs120/table.py WORKDIR   # its check-*, time-cs, time-sm90 .json
 """
 
-import json
 import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from results import load  # noqa: E402
 
 
 def tile(variant):
@@ -19,15 +21,6 @@ def tile(variant):
     if variant.startswith("pp_h64_t32_"):
         return "pp"
     return None
-
-
-def load(work, name):
-    path = os.path.join(work, name)
-    if not os.path.exists(path):
-        print(f"{name}: missing (its step did not finish)")
-        return {}
-    with open(path) as f:
-        return json.load(f)
 
 
 def main():

@@ -5,18 +5,11 @@ runs), the lazy one's, and lazy / the mean of the shipped runs.
     python3 lab/lazy120/table.py WORKDIR
 """
 
-import json
 import os
 import sys
 
-
-def load(work, name):
-    path = os.path.join(work, name)
-    if not os.path.exists(path):
-        print(f"{name}: missing (its step did not finish)")
-        return {}
-    with open(path) as f:
-        return json.load(f)
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from results import load  # noqa: E402
 
 
 def times(work, name):
@@ -35,8 +28,12 @@ def main():
         f"checks, lazy: {sum(r['passed'] for r in rows)}/{len(rows)} pass"
         + (f"; failing: {', '.join(bad)}" if bad else "")
     )
-    base, lazy, base2 = (times(work, f"time-{n}.json") for n in ("base", "lazy", "base2"))
-    print(f"{'configuration':22s} {'H':>3s} {'B':>4s} {'topk':>5s} | {'base':>7s} {'lazy':>7s} {'base2':>7s} | lazy/base")
+    base, lazy, base2 = (
+        times(work, f"time-{n}.json") for n in ("base", "lazy", "base2")
+    )
+    print(
+        f"{'configuration':22s} {'H':>3s} {'B':>4s} {'topk':>5s} | {'base':>7s} {'lazy':>7s} {'base2':>7s} | lazy/base"
+    )
     for key in sorted(lazy, key=lambda k: (k[1], k[2], k[3], k[0])):
         v, h, b, t = key
         # The tables' split count for the batch: k8 at 16, k2 at 64, k1 at 128.
@@ -50,7 +47,9 @@ def main():
         ref = [x for x in (b1, b2) if x is not None]
         ratio = lazy[key] / (sum(ref) / len(ref)) if ref else float("nan")
         f = lambda x: f"{x:7.1f}" if x is not None else "      -"
-        print(f"{v:22s} {h:3d} {b:4d} {t:5d} | {f(b1)} {f(lazy[key])} {f(b2)} | {ratio:.3f}")
+        print(
+            f"{v:22s} {h:3d} {b:4d} {t:5d} | {f(b1)} {f(lazy[key])} {f(b2)} | {ratio:.3f}"
+        )
 
 
 if __name__ == "__main__":

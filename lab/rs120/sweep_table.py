@@ -6,9 +6,11 @@ tile, then per shape the best configuration of the role-split tile
     python3 lab/rs120/sweep_table.py WORKDIR    # its check-, time- and whole-sm120.json
 """
 
-import json
 import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from results import load  # noqa: E402
 
 
 def tile(variant):
@@ -17,15 +19,6 @@ def tile(variant):
     if variant.startswith("pp_h64_t32_"):
         return "one partition"
     return None
-
-
-def load(work, name):
-    path = os.path.join(work, name)
-    if not os.path.exists(path):
-        print(f"{name}: missing (its step did not finish)")
-        return {}
-    with open(path) as f:
-        return json.load(f)
 
 
 def main():
