@@ -258,6 +258,9 @@ def correctness_cases(tiny):
         ("p256_h64_topk512_qheadmajor", 256, 2, 64, 512, False, "head_major"),
         ("p64_h32_topk512_len", 64, 4, 32, 512, True),
         ("p256_h32_topk960_qpadded", 256, 3, 32, 960, False, "padded"),
+        # A rank's 8 heads under tensor parallelism 8: less than one head
+        # block of any configuration.
+        ("p64_h8_topk512_len", 64, 4, 8, 512, True),
     ]
 
 
@@ -268,7 +271,7 @@ def correctness_cases(tiny):
 # contract: page sizes 64 and 256 in either cache, padded strides (576, and
 # 64: a multiple of 16 but not of 576), -1 indices, topk_length below topk
 # and 0, rows with no valid token in both caches, with and without the extra
-# cache and the sink, H 64, 32, 16, 20 and 128, topk not a multiple of any
+# cache and the sink, H 64, 32, 16, 20, 8 and 128, topk not a multiple of any
 # tile, Q as a padded view and stored head-major.
 WHOLE_CALL_CASES = [
     (
@@ -318,6 +321,16 @@ WHOLE_CALL_CASES = [
         "contiguous",
     ),
     ("h64_w128_only_plain", 64, 2, (64, 576, 128, "mixed"), None, False, "contiguous"),
+    # 8 heads (tensor parallelism 8), Q a view of a wider buffer.
+    (
+        "h8_w128+e2048_576units_len_sink",
+        8,
+        4,
+        (64, 64, 128, "mixed"),
+        (64, 64, 2048, "mixed"),
+        True,
+        "padded",
+    ),
     # Pages padded to whole 576-byte units, as SGLang allocates them (and
     # FlashMLA needs): the case the peers take too.
     (
