@@ -24,6 +24,11 @@
 #   sm_89     (a 12.x TARGET) patch --target sm_89 exits 1, says the server
 #             never calls the entry there and writes nothing;
 #             --allow-unreached wires it with every caller not reached
+#   logs      the startup lines the release's own sources log (weights,
+#             graph capture, ready, capture failures), rendered by
+#             .ci/sglang_log_lines.py, read by watch's phase rules and
+#             failure signatures as what they are (watch/sglanglog's
+#             TestReleaseLogLines; needs Go)
 #
 # One line per release; any failure prints the step and its output and exits 1.
 #
@@ -177,6 +182,17 @@ piptrip() {
   "$v/bin/python" -m pip uninstall -q -y sglang > "$WORK/pip.log" 2>&1 || fail "pip uninstall" "$WORK/pip.log"
 }
 
+# loglines REL: the release's startup lines against watch's rules.
+loglines() {
+  local d=$WORK/$1
+  "$PY" "$HERE/sglang_log_lines.py" "$d/pristine/sglang" > "$d/loglines.txt" 2> "$d/loglines.err" \
+    || fail "rendering the release's startup lines" "$d/loglines.err"
+  MLAGEN_SGLANG_LOG_LINES=$d/loglines.txt "$WORK/sglanglog.test" -test.run '^TestReleaseLogLines$' -test.v \
+    > "$d/loglines.log" 2>&1 || fail "watch's rules on the release's startup lines" "$d/loglines.log"
+  grep -q -- '--- PASS: TestReleaseLogLines' "$d/loglines.log" || fail "TestReleaseLogLines did not run" "$d/loglines.log"
+  LOGLINES=$(wc -l < "$d/loglines.txt")
+}
+
 # triton REL: the Triton a release installs, through the torch its wheel
 # pins (docs/targets.md, "Triton versions").
 triton() {
@@ -203,6 +219,9 @@ variable() {
 }
 
 START=$SECONDS
+HERE=$(cd "$(dirname "$0")" && pwd)
+(cd "$HERE/.." && go test -c -o "$WORK/sglanglog.test" ./watch/sglanglog) > "$WORK/gotest.log" 2>&1 \
+  || { REL=-; fail "go test -c ./watch/sglanglog" "$WORK/gotest.log"; }
 latest=$(newest)
 if [ -z "$latest" ]; then
   echo "newest on PyPI: not checked (pip index versions failed; the fixed releases run)"
@@ -220,12 +239,13 @@ for REL in "${RELEASES[@]}"; do
   w=$(wheel "$REL")
   t1=$SECONDS
   cycle "$REL" "$w" "$(variable "$REL")"
+  loglines "$REL"
   piptrip "$REL" "$w"
   reach="caller not reached on $TARGET (wired with --allow-unreached)"
   if [ "$REACH" = yes ]; then
     unreached "$REL"
     reach="caller reached on $TARGET, sm_89 refused ($CALLER)"
   fi
-  echo "sglang $REL: patch ok ($EDITS files, route through $(variable "$REL"), $WHOLE), verify ok (Triton $(triton "$REL") beside it named), repatch no-op, revert identical, pip removes the module, reinstall caught, $reach ($((SECONDS - t0)) s, download $((t1 - t0)) s)"
+  echo "sglang $REL: patch ok ($EDITS files, route through $(variable "$REL"), $WHOLE), verify ok (Triton $(triton "$REL") beside it named), repatch no-op, revert identical, pip removes the module, reinstall caught, $reach, watch reads its $LOGLINES startup lines ($((SECONDS - t0)) s, download $((t1 - t0)) s)"
 done
 echo "all ${#RELEASES[@]} releases passed in $((SECONDS - START)) s (wheels cached in $CACHE)"

@@ -381,8 +381,48 @@ func TestWatchPiecewiseCapture(t *testing.T) {
 	if diff := cmp.Diff(want, o.rep.Phases); diff != "" {
 		t.Errorf("phase durations (-want +got):\n%s", diff)
 	}
-	if !strings.Contains(o.out, "piecewise cuda graph capture end") {
-		t.Errorf("piecewise phase not printed:\n%s", o.out)
+	if !strings.Contains(o.out, "prefill cuda graph capture end") {
+		t.Errorf("piecewise (prefill) phase not printed:\n%s", o.out)
+	}
+}
+
+// The releases with DeepSeek-V4 name each capture ("Capture target decode
+// CUDA graph begin. ..."): the decode graph is the capture phase, its batch
+// list comes from its end line, the prefill graph is the piecewise one, and
+// a start that stalls there says it stalled in graph capture.
+func TestWatchNamedCapture(t *testing.T) {
+	o := watchReplay(t, fixture{steps: fakesglang.NamedStart()})
+	if o.rep.Outcome != Ready {
+		t.Fatalf("outcome %s, want ready; output:\n%s", o.rep.Outcome, o.out)
+	}
+	var phases []string
+	batches := ""
+	for _, m := range o.rep.Timeline {
+		phases = append(phases, m.Phase)
+		if m.Phase == "cuda-graph-end" {
+			batches = m.Batches
+		}
+	}
+	want := []string{"load-weights-begin", "load-weights-end", "piecewise-cuda-graph-begin", "piecewise-cuda-graph-end", "cuda-graph-begin", "cuda-graph-end", "ready"}
+	if diff := cmp.Diff(want, phases); diff != "" {
+		t.Errorf("timeline (-want +got):\n%s", diff)
+	}
+	if batches != "1, 2, 4, 8, 12, 16, 24, 32, 40, 48, 56, 64" {
+		t.Errorf("cuda-graph-end batches = %q, want the end line's bs=[...]", batches)
+	}
+	wantDur := []baseline.Phase{ph("load-weights", 33.84), ph("cuda-graph-capture", 26.12), ph("piecewise-cuda-graph-capture", 0.42), ph("startup", 68)}
+	if diff := cmp.Diff(wantDur, o.rep.Phases); diff != "" {
+		t.Errorf("phase durations (-want +got):\n%s", diff)
+	}
+	for _, s := range []string{"cuda graph capture begin", "prefill cuda graph capture end", "bs [1, 2, 4, 8, 12, 16, 24, 32, 40, 48, 56, 64]"} {
+		if !strings.Contains(o.out, s) {
+			t.Errorf("output lacks %q:\n%s", s, o.out)
+		}
+	}
+	stalled := concatSteps(fakesglang.Head(), fakesglang.NamedCapture()[:4])
+	o = watchReplay(t, fixture{steps: stalled, hang: time.Hour, cfg: func(c *Config) { c.Timeout = time.Minute }})
+	if o.rep.Timeout == nil || o.rep.Timeout.LastPhase != "cuda-graph-begin" {
+		t.Errorf("timeout = %+v, want graph capture as the last phase", o.rep.Timeout)
 	}
 }
 

@@ -58,17 +58,20 @@ func scriptFakeSGLang(ts *testscript.TestScript, neg bool, args []string) {
 // scriptSGLangLog writes one of the fake SGLang logs to a file: kernel and
 // fallback are clean starts with the kernel module's lines (it ran, it
 // declined), coloured-clean the clean start as a colouring formatter
-// writes it.
+// writes it, named the clean start in the words of the releases with
+// DeepSeek-V4 (each graph capture named).
 //
-//	sglanglog clean|kernel|fallback|coloured-clean|stalled|head|fail-KIND FILE
+//	sglanglog clean|named|kernel|fallback|coloured-clean|stalled|head|fail-KIND FILE
 func scriptSGLangLog(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 2 {
-		ts.Fatalf("usage: sglanglog clean|kernel|fallback|coloured-clean|stalled|head|fail-KIND FILE")
+		ts.Fatalf("usage: sglanglog clean|named|kernel|fallback|coloured-clean|stalled|head|fail-KIND FILE")
 	}
 	var steps []fakesglang.Step
 	switch name := args[0]; {
 	case name == "clean":
 		steps = fakesglang.CleanStart()
+	case name == "named":
+		steps = fakesglang.NamedStart()
 	case name == "kernel":
 		steps = fakesglang.KernelStart()
 	case name == "fallback":

@@ -27,7 +27,10 @@ type Signature struct {
 // length), and a healthy server must not be reported, let alone stopped,
 // for saying them.
 var signatures = []Signature{
-	{"cuda-graph-capture", "CUDA graph capture failed", regexp.MustCompile(`(?i)\bcapture (?:piecewise )?cuda graph failed(?::|\.|$)`)},
+	// "Capture cuda graph failed: ..." (decode, and the draft model's), and
+	// in the releases with DeepSeek-V4 also "Capture prefill CUDA graph
+	// failed: ..." and "Capture frozen-KV MTP cuda graph failed: ...".
+	{"cuda-graph-capture", "CUDA graph capture failed", regexp.MustCompile(`(?i)\bcapture (?:piecewise |prefill |frozen-kv mtp )?cuda graph failed(?::|\.|$)`)},
 	{"oom", "out of memory", regexp.MustCompile(`\bOutOfMemoryError: |\bCUDA out of memory\. Tried to allocate\b`)},
 	{"compilation", "kernel compilation error", regexp.MustCompile(`\bCompilationError: |\bOutOfResources: out of resource\b`)},
 	{"nccl", "NCCL error", regexp.MustCompile(`\bNCCL error(?: in)?: |\bnccl(?:InternalError|SystemError|UnhandledCudaError|InvalidUsage|InvalidArgument|RemoteError)\b|Watchdog caught collective operation timeout`)},

@@ -25,8 +25,10 @@ var kindNames = map[Kind][2]string{
 	CaptureBegin:   {"cuda-graph-begin", "cuda graph capture begin"},
 	CaptureBatches: {"cuda-graph-batches", "cuda graph capture batches"},
 	CaptureEnd:     {"cuda-graph-end", "cuda graph capture end"},
-	PiecewiseBegin: {"piecewise-cuda-graph-begin", "piecewise cuda graph capture begin"},
-	PiecewiseEnd:   {"piecewise-cuda-graph-end", "piecewise cuda graph capture end"},
+	// The prefill graph was the "piecewise" one in SGLang's older words;
+	// the IDs keep that name, so that saved baselines still line up.
+	PiecewiseBegin: {"piecewise-cuda-graph-begin", "prefill cuda graph capture begin"},
+	PiecewiseEnd:   {"piecewise-cuda-graph-end", "prefill cuda graph capture end"},
 	Ready:          {"ready", "ready"},
 }
 
@@ -51,7 +53,8 @@ type Phase struct {
 	ElapsedS float64
 	AvailGB  float64
 	UsedGB   float64
-	// Batches is the batch-size list of "Capture cuda graph bs [...]".
+	// Batches is the batch-size list of "Capture cuda graph bs [...]", or
+	// the "bs=[...]" of a named capture's begin or end line.
 	Batches string
 }
 
@@ -62,15 +65,28 @@ var phaseRules = []struct {
 	// Order matters only where texts overlap; none of these do.
 	{LoadBegin, regexp.MustCompile(`Load weight begin\b`)},
 	{LoadEnd, regexp.MustCompile(`Load weight end\b`)},
-	{CaptureBegin, regexp.MustCompile(`(?i)Capture cuda graph begin\b`)},
+	// The decode graph, where the kernel first runs. The releases with
+	// DeepSeek-V4 name each capture (0.5.14, 0.5.16 and 0.5.23 checked by
+	// .ci/sglang-releases.sh against their own sources): "Capture target
+	// decode CUDA graph begin. backend=..., avail mem=..." ("target
+	// verify" with speculative decoding), the batch list as "bs=[...]" on
+	// the begin line (0.5.14, 0.5.16) or the end line (0.5.23). Earlier
+	// ones said "Capture cuda graph begin. This can take up to several
+	// minutes.", the list on a line of its own. The draft model's captures
+	// ("Capture draft decode ...") come after the target's and are not
+	// phases here.
+	{CaptureBegin, regexp.MustCompile(`(?i)Capture (?:target (?:decode|verify) )?cuda graph begin\b`)},
 	{CaptureBatches, regexp.MustCompile(`(?i)Capture cuda graph bs \[([^\]]*)\]`)},
-	{CaptureEnd, regexp.MustCompile(`(?i)Capture cuda graph end\b`)},
-	{PiecewiseBegin, regexp.MustCompile(`(?i)Capture piecewise cuda graph begin\b`)},
-	{PiecewiseEnd, regexp.MustCompile(`(?i)Capture piecewise cuda graph end\b`)},
+	{CaptureEnd, regexp.MustCompile(`(?i)Capture (?:target (?:decode|verify) )?cuda graph end\b`)},
+	// The prefill graph: "Capture target prefill CUDA graph begin/end" in
+	// the releases above, "Capture piecewise CUDA graph begin/end" before.
+	{PiecewiseBegin, regexp.MustCompile(`(?i)Capture (?:piecewise|target prefill) cuda graph begin\b`)},
+	{PiecewiseEnd, regexp.MustCompile(`(?i)Capture (?:piecewise|target prefill) cuda graph end\b`)},
 	{Ready, regexp.MustCompile(`The server is fired up and ready to roll`)},
 }
 
 var (
+	batchesRE = regexp.MustCompile(`\bbs=\[([^\]]*)\]`)
 	availRE   = regexp.MustCompile(`avail mem=\s*([\d.]+)\s*GB`)
 	usedRE    = regexp.MustCompile(`mem usage=\s*([\d.]+)\s*GB`)
 	elapsedRE = regexp.MustCompile(`(?i)elapsed(?:=|:)\s*([\d.]+)\s*s\b`)
@@ -89,8 +105,13 @@ func MatchPhase(text string) (Phase, bool) {
 			AvailGB:  number(availRE, text),
 			UsedGB:   number(usedRE, text),
 		}
-		if r.kind == CaptureBatches {
+		switch r.kind {
+		case CaptureBatches:
 			p.Batches = m[1]
+		case CaptureBegin, CaptureEnd:
+			if b := batchesRE.FindStringSubmatch(text); b != nil {
+				p.Batches = b[1]
+			}
 		}
 		return p, true
 	}

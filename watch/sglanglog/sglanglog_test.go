@@ -65,6 +65,31 @@ func TestMatchPhasePiecewise(t *testing.T) {
 	}
 }
 
+// The releases with DeepSeek-V4 name each capture; the batch list is on the
+// begin line (0.5.14, 0.5.16) or the end line (0.5.23). The draft model's
+// captures, after the target's, are not phases.
+func TestMatchPhaseNamedCaptures(t *testing.T) {
+	tests := []struct {
+		line string
+		want Phase
+		ok   bool
+	}{
+		{"Capture target decode CUDA graph begin. backend=full, num_tokens_per_req=1, bs=[1, 2, 4], avail mem=37.09 GB", Phase{Kind: CaptureBegin, AvailGB: 37.09, Batches: "1, 2, 4"}, true},
+		{"Capture target decode CUDA graph begin. backend=full, num_tokens_per_req=1, avail mem=37.09 GB", Phase{Kind: CaptureBegin, AvailGB: 37.09}, true},
+		{"Capture target verify CUDA graph end. bs=[1, 2], elapsed=26.12 s, mem usage=1.85 GB, avail mem=35.24 GB.", Phase{Kind: CaptureEnd, ElapsedS: 26.12, UsedGB: 1.85, AvailGB: 35.24, Batches: "1, 2"}, true},
+		{"Capture target prefill CUDA graph begin. backend=piecewise, num_tokens=[4, 8], avail mem=37.20 GB", Phase{Kind: PiecewiseBegin, AvailGB: 37.20}, true},
+		{"Capture target prefill CUDA graph end. elapsed=0.42 s, mem usage=0.11 GB, avail mem=37.09 GB.", Phase{Kind: PiecewiseEnd, ElapsedS: 0.42, UsedGB: 0.11, AvailGB: 37.09}, true},
+		{"Capture draft decode CUDA graph begin. backend=full, num_tokens_per_req=1, avail mem=30.00 GB", Phase{}, false},
+		{"Capture draft prefill CUDA graph end. elapsed=0.42 s, mem usage=0.11 GB, avail mem=37.09 GB.", Phase{}, false},
+	}
+	for _, tt := range tests {
+		got, ok := MatchPhase(tt.line)
+		if ok != tt.ok || got != tt.want {
+			t.Errorf("MatchPhase(%q) = %+v, %v; want %+v, %v", tt.line, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
 func feedAll(d *Detector, lines []string) []*Failure {
 	var out []*Failure
 	for _, l := range lines {
@@ -237,6 +262,8 @@ func TestFailureForms(t *testing.T) {
 		{"killed", "RuntimeError: DataLoader worker (pid 4242) exited unexpectedly: <Signals.SIGKILL: 9>"},
 		{"sigquit", "[2026-06-17 22:07:09] Received sigquit from a child process. It usually means the child failed."},
 		{"cuda-graph-capture", "Exception: Capture cuda graph failed: CUDA out of memory."},
+		{"cuda-graph-capture", "Exception: Capture prefill CUDA graph failed: CUDA out of memory."},
+		{"cuda-graph-capture", "Exception: Capture frozen-KV MTP cuda graph failed: CUDA out of memory."},
 		{"traceback", "Traceback (most recent call last):"},
 	}
 	for _, tt := range tests {

@@ -1,0 +1,100 @@
+package sglanglog
+
+import (
+	"bufio"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestReleaseLogLines holds the phase rules and the capture-failure
+// signature to the startup lines of a real SGLang release, rendered from
+// the release's own sources by .ci/sglang_log_lines.py (PATH:LINE, a tab,
+// the text). .ci/sglang-releases.sh runs it for every release it checks,
+// with MLAGEN_SGLANG_LOG_LINES naming the file; a plain go test has no
+// release to read and skips it.
+func TestReleaseLogLines(t *testing.T) {
+	path := os.Getenv("MLAGEN_SGLANG_LOG_LINES")
+	if path == "" {
+		t.Skip("MLAGEN_SGLANG_LOG_LINES is unset: .ci/sglang-releases.sh runs this on each release's lines")
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var (
+		// What the line says it is, by its own words.
+		target   = regexp.MustCompile(`(?i)^Capture target (?:decode|verify) CUDA graph (begin|end)\b`)
+		prefill  = regexp.MustCompile(`(?i)^Capture target prefill CUDA graph (begin|end)\b`)
+		draft    = regexp.MustCompile(`(?i)^Capture draft `)
+		failed   = regexp.MustCompile(`(?i)\bcuda graph failed\b`)
+		seen     = map[Kind]bool{}
+		batches  bool
+		lines    int
+		problems []string
+	)
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		where, text, ok := strings.Cut(sc.Text(), "\t")
+		if !ok {
+			t.Fatalf("%s: a line without PATH:LINE and a tab: %q", path, sc.Text())
+		}
+		lines++
+		p, isPhase := MatchPhase(text)
+		if isPhase {
+			seen[p.Kind] = true
+			if (p.Kind == CaptureBegin || p.Kind == CaptureEnd || p.Kind == CaptureBatches) && p.Batches != "" {
+				batches = true
+			}
+		}
+		want := func(k Kind) {
+			if !isPhase || p.Kind != k {
+				problems = append(problems, where+": "+text+"\n    read as "+describe(p, isPhase)+", want "+k.String())
+			}
+		}
+		switch m := target.FindStringSubmatch(text); {
+		case m != nil && m[1] == "begin":
+			want(CaptureBegin)
+		case m != nil:
+			want(CaptureEnd)
+		}
+		switch m := prefill.FindStringSubmatch(text); {
+		case m != nil && m[1] == "begin":
+			want(PiecewiseBegin)
+		case m != nil:
+			want(PiecewiseEnd)
+		}
+		if draft.MatchString(text) && isPhase {
+			problems = append(problems, where+": "+text+"\n    the draft model's capture read as "+p.Kind.String())
+		}
+		if failed.MatchString(text) {
+			if s, _, ok := MatchSignature(text); !ok || s.Kind != "cuda-graph-capture" {
+				problems = append(problems, where+": "+text+"\n    not read as a CUDA graph capture failure")
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Error(p)
+	}
+	for _, k := range []Kind{LoadBegin, LoadEnd, CaptureBegin, CaptureEnd, PiecewiseBegin, PiecewiseEnd, Ready} {
+		if !seen[k] {
+			t.Errorf("no line of the release reads as %s: SGLang's wording changed, or the rule did (%d lines in %s)", k, lines, path)
+		}
+	}
+	if !batches {
+		t.Errorf("no capture line gives the captured batch sizes (%d lines in %s)", lines, path)
+	}
+}
+
+func describe(p Phase, ok bool) string {
+	if !ok {
+		return "no phase"
+	}
+	return p.Kind.String()
+}
