@@ -5,8 +5,8 @@ rules to be held to (watch/sglanglog's TestReleaseLogLines).
 
 Walks every .py file under SGLANG_DIR (the `sglang` package of an unpacked
 wheel) and finds each string that a call is given (a log call's message,
-an exception's text) and that mentions weight loading, graph capture or
-the server being ready. Each is rendered as the log would show it: an
+an exception's text) and that mentions weight loading, graph capture,
+the server being ready or SIGQUIT. Each is rendered as the log would show it: an
 f-string's fields from the enclosing function's own string assignments
 where they come from one (`capture_name = f"{role} decode"`, every
 branch of it), "CUDA graph" for `graph_backend[...]`, a list for a batch
@@ -20,7 +20,9 @@ import os
 import re
 import sys
 
-WANTED = re.compile(r"(?i)load weight (?:begin|end)|capture .*graph|fired up and ready")
+WANTED = re.compile(
+    r"(?i)load weight (?:begin|end)|capture .*graph|fired up and ready|sigquit"
+)
 LIMIT = 64  # renderings of one string, at most
 
 
@@ -116,7 +118,7 @@ class Calls(ast.NodeVisitor):
 
 # A file that has none of these words cannot render a wanted line: most of
 # the tree is skipped unparsed.
-MENTIONS = re.compile(rb"(?i)load weight|fired up|capture")
+MENTIONS = re.compile(rb"(?i)load weight|fired up|capture|sigquit")
 
 
 def lines_of(path):

@@ -8,8 +8,8 @@ import (
 	"testing"
 )
 
-// TestReleaseLogLines holds the phase rules and the capture-failure
-// signature to the startup lines of a real SGLang release, rendered from
+// TestReleaseLogLines holds the phase rules and the capture-failure and
+// SIGQUIT signatures to the startup lines of a real SGLang release, rendered from
 // the release's own sources by .ci/sglang_log_lines.py (PATH:LINE, a tab,
 // the text). .ci/sglang-releases.sh runs it for every release it checks,
 // with MLAGEN_SGLANG_LOG_LINES naming the file; a plain go test has no
@@ -30,9 +30,11 @@ func TestReleaseLogLines(t *testing.T) {
 		prefill  = regexp.MustCompile(`(?i)^Capture target prefill CUDA graph (begin|end)\b`)
 		draft    = regexp.MustCompile(`(?i)^Capture draft `)
 		failed   = regexp.MustCompile(`(?i)\bcuda graph failed\b`)
+		sigquit  = regexp.MustCompile(`(?i)^SIGQUIT received\b|^Received sigquit\b`)
 		seen     = map[Kind]bool{}
 		batches  bool
 		lines    int
+		quits    int
 		problems []string
 	)
 	sc := bufio.NewScanner(f)
@@ -75,6 +77,12 @@ func TestReleaseLogLines(t *testing.T) {
 				problems = append(problems, where+": "+text+"\n    not read as a CUDA graph capture failure")
 			}
 		}
+		if sigquit.MatchString(text) {
+			quits++
+			if s, _, ok := MatchSignature(text); !ok || s.Kind != "sigquit" {
+				problems = append(problems, where+": "+text+"\n    not read as a child's SIGQUIT")
+			}
+		}
 	}
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
@@ -86,6 +94,9 @@ func TestReleaseLogLines(t *testing.T) {
 		if !seen[k] {
 			t.Errorf("no line of the release reads as %s: SGLang's wording changed, or the rule did (%d lines in %s)", k, lines, path)
 		}
+	}
+	if quits == 0 {
+		t.Errorf("no line of the release reports a child's SIGQUIT (%d lines in %s)", lines, path)
 	}
 	if !batches {
 		t.Errorf("no capture line gives the captured batch sizes (%d lines in %s)", lines, path)
