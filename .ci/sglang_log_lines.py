@@ -12,7 +12,10 @@ where they come from one (`capture_name = f"{role} decode"`, every
 branch of it), "CUDA graph" for `graph_backend[...]`, a list for a batch
 list (a name ending in `bs` or `num_tokens`), 12.34 for a float field, 1
 otherwise; a %-format message the same way. Prints `PATH:LINE<TAB>TEXT`,
-one rendering a line, nothing else; exits 1 if it finds none.
+one rendering a line; and for the scheduler's log prefix (the rank tags
+it adds, `DP1 ATTN_CP1 TP1 ...`) `PATH:LINE<TAB>prefix<TAB>LINE`, a whole
+line with every tag, its stamp with and without milliseconds. Exits 1 if
+it finds nothing.
 """
 
 import ast
@@ -135,6 +138,34 @@ def lines_of(path):
     return calls.found
 
 
+def rank_tags(tree):
+    """The rank tags a scheduler puts in its log prefix: the `prefix +=
+    f" DP{...}"` pieces of a function that passes `prefix=prefix` to
+    configure_logger, each rendered with rank 1."""
+    tags = []
+    for func in ast.walk(tree):
+        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        configures = any(
+            isinstance(c, ast.Call)
+            and ast.unparse(c.func).endswith("configure_logger")
+            and any(k.arg == "prefix" for k in c.keywords)
+            for c in ast.walk(func)
+        )
+        if not configures:
+            continue
+        for node in ast.walk(func):
+            if (
+                isinstance(node, ast.AugAssign)
+                and isinstance(node.target, ast.Name)
+                and node.target.id == "prefix"
+                and isinstance(node.op, ast.Add)
+            ):
+                for text in renderings(node.value, {}):
+                    tags.append((node.lineno, text.strip()))
+    return tags
+
+
 def main():
     if len(sys.argv) != 2 or not os.path.isdir(sys.argv[1]):
         sys.exit("usage: sglang_log_lines.py SGLANG_DIR")
@@ -146,6 +177,16 @@ def main():
             if not name.endswith(".py"):
                 continue
             path = os.path.join(d, name)
+            if name == "scheduler.py":
+                tags = rank_tags(ast.parse(open(path, "rb").read(), path))
+                if tags:
+                    # One prefix with every tag, as configure_logger writes
+                    # it, without and with SGLANG_LOG_MS's milliseconds.
+                    where = f"{os.path.relpath(path, root)}:{tags[0][0]}"
+                    joined = " ".join(t for _, t in tags)
+                    for stamp in ("2026-06-17 22:07:05", "2026-06-17 22:07:05.123"):
+                        print(f"{where}\tprefix\t[{stamp} {joined}] x")
+                        found += 1
             for lineno, text in lines_of(path):
                 # One line of the log: the first line of a multi-line text.
                 first = text.splitlines()[0] if text else text

@@ -16,8 +16,8 @@ type Record struct {
 	// Stamp is the time in the prefix, read as UTC because the log does not
 	// say its zone; only differences between stamps are meaningful.
 	Stamp time.Time
-	// Rank is the process tag of the prefix ("TP0", "DP1 TP3"), empty for
-	// the launcher's own lines.
+	// Rank is the process tag of the prefix ("TP0", "DP1 TP3", "DP0
+	// ATTN_CP1 TP1"), empty for the launcher's own lines.
 	Rank string
 	// Text is the message after the prefix (the whole line when there is none).
 	Text string
@@ -29,10 +29,13 @@ type Record struct {
 }
 
 // prefixRE matches "[2026-06-17 22:07:05 TP0] " and "[2026-06-17 22:07:39] ",
-// with any number of rank tags ("DP0 TP1 EP1").
-var prefixRE = regexp.MustCompile(`^\[(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})((?: [A-Z]+\d+)*)\] ?`)
+// with milliseconds after the seconds where SGLANG_LOG_MS is set
+// ("22:07:05.123"), and any number of rank tags, some with an underscore
+// ("DP0 ATTN_CP1 MOE_DP0 TP1 EP1": a scheduler's tags in 0.5.23).
+var prefixRE = regexp.MustCompile(`^\[(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d{1,6})?)((?: [A-Z][A-Z_]*\d+)*)\] ?`)
 
-const stampLayout = "2006-01-02 15:04:05"
+// stampLayout reads the stamp with or without its fraction of a second.
+const stampLayout = "2006-01-02 15:04:05.999999"
 
 // Parse splits a raw line (without its newline) into prefix and message.
 // Terminal escape sequences are removed first: a coloured log ("\x1b[32m[2026-06-17

@@ -2,18 +2,21 @@ package sglanglog
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
 
-// TestReleaseLogLines holds the phase rules and the capture-failure and
-// SIGQUIT signatures to the startup lines of a real SGLang release, rendered from
-// the release's own sources by .ci/sglang_log_lines.py (PATH:LINE, a tab,
-// the text). .ci/sglang-releases.sh runs it for every release it checks,
-// with MLAGEN_SGLANG_LOG_LINES naming the file; a plain go test has no
-// release to read and skips it.
+// TestReleaseLogLines holds the line prefix, the phase rules and the
+// capture-failure and SIGQUIT signatures to the startup lines of a real
+// SGLang release, rendered from the release's own sources by
+// .ci/sglang_log_lines.py (PATH:LINE, a tab, the text).
+// .ci/sglang-releases.sh runs it for every release it checks, with
+// MLAGEN_SGLANG_LOG_LINES naming the file; a plain go test has no release
+// to read and skips it.
 func TestReleaseLogLines(t *testing.T) {
 	path := os.Getenv("MLAGEN_SGLANG_LOG_LINES")
 	if path == "" {
@@ -35,6 +38,7 @@ func TestReleaseLogLines(t *testing.T) {
 		batches  bool
 		lines    int
 		quits    int
+		prefixes int
 		problems []string
 	)
 	sc := bufio.NewScanner(f)
@@ -45,6 +49,17 @@ func TestReleaseLogLines(t *testing.T) {
 			t.Fatalf("%s: a line without PATH:LINE and a tab: %q", path, sc.Text())
 		}
 		lines++
+		if raw, ok := strings.CutPrefix(text, "prefix\t"); ok {
+			// A whole line under the scheduler's log prefix: every rank
+			// tag it can add, the stamp with or without milliseconds.
+			prefixes++
+			tags := raw[strings.Index(raw, " ")+1:]
+			tags = tags[strings.Index(tags, " ")+1 : strings.Index(tags, "]")]
+			if r := Parse(raw); !r.Prefixed || r.Rank != tags || r.Stamp.IsZero() || r.Text != "x" {
+				problems = append(problems, where+": "+raw+"\n    parsed as "+fmt.Sprintf("%+v", r)+", want rank "+strconv.Quote(tags))
+			}
+			continue
+		}
 		p, isPhase := MatchPhase(text)
 		if isPhase {
 			seen[p.Kind] = true
@@ -94,6 +109,9 @@ func TestReleaseLogLines(t *testing.T) {
 		if !seen[k] {
 			t.Errorf("no line of the release reads as %s: SGLang's wording changed, or the rule did (%d lines in %s)", k, lines, path)
 		}
+	}
+	if prefixes == 0 {
+		t.Errorf("no scheduler log prefix found in the release (%d lines in %s)", lines, path)
 	}
 	if quits == 0 {
 		t.Errorf("no line of the release reports a child's SIGQUIT (%d lines in %s)", lines, path)

@@ -17,6 +17,11 @@ func TestParsePrefix(t *testing.T) {
 		{"[2026-06-17 22:07:05 TP0] Load weight end.", Record{Stamp: time.Date(2026, 6, 17, 22, 7, 5, 0, time.UTC), Rank: "TP0", Text: "Load weight end.", Prefixed: true}},
 		{"[2026-06-17 22:07:39] The server is fired up and ready to roll!", Record{Stamp: time.Date(2026, 6, 17, 22, 7, 39, 0, time.UTC), Text: "The server is fired up and ready to roll!", Prefixed: true}},
 		{"[2026-06-17 22:07:39 DP1 TP3] x", Record{Stamp: time.Date(2026, 6, 17, 22, 7, 39, 0, time.UTC), Rank: "DP1 TP3", Text: "x", Prefixed: true}},
+		// SGLANG_LOG_MS=1, and a scheduler's tags with attention context
+		// and MoE data parallelism (0.5.23).
+		{"[2026-06-17 22:07:05.123 TP0] Load weight end.", Record{Stamp: time.Date(2026, 6, 17, 22, 7, 5, 123e6, time.UTC), Rank: "TP0", Text: "Load weight end.", Prefixed: true}},
+		{"[2026-06-17 22:07:39 DP0 ATTN_CP1 MOE_DP0 TP3 EP3] x", Record{Stamp: time.Date(2026, 6, 17, 22, 7, 39, 0, time.UTC), Rank: "DP0 ATTN_CP1 MOE_DP0 TP3 EP3", Text: "x", Prefixed: true}},
+		{"[2026-06-17 22:07:39.5] x", Record{Stamp: time.Date(2026, 6, 17, 22, 7, 39, 5e8, time.UTC), Text: "x", Prefixed: true}},
 		{`  File "x.py", line 1`, Record{Text: `  File "x.py", line 1`}},
 		{"[not a stamp] x", Record{Text: "[not a stamp] x"}},
 		{"Capturing batches (bs=1):  10%|#\rCapturing batches (bs=64): 100%|###", Record{Text: "Capturing batches (bs=64): 100%|###"}},
