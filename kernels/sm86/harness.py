@@ -261,6 +261,9 @@ def correctness_cases(tiny):
         # A rank's 8 heads under tensor parallelism 8: less than one head
         # block of any configuration.
         ("p64_h8_topk512_len", 64, 4, 8, 512, True),
+        # A rank's 16 heads as SGLang passes them to this path under TP 4:
+        # padded to 64 with rows never written (NaN here).
+        ("p64_h64_16real_topk512_len_tppadded", 64, 4, 64, 512, True, "tp_padded"),
     ]
 
 
@@ -272,7 +275,8 @@ def correctness_cases(tiny):
 # 64: a multiple of 16 but not of 576), -1 indices, topk_length below topk
 # and 0, rows with no valid token in both caches, with and without the extra
 # cache and the sink, H 64, 32, 16, 20, 8 and 128, topk not a multiple of any
-# tile, Q as a padded view and stored head-major.
+# tile, Q as a padded view and stored head-major, and 16 real heads padded
+# to 64 as SGLang passes them under tensor parallelism.
 WHOLE_CALL_CASES = [
     (
         "h64_w128+e512_len_sink",
@@ -321,6 +325,17 @@ WHOLE_CALL_CASES = [
         "contiguous",
     ),
     ("h64_w128_only_plain", 64, 2, (64, 576, 128, "mixed"), None, False, "contiguous"),
+    # 16 real heads padded to 64 as SGLang passes them under TP 4: the
+    # padding NaN, the sink 0 there.
+    (
+        "h64_16real_w128+e512_576units_len_sink_tppadded",
+        64,
+        4,
+        (64, 64, 128, "mixed"),
+        (64, 64, 512, "mixed"),
+        True,
+        "tp_padded",
+    ),
     # 8 heads (tensor parallelism 8), Q a view of a wider buffer.
     (
         "h8_w128+e2048_576units_len_sink",
@@ -394,6 +409,20 @@ WHOLE_CALL_CASES_TINY = [
 ]
 
 
+# Under tensor parallelism SGLang 0.5.14 to 0.5.23 hand the sm_120 Triton
+# path (up to 64 tokens a call in 0.5.23; always before) a rank's heads
+# padded to 64 with rows it allocated and never wrote (torch.empty): a
+# rank's 16 heads under TP 4 arrive as 64. The "tp_padded" cases give the
+# kernels such a Q, the padding NaN, and check the real heads alone: no
+# padded row may reach them.
+TP_REAL_HEADS = 16
+
+
+def real_heads(layout, heads):
+    """How many of a case's heads are checked: the real ones."""
+    return TP_REAL_HEADS if layout == "tp_padded" else heads
+
+
 def whole_call_cases(tiny):
     return WHOLE_CALL_CASES_TINY if tiny else WHOLE_CALL_CASES
 
@@ -403,8 +432,13 @@ def lay_out_q(q, layout):
 
     "padded": every head's 512 values start a 576-value row (evenly spaced,
     16-byte aligned rows); "head_major": stored as [H, B, 512], so a batch
-    row's heads are B rows apart.
+    row's heads are B rows apart; "tp_padded": the heads after the first
+    TP_REAL_HEADS NaN (real_heads).
     """
+    if layout == "tp_padded":
+        q = q.clone()
+        q[:, :, TP_REAL_HEADS:] = float("nan")
+        return q
     if layout == "padded":
         wide = torch.zeros(*q.shape[:3], 576, dtype=q.dtype, device=q.device)
         wide[..., :HEAD_DIM] = q
@@ -500,11 +534,15 @@ def whole_call_inputs(case, gen, device):
         idxs.append(i1)
         lens.append(l1)
         kwargs.update(extra_k_cache=k1, extra_indices=i1, extra_topk_length=l1)
+    real = real_heads(q_layout, heads)
     if with_sink:
-        # Around a typical row's lse, so the sink takes a real share.
+        # Around a typical row's lse, so the sink takes a real share; 0 for
+        # padded heads, as SGLang pads it.
         sink = torch.randn(heads, generator=gen, device=device) * 2.0 + 3.0
+        sink[real:] = 0.0
         kwargs["attn_sink"] = sink.float()
-    return kwargs, reference_full(q, kvs, idxs, lens, kwargs["attn_sink"], None)
+    sink = None if kwargs["attn_sink"] is None else kwargs["attn_sink"][:real]
+    return kwargs, reference_full(q[:, :, :real], kvs, idxs, lens, sink, None)
 
 
 def compare_full(out, lse, ref):
@@ -558,7 +596,22 @@ def check_full(run, case, gen, device):
     out, lse = run(**kwargs)
     if device.type == "cuda":
         torch.cuda.synchronize()
-    return {"case": case[0], **compare_full(out, lse, ref)}
+    return {"case": case[0], **compare_call(out, lse, ref, kwargs["q"].shape[2])}
+
+
+def compare_call(out, lse, ref, heads):
+    """compare_full for a call given `heads` heads, of which the reference
+    has the real ones: padded heads (a "tp_padded" case) are no one's
+    result, so only the real ones are compared, after the shapes are
+    checked whole."""
+    real = ref[0].shape[2]
+    whole = out.shape[2] == heads and (lse is None or lse.shape[1] == heads)
+    if real < heads:
+        out, lse = out[:, :, :real], None if lse is None else lse[:, :real]
+    got = compare_full(out, lse, ref)
+    got["shape_ok"] &= whole
+    got["passed"] &= whole
+    return got
 
 
 # The dequantisation probe: the module's own e4m3 conversions of every byte
@@ -681,19 +734,23 @@ def poison_allocator(device, nbytes=1 << 28):
 
 def check(module, case, gen, device):
     name, page_size, batch, heads, topk, with_len, *layout = case
+    layout = layout[0] if layout else "contiguous"
     buf, q, idx, topk_length = make_inputs(
         page_size, batch, heads, topk, with_len, gen, device
     )
-    q = lay_out_q(q, layout[0] if layout else "contiguous")
+    q = lay_out_q(q, layout)
+    real = real_heads(layout, heads)
     scale = HEAD_DIM**-0.5
-    ref_out, ref_lse = reference(q, dequantize(buf, page_size), idx, topk_length, scale)
+    ref_out, ref_lse = reference(
+        q[:, :, :real], dequantize(buf, page_size), idx, topk_length, scale
+    )
     poison_allocator(device)
     out, lse = module.sparse_decode(
         q, as_k_cache(buf, page_size), idx, topk_length, scale
     )
     if device.type == "cuda":
         torch.cuda.synchronize()
-    out64, lse64 = out.double(), lse.double()
+    out64, lse64 = out[:, :, :real].double(), lse[:, :, :real].double()
     empty = torch.isinf(ref_lse)
     rel = float((out64 - ref_out).norm() / ref_out.norm())
     finite = ~empty
@@ -1339,7 +1396,7 @@ def run_peer_checks(peers, cases, gen, device, report):
             try:
                 poison_allocator(device)
                 out, lse = peer.result(peer.prepare(kwargs)(), kwargs)
-                row.update(compare_full(out, lse, ref))
+                row.update(compare_call(out, lse, ref, kwargs["q"].shape[2]))
             except Exception as err:  # a peer's failure is its own row
                 row.update(passed=False, error=f"{type(err).__name__}: {err}")
             report["correctness"].append(row)
