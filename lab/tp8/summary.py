@@ -27,11 +27,14 @@ def main():
                 continue
             rows = r["correctness"] + r.get("dispatch", [])
             h8 = [x for x in rows if "h8" in x.get("case", "")]
+            pad = [x for x in rows if "tppadded" in x.get("case", "")]
             worst = max((x.get("rel_err") or 0 for x in rows), default=0)
             print(
                 f"{target} {part}: {sum(bool(x.get('passed')) for x in rows)} of "
                 f"{len(rows)} passed (8-head cases: "
-                f"{sum(bool(x.get('passed')) for x in h8)} of {len(h8)}), "
+                f"{sum(bool(x.get('passed')) for x in h8)} of {len(h8)}; 16 real "
+                f"heads padded to 64: {sum(bool(x.get('passed')) for x in pad)} of "
+                f"{len(pad)}), "
                 f"worst relative error {worst:.1e}; {r['gpu']}, torch {r['torch']}, "
                 f"Triton {r['triton']}"
             )
