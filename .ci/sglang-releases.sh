@@ -24,6 +24,10 @@
 #   sm_89     (a 12.x TARGET) patch --target sm_89 exits 1, says the server
 #             never calls the entry there and writes nothing;
 #             --allow-unreached wires it with every caller not reached
+#   heads     whether the release's DeepSeek-V4 model pads a rank's heads
+#             to 64 under tensor parallelism (docs/sglang.md says 0.5.14
+#             to 0.5.23 do: a release in that range that does not fails;
+#             a newer one is reported)
 #   logs      the startup lines the release's own sources log (weights,
 #             graph capture, ready, capture failures), rendered by
 #             .ci/sglang_log_lines.py, read by watch's phase rules and
@@ -182,6 +186,25 @@ piptrip() {
   "$v/bin/python" -m pip uninstall -q -y sglang > "$WORK/pip.log" 2>&1 || fail "pip uninstall" "$WORK/pip.log"
 }
 
+# heads REL: "pads" or "no padding": whether the release's DeepSeek-V4
+# attention pads a rank's query heads to 64 (FlashMLA's width) under tensor
+# parallelism, which is what mlagen's module then gets (docs/sglang.md, "The
+# heads a call gets under tensor parallelism").
+heads() {
+  local m=$WORK/$1/pristine/sglang/srt/models/deepseek_v4.py
+  if grep -q '64 if self.n_local_heads <= 64 else' "$m" 2> /dev/null; then
+    HEADS="pads a rank's heads to 64 under TP"
+    return
+  fi
+  HEADS="no head padding found"
+  local lo hi
+  lo=$(printf '%s\n%s\n' 0.5.14 "$1" | sort -V | head -n 1)
+  hi=$(printf '%s\n%s\n' "$1" 0.5.23 | sort -V | tail -n 1)
+  if [ "$lo" = 0.5.14 ] && [ "$hi" = 0.5.23 ]; then
+    fail "docs/sglang.md says $1 pads a rank's heads to 64 under tensor parallelism; its deepseek_v4.py does not"
+  fi
+}
+
 # loglines REL: the release's startup lines against watch's rules.
 loglines() {
   local d=$WORK/$1
@@ -239,6 +262,7 @@ for REL in "${RELEASES[@]}"; do
   w=$(wheel "$REL")
   t1=$SECONDS
   cycle "$REL" "$w" "$(variable "$REL")"
+  heads "$REL"
   loglines "$REL"
   piptrip "$REL" "$w"
   reach="caller not reached on $TARGET (wired with --allow-unreached)"
@@ -246,6 +270,6 @@ for REL in "${RELEASES[@]}"; do
     unreached "$REL"
     reach="caller reached on $TARGET, sm_89 refused ($CALLER)"
   fi
-  echo "sglang $REL: patch ok ($EDITS files, route through $(variable "$REL"), $WHOLE), verify ok (Triton $(triton "$REL") beside it named), repatch no-op, revert identical, pip removes the module, reinstall caught, $reach, watch reads its $LOGLINES startup lines ($((SECONDS - t0)) s, download $((t1 - t0)) s)"
+  echo "sglang $REL: patch ok ($EDITS files, route through $(variable "$REL"), $WHOLE), verify ok (Triton $(triton "$REL") beside it named), repatch no-op, revert identical, pip removes the module, reinstall caught, $reach, $HEADS, watch reads its $LOGLINES startup lines ($((SECONDS - t0)) s, download $((t1 - t0)) s)"
 done
 echo "all ${#RELEASES[@]} releases passed in $((SECONDS - START)) s (wheels cached in $CACHE)"
