@@ -29,17 +29,19 @@ func TestReleaseLogLines(t *testing.T) {
 	defer f.Close()
 	var (
 		// What the line says it is, by its own words.
-		target   = regexp.MustCompile(`(?i)^Capture target (?:decode|verify) CUDA graph (begin|end)\b`)
-		prefill  = regexp.MustCompile(`(?i)^Capture target prefill CUDA graph (begin|end)\b`)
-		draft    = regexp.MustCompile(`(?i)^Capture draft `)
-		failed   = regexp.MustCompile(`(?i)\bcuda graph failed\b`)
-		sigquit  = regexp.MustCompile(`(?i)^SIGQUIT received\b|^Received sigquit\b`)
-		seen     = map[Kind]bool{}
-		batches  bool
-		lines    int
-		quits    int
-		prefixes int
-		problems []string
+		target  = regexp.MustCompile(`(?i)^Capture target (?:decode|verify) CUDA graph (begin|end)\b`)
+		prefill = regexp.MustCompile(`(?i)^Capture target prefill CUDA graph (begin|end)\b`)
+		draft   = regexp.MustCompile(`(?i)^Capture draft `)
+		failed  = regexp.MustCompile(`(?i)\bcuda graph failed\b`)
+		sigquit = regexp.MustCompile(`(?i)^SIGQUIT received\b|^Received sigquit\b`)
+		// The tags of a rendered prefix line, "[DATE TIME TAGS] x".
+		stampTags = regexp.MustCompile(`^\[\S+ \S+ ([^\]]*)\] x$`)
+		seen      = map[Kind]bool{}
+		batches   bool
+		lines     int
+		quits     int
+		prefixes  int
+		problems  []string
 	)
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
@@ -53,8 +55,11 @@ func TestReleaseLogLines(t *testing.T) {
 			// A whole line under the scheduler's log prefix: every rank
 			// tag it can add, the stamp with or without milliseconds.
 			prefixes++
-			tags := raw[strings.Index(raw, " ")+1:]
-			tags = tags[strings.Index(tags, " ")+1 : strings.Index(tags, "]")]
+			m := stampTags.FindStringSubmatch(raw)
+			if m == nil {
+				t.Fatalf("%s: a prefix line not of the form [DATE TIME TAGS] x: %q", where, raw)
+			}
+			tags := m[1]
 			if r := Parse(raw); !r.Prefixed || r.Rank != tags || r.Stamp.IsZero() || r.Text != "x" {
 				problems = append(problems, where+": "+raw+"\n    parsed as "+fmt.Sprintf("%+v", r)+", want rank "+strconv.Quote(tags))
 			}
