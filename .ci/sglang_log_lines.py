@@ -5,12 +5,12 @@ rules to be held to (watch/sglanglog's TestReleaseLogLines).
 
 Walks every .py file under SGLANG_DIR (the `sglang` package of an unpacked
 wheel) and finds each string that a call is given (a log call's message,
-an exception's text) and that mentions weight loading, graph capture,
-the server being ready or SIGQUIT. Each is rendered as the log would show it: an
-f-string's fields from the enclosing function's own string assignments
-where they come from one (`capture_name = f"{role} decode"`, every
-branch of it), "CUDA graph" for `graph_backend[...]`, a list for a batch
-list (a name ending in `bs` or `num_tokens`), 12.34 for a float field, 1
+an exception's text) and that mentions weight loading, graph capture, the
+server being ready or SIGQUIT. Each is rendered as the log would show it:
+an f-string's fields from the enclosing function's own string assignments
+where they come from one (`capture_name = f"{role} decode"`, every branch
+of it), "CUDA graph" for `graph_backend[...]`, a list for a batch list (a
+name ending in `bs` or `num_tokens`), 12.34 for a float field, 1
 otherwise; a %-format message the same way. Prints `PATH:LINE<TAB>TEXT`,
 one rendering a line; and for the scheduler's log prefix (the rank tags
 it adds, `DP1 ATTN_CP1 TP1 ...`) `PATH:LINE<TAB>prefix<TAB>LINE`, a whole
