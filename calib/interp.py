@@ -11,9 +11,10 @@ indices early), split or not (SPLIT_K > 1 adds the partials and the combine
 kernel) and cluster merge, among those the interpreter can run (Triton ones:
 Gluon has none); plus the configuration the module's selection picks for
 each case, and the SIMT baseline. The cases are the harness's tiny one
-(topk_length given, 20 heads: a partial head block) and one that takes the
+(topk_length given, 20 heads: a partial head block), one that takes the
 other branches: no topk_length, and more than 128 (batch x heads) rows, the
-combine kernel's one-slice launch. --all runs every configuration.
+combine kernel's one-slice launch, and 16 real heads padded to 64 with NaN
+rows, as SGLang passes a rank's heads under tensor parallelism. --all runs every configuration.
 Before the harness, it checks the whole call's plan hand-off on the host
 (check_handoff: supports_full's plan goes to the sparse_decode_full made
 right after it with the same objects, and to no other call), and that the
@@ -56,6 +57,10 @@ interpreter.InterpreterBuilder.create_dot = _bf16_safe_dot
 # The other branches: no topk_length, and 3 x 48 = 144 > 128 rows, where the
 # combine kernel runs one program per (head, batch) instead of eight slices.
 EXTRA_CASE = ("p64_h48_topk40", 64, 3, 48, 40, False)
+# 16 real heads padded to 64 with NaN rows, as SGLang hands a rank's heads
+# to the sm_120 path under tensor parallelism: no padded row may reach a
+# real head (the harness checks the real ones).
+PADDED_CASE = ("p64_h64_16real_topk40_len_tppadded", 64, 2, 64, 40, True, "tp_padded")
 
 
 def check_handoff(harness, bundle):
@@ -322,7 +327,7 @@ if __name__ == "__main__":
     harness = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(harness)
     out = args[1] if len(args) > 1 else os.devnull
-    tiny_cases = harness.correctness_cases(True) + [EXTRA_CASE]
+    tiny_cases = harness.correctness_cases(True) + [EXTRA_CASE, PADDED_CASE]
     full_cases = harness.correctness_cases
     harness.correctness_cases = lambda tiny: tiny_cases if tiny else full_cases(tiny)
     # The peers have their own check (calib/peers_check.py).
