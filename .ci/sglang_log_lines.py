@@ -124,15 +124,20 @@ class Calls(ast.NodeVisitor):
 MENTIONS = re.compile(rb"(?i)load weight|fired up|capture|sigquit")
 
 
-def lines_of(path):
+def parse(path):
+    """The file's syntax tree, or None where it cannot render a wanted line
+    (none of the words) or is not Python this interpreter reads."""
     with open(path, "rb") as f:
         data = f.read()
     if not MENTIONS.search(data):
-        return []
+        return None
     try:
-        tree = ast.parse(data, path)
+        return ast.parse(data, path)
     except (SyntaxError, ValueError):
-        return []
+        return None
+
+
+def lines_of(tree):
     calls = Calls()
     calls.visit(tree)
     return calls.found
@@ -177,8 +182,11 @@ def main():
             if not name.endswith(".py"):
                 continue
             path = os.path.join(d, name)
+            tree = parse(path)
+            if tree is None:
+                continue
             if name == "scheduler.py":
-                tags = rank_tags(ast.parse(open(path, "rb").read(), path))
+                tags = rank_tags(tree)
                 if tags:
                     # One prefix with every tag, as configure_logger writes
                     # it, without and with SGLANG_LOG_MS's milliseconds.
@@ -187,7 +195,7 @@ def main():
                     for stamp in ("2026-06-17 22:07:05", "2026-06-17 22:07:05.123"):
                         print(f"{where}\tprefix\t[{stamp} {joined}] x")
                         found += 1
-            for lineno, text in lines_of(path):
+            for lineno, text in lines_of(tree):
                 # One line of the log: the first line of a multi-line text.
                 first = text.splitlines()[0] if text else text
                 print(f"{os.path.relpath(path, root)}:{lineno}\t{first}")

@@ -4,26 +4,25 @@ and 16 heads, per cache and as the whole call, and sm_120 ÷ sm_90.
     python3 lab/tp8/summary.py DIR    (DIR: what lab/tp8/device.sh wrote)
 """
 
-import json
 import os
 import sys
 
-
-def load(d, name):
-    path = os.path.join(d, name)
-    if not os.path.exists(path):
-        print(f"{name}: missing")
-        return None
-    with open(path) as f:
-        return json.load(f)
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from results import load  # noqa: E402
 
 
 def main():
     d = sys.argv[1]
+    # Each file read once: a CHECK_ONLY run has no timing files.
+    runs = {
+        (target, part): load(d, f"{target}-{part}.json")
+        for target in ("sm90", "sm120")
+        for part in ("check", "time")
+    }
     for target in ("sm90", "sm120"):
         for part in ("check", "time"):
-            r = load(d, f"{target}-{part}.json")
-            if r is None:
+            r = runs[target, part]
+            if not r:
                 continue
             rows = r["correctness"] + r.get("dispatch", [])
             h8 = [x for x in rows if "h8" in x.get("case", "")]
@@ -40,10 +39,7 @@ def main():
             )
     times = {}
     for target in ("sm90", "sm120"):
-        r = load(d, f"{target}-time.json")
-        if r is None:
-            continue
-        for x in r["timing"]:
+        for x in runs[target, "time"].get("timing", []):
             if (
                 "graph_us" not in x
                 or x.get("config")
