@@ -24,10 +24,12 @@
 #   sm_89     (a 12.x TARGET) patch --target sm_89 exits 1, says the server
 #             never calls the entry there and writes nothing;
 #             --allow-unreached wires it with every caller not reached
-#   heads     whether the release's DeepSeek-V4 model pads a rank's heads
-#             to 64 under tensor parallelism (docs/sglang.md says 0.5.14
-#             to 0.5.23 do: a release in that range that does not fails;
-#             a newer one is reported)
+#   heads     the release's DeepSeek-V4 model, run with stubs
+#             (.ci/sglang_heads.py): unpatched it pads a rank's heads to 64
+#             under tensor parallelism; patched, with the gate set on a 12.x
+#             GPU, it passes the rank's own, and the route lists each place
+#             that pads as wired (0.5.14 to 0.5.23 must; a newer release
+#             that does not pad is reported)
 #   logs      the startup lines the release's own sources log (weights,
 #             graph capture, ready, capture failures), rendered by
 #             .ci/sglang_log_lines.py, read by watch's phase rules and
@@ -152,6 +154,7 @@ cycle() {
   grep -q '/flash_mla_sm120_mma.py,sha256=' "$d"/site/sglang-*.dist-info/RECORD || fail "RECORD does not list the kernel module"
   "$BIN" verify "${VARGS[@]}" --json "$root" > "$d/verify.json" 2> "$d/verify.err" || fail "verify (exit $?)" "$d/verify.json"
   check_route "$d/verify.json" "$3"
+  heads "$1"
   [ "$(json "$d/verify.json" 'r["triton"]["version"] + " " + str(r["triton"]["checked"])')" = "$(triton "$1") True" ] \
     || fail "verify does not name Triton $(triton "$1") beside SGLang as checked" "$d/verify.json"
   "$BIN" patch "${KARGS[@]}" --json "$root" > "$d/again.json" 2>&1 || fail "second patch" "$d/again.json"
@@ -186,23 +189,29 @@ piptrip() {
   "$v/bin/python" -m pip uninstall -q -y sglang > "$WORK/pip.log" 2>&1 || fail "pip uninstall" "$WORK/pip.log"
 }
 
-# heads REL: "pads" or "no padding": whether the release's DeepSeek-V4
-# attention pads a rank's query heads to 64 (FlashMLA's width) under tensor
-# parallelism, which is what mlagen's module then gets (docs/sglang.md, "The
-# heads a call gets under tensor parallelism").
+# heads REL: the release's DeepSeek-V4 model, its padding code run with
+# stubs by .ci/sglang_heads.py: unpatched it pads a rank's query heads to 64
+# under tensor parallelism (FlashMLA's width); patched, with the gate set on
+# a 12.x GPU, it passes the rank's own, and the route lists every place that
+# pads as wired (docs/sglang.md, "The heads a call gets under tensor
+# parallelism"). Called by cycle on the patched tree. A release of 0.5.14 to
+# 0.5.23 must do all of it; a newer one that does not pad is reported.
 heads() {
-  local m=$WORK/$1/pristine/sglang/srt/models/deepseek_v4.py
-  if grep -q '64 if self.n_local_heads <= 64 else' "$m" 2> /dev/null; then
-    HEADS="pads a rank's heads to 64 under TP"
+  local d=$WORK/$1 lo hi
+  if ! "$PY" "$HERE/sglang_heads.py" "$d/pristine" --expect padded > "$d/heads-pristine.log" 2>&1; then
+    lo=$(printf '%s\n%s\n' 0.5.14 "$1" | sort -V | head -n 1)
+    hi=$(printf '%s\n%s\n' "$1" 0.5.23 | sort -V | tail -n 1)
+    if [ "$lo" = 0.5.14 ] && [ "$hi" = 0.5.23 ]; then
+      fail "docs/sglang.md says $1 pads a rank's heads to 64 under tensor parallelism; its deepseek_v4.py does not" "$d/heads-pristine.log"
+    fi
+    HEADS="no head padding found ($(tail -n 1 "$d/heads-pristine.log"))"
     return
   fi
-  HEADS="no head padding found"
-  local lo hi
-  lo=$(printf '%s\n%s\n' 0.5.14 "$1" | sort -V | head -n 1)
-  hi=$(printf '%s\n%s\n' "$1" 0.5.23 | sort -V | tail -n 1)
-  if [ "$lo" = 0.5.14 ] && [ "$hi" = 0.5.23 ]; then
-    fail "docs/sglang.md says $1 pads a rank's heads to 64 under tensor parallelism; its deepseek_v4.py does not"
-  fi
+  "$PY" "$HERE/sglang_heads.py" "$d/site" --expect native > "$d/heads.log" 2>&1 \
+    || fail "patched, the model does not pass a rank's own heads with the gate set on a 12.x GPU" "$d/heads.log"
+  [ "$(json "$d/patch.json" 'len(r["route"]["heads"]) > 0 and all(h["wired"] for h in r["route"]["heads"])')" = True ] \
+    || fail "the route does not list every place that pads a rank's heads as wired" "$d/patch.json"
+  HEADS="pads a rank's heads to 64 under TP, patched passes its own ($(json "$d/patch.json" '", ".join(h["function"] for h in r["route"]["heads"])'))"
 }
 
 # loglines REL: the release's startup lines against watch's rules.
@@ -262,7 +271,6 @@ for REL in "${RELEASES[@]}"; do
   w=$(wheel "$REL")
   t1=$SECONDS
   cycle "$REL" "$w" "$(variable "$REL")"
-  heads "$REL"
   loglines "$REL"
   piptrip "$REL" "$w"
   reach="caller not reached on $TARGET (wired with --allow-unreached)"

@@ -1,5 +1,5 @@
 """Reading a lab device call's results back (lab/cs120, lab/lazy120,
-lab/rs120 and lab/tp8's tables)."""
+lab/rs120, lab/tp8 and lab/tpheads's tables)."""
 
 import json
 import os

@@ -26,22 +26,22 @@ const (
 	partGate       = "gate"
 	partWholeCall  = "whole-call"
 	partRoute      = "route"
+	partHeads      = "heads"
 )
 
-var parts = []string{partDispatcher, partGate, partWholeCall, partRoute}
+var parts = []string{partDispatcher, partGate, partWholeCall, partRoute, partHeads}
 
 // partNames say what each block is, in reports.
-var partNames = map[string]string{partDispatcher: "dispatcher", partGate: "gate", partWholeCall: "whole-call guard", partRoute: "route guard"}
+var partNames = map[string]string{partDispatcher: "dispatcher", partGate: "gate", partWholeCall: "whole-call guard", partRoute: "route guard", partHeads: "heads guard"}
 
 // blockLead is how many line endings before the opening marker belong to a
 // block: the dispatcher is inserted at the end of the old function's last
 // line and opens with two blank lines; the gate starts on a new line.
 // blockTrail is how many after the closing marker do: the guards are
-// inserted at the start of a statement's line and end with their own line
-// ending.
+// inserted at the start of a line and end with their own line ending.
 var (
 	blockLead  = map[string]int{partDispatcher: 3, partGate: 1}
-	blockTrail = map[string]int{partWholeCall: 1, partRoute: 1}
+	blockTrail = map[string]int{partWholeCall: 1, partRoute: 1, partHeads: 1}
 )
 
 type block struct {

@@ -17,8 +17,11 @@ import (
 //  4. the defining module (the dispatcher, its own callers renamed and the
 //     whole-call guard, in one file),
 //  5. the other callers, renamed to the dispatcher, which exists by now,
-//  6. the entry modules' route guards last: only then does the gate take
-//     the whole route.
+//  6. the entry modules' route guards: only then does the gate take the
+//     whole route,
+//  7. the models' heads guards last: a rank's own heads go only where the
+//     gate takes the call to the kernel (SGLang's other backends may need
+//     the padding).
 //
 // Revert writes in the reverse order. (Two callers that import the name
 // through each other, a re-export, cannot both change at once; between the
@@ -30,12 +33,13 @@ const (
 	rankModule
 	rankCaller
 	rankEntry
+	rankModel
 )
 
 // roles says what each changed file is to the wiring.
 type roles struct {
 	environ, kernel, module string
-	entries                 map[string]bool
+	entries, models         map[string]bool
 }
 
 func (r roles) rank(p string) int {
@@ -50,6 +54,8 @@ func (r roles) rank(p string) int {
 		return rankModule
 	case r.entries[p]:
 		return rankEntry
+	case r.models[p]:
+		return rankModel
 	}
 	return rankCaller
 }

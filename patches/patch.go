@@ -83,14 +83,16 @@ type planner struct {
 	// routed is the first entry point that gets a route guard, which calls
 	// the kernel module's defers_full ("" when none does).
 	routed string
-	// entries are the files that get a route guard.
-	entries map[string]bool
+	// entries are the files that get a route guard; models those that get
+	// a heads guard.
+	entries, models map[string]bool
 }
 
 // Patch plans the wiring: kernel module beside the defining module,
 // dispatcher after the old function, every reference renamed, the guarded
 // entry of the whole call, the guard before SGLang's backend choice, the
-// gate in environ.py, the kernel module in RECORD. It writes nothing; the
+// heads guard in the model, the gate in environ.py, the kernel module in
+// RECORD. It writes nothing; the
 // report's proof is computed on the checkout as it would be after the
 // changes.
 func Patch(co *Checkout, opt Options) (*Result, error) {
@@ -116,8 +118,8 @@ func Patch(co *Checkout, opt Options) (*Result, error) {
 		return nil, err
 	}
 	p := &planner{editSet: newEditSet(), s: s, rec: rec, mod: mod, fi: s.Info(mod), bare: map[string]bool{},
-		whole: hasWholeCall(opt.Kernel, rec), entries: map[string]bool{}}
-	for _, step := range []func() error{p.definition, p.renames, p.gate, p.dispatcher, p.wholeCall, p.route} {
+		whole: hasWholeCall(opt.Kernel, rec), entries: map[string]bool{}, models: map[string]bool{}}
+	for _, step := range []func() error{p.definition, p.renames, p.gate, p.dispatcher, p.wholeCall, p.route, p.heads} {
 		if err := step(); err != nil {
 			return nil, err
 		}
@@ -335,6 +337,26 @@ func (p *planner) route() error {
 	return nil
 }
 
+// heads puts the heads guard at every place of the models that pads a
+// rank's heads in a shape mlagen knows; the others stay padded (the route
+// says so).
+func (p *planner) heads() error {
+	for _, h := range p.s.headsSites() {
+		if h.want == nil {
+			continue
+		}
+		where := "at the top of"
+		if h.shape == headsPadding {
+			where = "after the padding in"
+		}
+		if err := p.apply(h.want, p.s.Info(h.path), "heads guard", where); err != nil {
+			return err
+		}
+		p.models[h.path] = true
+	}
+	return nil
+}
+
 // apply plans the edit that brings the block w into the tree.
 func (p *planner) apply(w *want, fi *resolve.Info, what, where string) error {
 	if w == nil {
@@ -393,12 +415,12 @@ func (p *planner) files(kernelSrc []byte) ([]Change, error) {
 			p.note(c.Path, rec.KernelModule+" listed, so that pip uninstall removes it")
 		}
 	}
-	return inWriteOrder(changes, p.s.roles(p.mod, p.entries), false), nil
+	return inWriteOrder(changes, p.s.roles(p.mod, p.entries, p.models), false), nil
 }
 
 // roles names the files of the wiring around mod, for the write order.
-func (s *session) roles(mod string, entries map[string]bool) roles {
-	r := roles{kernel: kernelPath(s.rec, mod), module: mod, entries: entries}
+func (s *session) roles(mod string, entries, models map[string]bool) roles {
+	r := roles{kernel: kernelPath(s.rec, mod), module: mod, entries: entries, models: models}
 	if env := s.environ(); env != nil {
 		r.environ = env.Path()
 	}

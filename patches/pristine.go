@@ -88,6 +88,18 @@ func (s *session) rerender(fi *resolve.Info, b block, have []string, eol string)
 		return renderWholeCall(rec, indent, unit, rec.WholeCall.Params, g), nil
 	case partRoute:
 		return s.rerenderRoute(fi, b, have, eol, indent, g)
+	case partHeads:
+		// Its last line before the marker sets or returns the count, one
+		// level deeper; a return makes it the method shape.
+		if len(have) < 3 {
+			return nil, fmt.Errorf("it is shorter than any heads guard mlagen writes")
+		}
+		last := have[len(have)-2]
+		shape := headsPadding
+		if strings.TrimSpace(last) == "return self."+rec.Heads.Local {
+			shape = headsMethod
+		}
+		return renderHeads(rec, shape, indent, strings.TrimPrefix(leadingSpace(last), indent)), nil
 	}
 	return nil, fmt.Errorf("unknown block %q", b.part)
 }

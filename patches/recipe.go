@@ -2,22 +2,25 @@
 // a gated per-cache dispatcher beside the SIMT kernel with every reference
 // rewired, a guarded entry at the top of the whole attention call, a guard
 // before SGLang's own backend choice so that the gate takes effect on every
-// release, the gate registered in SGLang's environ.py, the kernel module
-// beside them (and in the distribution's RECORD when SGLang is installed);
-// then the proof of all of it, and the exact undo.
+// release, a heads guard in the model so that a tensor-parallel rank's own
+// query heads reach the kernel (not the 64 SGLang pads them to), the gate
+// registered in SGLang's environ.py, the kernel module beside them (and in
+// the distribution's RECORD when SGLang is installed); then the proof of
+// all of it, and the exact undo.
 //
 // Data flows one way: a Checkout (the Python tree from resolve.Scan and, for
 // an installed SGLang, its RECORD) is loaded into a resolve.Session with the
-// names the recipe is about (session.go); want.go and route.go work out the
-// wanted state (the defining module, the whole call, the route, the gate),
-// caller.go on which GPUs SGLang's model backend calls the route's entries;
-// Patch, Verify and Revert (patch.go, verify.go, revert.go) turn it into
-// byte edits of marked blocks (blocks.go, render.go; pristine.go tells a
-// block mlagen wrote from one edited by hand; kernel.go checks the kernel
-// module) and a Report, the changes listed in the order they must be written
-// (order.go); Run (workflow.go) first finishes an interrupted run from its
-// journal, then writes the changes all or nothing through changeset and
-// proves the result from disk.
+// names the recipe is about (session.go); want.go, route.go and heads.go
+// work out the wanted state (the defining module, the whole call, the route,
+// the gate, the model's padding of a rank's heads), caller.go on which GPUs
+// SGLang's model backend calls the route's entries; Patch, Verify and Revert
+// (patch.go, verify.go, revert.go) turn it into byte edits of marked blocks
+// (blocks.go, render.go; pristine.go tells a block mlagen wrote from one
+// edited by hand; kernel.go checks the kernel module) and a Report, the
+// changes listed in the order they must be written (order.go); Run
+// (workflow.go) first finishes an interrupted run from its journal, then
+// writes the changes all or nothing through changeset and proves the result
+// from disk.
 // Nothing here knows the names it wires: they come from a Recipe
 // (recipes/*.json); nothing here resolves Python names: resolve does.
 package patches
@@ -74,6 +77,9 @@ type Recipe struct {
 	WholeCall WholeCall `json:"whole_call"`
 	// Route describes SGLang's own backend choice above the whole call.
 	Route Route `json:"route"`
+	// Heads describes how SGLang's model pads a rank's query heads before
+	// the attention call; empty: the rewriter leaves the model alone.
+	Heads Heads `json:"heads"`
 	// Environ*: where SGLang declares its switches (a file of this name with
 	// a class EnvironClass whose fields are EnvironField(...) values, exported
 	// as EnvironImport).
@@ -140,6 +146,25 @@ type Platform struct {
 	GPUs       string   `json:"gpus"`
 }
 
+// Heads is what the recipe knows of the model code that sets how many
+// query heads a rank's attention call gets under tensor parallelism: SGLang
+// pads a rank's Local heads to FlashMLA's 64 before the call. It does so in
+// one of two shapes, and mlagen edits each so that, with the gate set on the
+// GPUs of Route.Platform.Majors, the call gets the rank's own heads:
+//   - a method Method(self, ...) returning the count: a guard at the top of
+//     its body returns self.Local;
+//   - an assignment Padded = <expression of self.Local> in a method, followed
+//     in the same block by `if self.Sink is None:` that sizes the rank's
+//     attention sink from Padded on the layer's first call: a block right
+//     after the assignment sets Padded to self.Local on that first call, and
+//     afterwards to the width the sink has (the sink must match the query).
+type Heads struct {
+	Local  string `json:"local"`
+	Method string `json:"method"`
+	Padded string `json:"padded"`
+	Sink   string `json:"sink"`
+}
+
 // Choice is one environment variable SGLang has chosen the backend by.
 type Choice struct {
 	Variable string `json:"variable"`
@@ -184,6 +209,10 @@ func (r *Recipe) check() error {
 	for _, p := range r.Route.Platform.Predicates {
 		idents = append(idents, struct{ what, v string }{"route.platform.predicates", p})
 	}
+	if h := r.Heads; h != (Heads{}) {
+		idents = append(idents, struct{ what, v string }{"heads.local", h.Local}, struct{ what, v string }{"heads.method", h.Method},
+			struct{ what, v string }{"heads.padded", h.Padded}, struct{ what, v string }{"heads.sink", h.Sink})
+	}
 	for _, f := range idents {
 		if !identRE.MatchString(f.v) {
 			return fmt.Errorf("%s %q is not a Python identifier", f.what, f.v)
@@ -213,11 +242,19 @@ func (r *Recipe) check() error {
 	return nil
 }
 
+// headsFile reports whether a file may set the heads of a rank's attention
+// call (Heads): it spells the local count and the method or the padded one.
+func (r *Recipe) headsFile(data []byte) bool {
+	h := r.Heads
+	return h.Local != "" && bytes.Contains(data, []byte(h.Local)) &&
+		(bytes.Contains(data, []byte(h.Method)) || bytes.Contains(data, []byte(h.Padded)))
+}
+
 // config is what the resolver is asked about for this recipe: the three
 // functions' names; mlagen's own files and blocks; SGLang's environ.py, the
 // kernel module and every file that names the whole call read whole (their
 // every statement is inspected: the class, the kernel's functions, the
-// backend choice).
+// backend choice), and the model files that pad a rank's heads.
 func (r *Recipe) config() *resolve.Config {
 	r.cfgOnce.Do(func() {
 		ref := regexp.MustCompile(`^\s*(?:[A-Za-z_][A-Za-z0-9_]*\.)*` + regexp.QuoteMeta(r.Old) + `\s*$`)
@@ -234,11 +271,11 @@ func (r *Recipe) config() *resolve.Config {
 						return true
 					}
 				}
-				return bytes.Contains(data, []byte(r.Marker))
+				return bytes.Contains(data, []byte(r.Marker)) || r.headsFile(data)
 			},
 			Whole: func(p string, data []byte) bool {
 				b := path.Base(p)
-				return b == r.EnvironFile || b == r.KernelModule || bytes.Contains(data, whole)
+				return b == r.EnvironFile || b == r.KernelModule || bytes.Contains(data, whole) || r.headsFile(data)
 			},
 			Keep:      []string{r.Marker},
 			Ignore:    func(_ string, src []byte) []resolve.Range { return blockRanges(findBlocks(src, r), len(src)) },

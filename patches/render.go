@@ -199,3 +199,69 @@ func explode(indent, open string, its []string, close string) []string {
 	}
 	return append(out, indent+close)
 }
+
+// Heads guard shapes (Recipe.Heads).
+const (
+	headsMethod  = "method"
+	headsPadding = "padding"
+)
+
+// renderHeads returns the heads guard (at indent; unit is one more level).
+// The method shape returns the rank's own count with the gate set on the
+// platform's GPUs; the padding shape sets the padded count to it then, on
+// a layer's first call, and afterwards keeps the width the layer's sink was
+// sized to on that call (SGLang sizes it once; query and sink must match).
+// It reads the gate through the model module's own envs and tests the GPU
+// through its own torch, binding no name in the function.
+func renderHeads(rec *Recipe, shape, indent, unit string) []string {
+	h := rec.Heads
+	gate := rec.EnvironImport + "." + rec.Gate + ".get()"
+	l := []string{indent + openLine(rec, partHeads)}
+	kw := "if"
+	if shape == headsPadding {
+		l = append(l, indent+"if self."+h.Sink+" is not None:",
+			indent+unit+"# the width this layer's sink was sized to, on its first call",
+			indent+unit+h.Padded+" = self."+h.Sink+".shape[0]")
+		kw = "elif"
+	}
+	l = append(l, blackCond(indent, kw, []string{gate, capabilityTest(rec)})...)
+	if shape == headsPadding {
+		l = append(l, indent+unit+h.Padded+" = self."+h.Local)
+	} else {
+		l = append(l, indent+unit+"return self."+h.Local)
+	}
+	return append(l, indent+closeMarker(rec, partHeads))
+}
+
+// capabilityTest is true on the GPUs of the recipe's platform, by torch's
+// reading of the current device.
+func capabilityTest(rec *Recipe) string {
+	const major = "torch.cuda.get_device_capability()[0]"
+	ms := rec.Route.Platform.Majors
+	if len(ms) == 1 {
+		return fmt.Sprintf("%s == %d", major, ms[0])
+	}
+	var s []string
+	for _, m := range ms {
+		s = append(s, fmt.Sprint(m))
+	}
+	return major + " in (" + strings.Join(s, ", ") + ")"
+}
+
+// blackCond formats "kw a and b:" as black does: on one line if it fits,
+// else in parentheses on one indented line, else one operand per line.
+func blackCond(indent, kw string, terms []string) []string {
+	one := indent + kw + " " + strings.Join(terms, " and ") + ":"
+	if len(one) <= blackWidth {
+		return []string{one}
+	}
+	mid := indent + "    " + strings.Join(terms, " and ")
+	if len(mid) <= blackWidth {
+		return []string{indent + kw + " (", mid, indent + "):"}
+	}
+	out := []string{indent + kw + " (", indent + "    " + terms[0]}
+	for _, t := range terms[1:] {
+		out = append(out, indent+"    and "+t)
+	}
+	return append(out, indent+"):")
+}

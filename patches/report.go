@@ -95,11 +95,15 @@ func (t *TritonCheck) describe() string {
 }
 
 // RouteReport is the route of a decode call with the gate set, outermost
-// first: SGLang's entry points, the whole call, the per-cache dispatcher,
-// the kernel module.
+// first: the model's heads, SGLang's entry points, the whole call, the
+// per-cache dispatcher, the kernel module.
 type RouteReport struct {
 	// Env is what to set in the server's environment.
-	Env        string       `json:"env"`
+	Env string `json:"env"`
+	// Heads are the places of the models that set how many query heads a
+	// rank's attention call gets (padded to 64 by SGLang under tensor
+	// parallelism), with what mlagen's heads guard makes of each.
+	Heads      []RouteHop   `json:"heads"`
 	Entries    []RouteEntry `json:"entries"`
 	WholeCall  *RouteHop    `json:"whole_call"`
 	Dispatcher *RouteHop    `json:"dispatcher"`
@@ -193,6 +197,9 @@ func (r *Report) MarshalJSON() ([]byte, error) {
 		}
 		if rt.Notes == nil {
 			rt.Notes = []string{}
+		}
+		if rt.Heads == nil {
+			rt.Heads = []RouteHop{}
 		}
 		c.Route = &rt
 	}
@@ -312,6 +319,9 @@ func (rt *RouteReport) write(p func(string, ...any)) {
 		} else {
 			p("  %-10s    not wired: %s", "", h.How)
 		}
+	}
+	for i := range rt.Heads {
+		hop("heads", &rt.Heads[i])
 	}
 	for i := range rt.Entries {
 		for _, c := range rt.Entries[i].Callers {

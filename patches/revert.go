@@ -65,7 +65,7 @@ func Revert(co *Checkout, opt Options) (*Result, error) {
 	if mod != "" {
 		changes = append(changes, s.revertKernel(mod, rep, &es)...)
 	}
-	changes = inWriteOrder(changes, s.roles(mod, routeFiles(s, rec)), true)
+	changes = inWriteOrder(changes, s.roles(mod, blockFileSet(s, partRoute), blockFileSet(s, partHeads)), true)
 	rep.Changes = es.describe(changes, "restored")
 	rep.NothingToDo = len(changes) == 0
 	if mod != "" && len(changes) > 0 {
@@ -120,10 +120,10 @@ func (s *session) revertModule(given string) (string, error) {
 	return "", &Problem{Msg: fmt.Sprintf("%d modules have mlagen's kernel module or dispatcher references left; pick one with --module PATH:", len(left)), Lines: left}
 }
 
-// routeFiles lists the files that hold a route guard.
-func routeFiles(s *session, rec *Recipe) map[string]bool {
+// blockFileSet is the set of files that hold a block of part.
+func blockFileSet(s *session, part string) map[string]bool {
 	out := map[string]bool{}
-	for _, f := range s.blockFiles(partRoute) {
+	for _, f := range s.blockFiles(part) {
 		out[f] = true
 	}
 	return out

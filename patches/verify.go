@@ -232,7 +232,37 @@ func (v *verifier) route() {
 		rt.WholeCall = v.wholeCallHop(w, kstem)
 		v.entries(rt)
 	}
+	v.heads(rt)
 	rep.Route = rt
+}
+
+// heads checks the heads guard at every place of the models that pads a
+// rank's heads: there as mlagen writes it where the shape is known, and no
+// guard anywhere else.
+func (v *verifier) heads(rt *RouteReport) {
+	rec, rep := v.rec, v.rep
+	guarded := map[string]bool{}
+	for _, h := range v.s.headsSites() {
+		hop := RouteHop{Path: h.path, Line: h.line, Function: h.where, How: h.describe(rec), Wired: h.want != nil}
+		if h.want != nil {
+			src := v.s.Info(h.path).Syntax().Src()
+			if pr := h.want.problem(src); pr != "" {
+				rep.Problems = append(rep.Problems, pr)
+				hop.Wired = false
+			}
+			if h.want.have != nil {
+				guarded[fmt.Sprintf("%s:%d", h.path, h.want.have.open)] = true
+			}
+		}
+		rt.Heads = append(rt.Heads, hop)
+	}
+	for _, file := range v.s.blockFiles(partHeads) {
+		for _, b := range blocksOf(v.s.Info(file), rec) {
+			if b.part == partHeads && !guarded[fmt.Sprintf("%s:%d", file, b.open)] {
+				rep.Problems = append(rep.Problems, fmt.Sprintf("%s:%d: this mlagen heads guard is at no place that pads a rank's heads in a shape mlagen knows (SGLang changed there?); take it out with mlagen patch --revert and patch again", file, b.openLine))
+			}
+		}
+	}
 }
 
 // wholeCallHop checks the whole call's guard against the kernel module: the

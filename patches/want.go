@@ -135,13 +135,39 @@ func (s *session) wholeCallWant(fi *resolve.Info, g gateRead) (*want, string) {
 	if err != nil {
 		return nil, fmt.Sprintf("%s:%d: %v", fi.Path(), line, err)
 	}
-	body := st.Child(def, "body")
-	stmts := bodyStatements(fi, body)
-	if len(stmts) == 0 || (len(stmts) == 1 && isDocstring(st, stmts[0])) {
-		return nil, fmt.Sprintf("%s:%d: %s has no statements to guard", fi.Path(), line, name)
+	top, why := bodyTop(fi, def)
+	if why != "" {
+		return nil, fmt.Sprintf("%s:%d: %s %s", fi.Path(), line, name, why)
 	}
-	// The guard opens the body: on the line after the def's colon, or after
-	// the docstring, before any comment that starts the body.
+	if n := spellsIn(fi, st.Child(def, "body"), g.locals(rec)); n != "" {
+		return nil, fmt.Sprintf("%s:%d: %s uses the name %s, which the whole-call guard binds; wire it by hand", fi.Path(), line, name, n)
+	}
+	w := &want{path: fi.Path(), part: partWholeCall, at: top.at, eol: top.eol, where: where,
+		lines: renderWholeCall(rec, top.indent, top.unit, args, g)}
+	if bs := blocksIn(fi, rec, partWholeCall, st.Start(def), st.End(def)); len(bs) > 0 {
+		w.have = &bs[0]
+	}
+	return w, ""
+}
+
+// top is where a guard that opens a function's body goes.
+type top struct {
+	at     int    // the start of the line after the def's colon, or after the docstring
+	eol    string // the line ending there
+	indent string // the body's indentation
+	unit   string // one level: the body's indentation less the def's
+}
+
+// bodyTop is where a guard that opens def's body goes: on the line after
+// the def's colon, or after the docstring, before any comment that starts
+// the body; why says (after the function's name) why none can go there.
+func bodyTop(fi *resolve.Info, def int32) (top, string) {
+	st := fi.Syntax()
+	src := st.Src()
+	stmts := bodyStatements(fi, st.Child(def, "body"))
+	if len(stmts) == 0 || (len(stmts) == 1 && isDocstring(st, stmts[0])) {
+		return top{}, "has no statements to guard"
+	}
 	after := colonOf(st, def)
 	if isDocstring(st, stmts[0]) {
 		after = st.End(stmts[0])
@@ -151,17 +177,9 @@ func (s *session) wholeCallWant(fi *resolve.Info, g gateRead) (*want, string) {
 	_, indent, ok := stmtLine(src, st.Start(stmts[0]), st.Start(def))
 	defIndent := string(src[lineStart(src, st.Start(def)):st.Start(def)])
 	if !ok || at > lineStart(src, st.Start(stmts[len(stmts)-1])) || !strings.HasPrefix(indent, defIndent) || len(indent) == len(defIndent) {
-		return nil, fmt.Sprintf("%s:%d: the body of %s does not start on a line of its own; wire it by hand", fi.Path(), line, name)
+		return top{}, "does not start its body on a line of its own; wire it by hand"
 	}
-	if n := spellsIn(fi, body, g.locals(rec)); n != "" {
-		return nil, fmt.Sprintf("%s:%d: %s uses the name %s, which the whole-call guard binds; wire it by hand", fi.Path(), line, name, n)
-	}
-	w := &want{path: fi.Path(), part: partWholeCall, at: at, eol: eolAt(src, lineEnd(src, after)), where: where,
-		lines: renderWholeCall(rec, indent, indent[len(defIndent):], args, g)}
-	if bs := blocksIn(fi, rec, partWholeCall, st.Start(def), st.End(def)); len(bs) > 0 {
-		w.have = &bs[0]
-	}
-	return w, ""
+	return top{at: at, eol: eolAt(src, lineEnd(src, after)), indent: indent, unit: indent[len(defIndent):]}, ""
 }
 
 // colonOf is the end of the colon that closes a def's header.

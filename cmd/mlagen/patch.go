@@ -36,11 +36,17 @@ installed SGLang (SGLANG_ROOT = .../site-packages/sglang):
      call's shape to a peer (the choice then runs as before); a choice
      mlagen does not know, or a branch whose call it cannot pass on to
      {defers}() as written, stops the run (nothing written),
-  5. register the gate {gate} in SGLang's environ.py (every guard
+  5. where SGLang's model pads a rank's query heads to 64 under tensor
+     parallelism (FlashMLA's width), put a heads guard after the padding
+     (or at the top of the method that returns the count) so that, with
+     the gate set on {platform}, a rank's
+     call gets its own heads; a padding in a shape mlagen does not know is
+     left as it is, and the route says why,
+  6. register the gate {gate} in SGLang's environ.py (every guard
      reads it at call time, never at import; unset or false, SGLang runs
      exactly as before) and, for an installed SGLang, list the kernel
      module in the dist-info RECORD so that pip uninstall removes it,
-  6. re-read the tree and prove that no reference was missed, and print the
+  7. re-read the tree and prove that no reference was missed, and print the
      route a decode call takes with the gate set, from the calls of each
      entry point in SGLang's model backend, which calls the sm_120 entry
      only on {platform}: a kernel
@@ -52,15 +58,17 @@ Nothing outside the edited byte ranges changes; files are replaced by rename,
 all or none, never through a symlink or outside the root, with their owners
 and modes kept. The writes are journalled and ordered so that every prefix
 of them is a tree that imports and runs (the gate first, the entry points'
-guards last); a run killed half way is finished or undone by the next
-patch or --revert, which also remove the temporary files it left. Running it
+guards, then the model's heads guard last); a run killed half way is
+finished or undone by the next patch or --revert, which also remove the
+temporary files it left. Running it
 again changes nothing (a tree patched by an earlier mlagen is upgraded in
 place); a block mlagen wrote that was edited by hand is refused, not
 overwritten. --revert restores the original bytes exactly, RECORD included.
 
 Only files that spell one of the names (or a name the function is
 re-exported under) are parsed, and of those only the top-level statements
-that spell such a name or import something. A syntax error in such a
+that spell such a name or import something; a model file that pads a
+rank's heads is parsed whole. A syntax error in such a
 statement stops the run (file, line, the parser's complaint); other broken
 files are counted and ignored. Files that declare latin-1 (or another
 single-byte encoding) are read and wired; another file that is not UTF-8 and
