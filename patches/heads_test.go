@@ -29,17 +29,17 @@ class MQALayer:
 const headsModelPath = "sglang/srt/models/deepseek_v4.py"
 
 // patchedWithHeads is a tree with the model patched, on disk at root.
-func patchedWithHeads(t *testing.T) (root string, files map[string]string) {
+func patchedWithHeads(t *testing.T) (root string) {
 	t.Helper()
 	root = t.TempDir()
-	files = upstreamFiles()
+	files := upstreamFiles()
 	files[headsModelPath] = headsModel
 	writeFiles(t, root, files)
 	rep := runOK(t, patchJob(t, root))
 	if !rep.OK() || len(rep.Route.Heads) != 1 || !rep.Route.Heads[0].Wired {
 		t.Fatalf("patch did not wire the model's heads:\n%s", rep)
 	}
-	return root, files
+	return root
 }
 
 // The heads guard is written last (after the route guards: a rank's own
@@ -89,7 +89,7 @@ func TestVerifyHeadsGuard(t *testing.T) {
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			root, _ := patchedWithHeads(t)
+			root := patchedWithHeads(t)
 			p := filepath.Join(root, headsModelPath)
 			before := readFile(t, p)
 			if !strings.Contains(before, guard) {
