@@ -259,7 +259,7 @@ def check_counts(m, folder):
         try:
             for sms in (72, MEASURED_SMS):
                 plan = m._per_cache_plan(None, q, k, i, n, sms)
-                want = m._served(m._PER_CACHE, m.select(batch, 512, heads, sms))
+                want = m._served(m._PER_CACHE, m.select(batch, 512, heads, sms), heads)
                 if plan.message != want:
                     failures.append(
                         f"H {heads} B {batch} planned on {sms} SMs: "

@@ -32,8 +32,8 @@ func TestKernelLinePresentIsReady(t *testing.T) {
 	}
 	for _, want := range []string{
 		"the MMA kernel must serve decode (the server was started with SGLANG_SM120_MMA_FLASHMLA=1)",
-		"kernel: decode on the MMA kernel (whole call, target sm_120, config ws_h64_t64_k2_w8_s2)  (TP0 log 22:07:08)",
-		"READY after 1m08s: the server is up (startup 68.0s) and answered correctly; decode ran on the MMA kernel (whole call, target sm_120, config ws_h64_t64_k2_w8_s2).",
+		"kernel: decode on the MMA kernel (whole call, target sm_120, config ws_h64_t64_k2_w8_s2, 16 heads)  (TP0 log 22:07:08)",
+		"READY after 1m08s: the server is up (startup 68.0s) and answered correctly; decode ran on the MMA kernel (whole call, target sm_120, config ws_h64_t64_k2_w8_s2, 16 heads).",
 	} {
 		if !strings.Contains(o.out, want) {
 			t.Errorf("output lacks %q:\n%s", want, o.out)

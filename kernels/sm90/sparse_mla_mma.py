@@ -3341,8 +3341,10 @@ def _not_served(entry, reason):
     return f"mlagen: sparse-MLA decode not on the MMA kernel ({entry}): {reason}; SGLang's kernel runs"
 
 
-def _served(entry, name):
-    return f"mlagen: sparse-MLA decode on the MMA kernel ({entry}, target {TARGET}, config {name})"
+def _served(entry, name, heads):
+    # The heads are the call's, padded ones included: under tensor
+    # parallelism they say whether SGLang passed a rank's own or padded them.
+    return f"mlagen: sparse-MLA decode on the MMA kernel ({entry}, target {TARGET}, config {name}, {heads} heads)"
 
 
 def _q_refusal(q):
@@ -3925,7 +3927,7 @@ class _Plan:
         c = CONFIGS[name]
         family = _FAMILIES[c.family]
         self.batch, _, self.heads, _ = q.shape
-        self.message = _served(entry, name)
+        self.message = _served(entry, name, self.heads)
         self.device = q.device
         self.dev_index = q.get_device()
         self.block_h = c.block_h

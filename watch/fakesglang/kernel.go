@@ -2,6 +2,7 @@ package fakesglang
 
 import (
 	"regexp"
+	"strconv"
 	"time"
 )
 
@@ -9,19 +10,21 @@ import (
 // distinct message, through SGLang's logging: which sparse-MLA decode path
 // served a call. The texts are fixed by the kernel module's contract.
 
-// Target and Config are what the fake kernel lines name.
+// Target, Config and Heads are what the fake kernel lines name (Heads: a
+// rank's 16 at TP 4, as a patched SGLang passes them).
 const (
 	Target = "sm_120"
 	Config = "ws_h64_t64_k2_w8_s2"
+	Heads  = 16
 )
 
 // FallbackReason is the reason the fake fallback lines give.
 const FallbackReason = "supports_full() refused: 20 heads is not a multiple of 16"
 
 // KernelRanLine is the line of a rank ("TP0"; empty for none) whose decode
-// ran on the MMA kernel.
+// ran on the MMA kernel, with Heads heads.
 func KernelRanLine(rank, entry, target, config string) string {
-	return prefix("2026-06-17 22:07:08", rank) + "mlagen: sparse-MLA decode on the MMA kernel (" + entry + ", target " + target + ", config " + config + ")"
+	return prefix("2026-06-17 22:07:08", rank) + "mlagen: sparse-MLA decode on the MMA kernel (" + entry + ", target " + target + ", config " + config + ", " + strconv.Itoa(Heads) + " heads)"
 }
 
 // KernelFallbackLine is the line of a rank whose decode the module

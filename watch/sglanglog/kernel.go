@@ -2,6 +2,7 @@ package sglanglog
 
 import (
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -9,11 +10,12 @@ import (
 // sparse-MLA decode path served. The module logs each distinct message
 // once per process, through SGLang's logging (so with SGLang's prefix):
 //
-//	mlagen: sparse-MLA decode on the MMA kernel (<entry>, target <t>, config <name>)
+//	mlagen: sparse-MLA decode on the MMA kernel (<entry>, target <t>, config <name>, <h> heads)
 //	mlagen: sparse-MLA decode not on the MMA kernel (<entry>): <reason>; SGLang's kernel runs
 //	mlagen: sparse-MLA decode not on the MMA kernel (whole call): <reason>; SGLang's backend choice runs
 //
-// <entry> is "whole call" or "per cache". The last line is defers_full's: the
+// <entry> is "whole call" or "per cache"; <h> the heads the call had,
+// padded ones included (modules emitted before 2026-12-06 leave it out). The last line is defers_full's: the
 // selection gives the call's shape to a peer, and mlagen's route guard
 // leaves the call to SGLang's backend choice.
 type KernelLine struct {
@@ -22,6 +24,9 @@ type KernelLine struct {
 	Entry  string `json:"entry"`
 	Target string `json:"target,omitempty"`
 	Config string `json:"config,omitempty"`
+	// Heads are the query heads of the call (0: the line does not say):
+	// under tensor parallelism, a rank's own or the 64 SGLang pads them to.
+	Heads int `json:"heads,omitempty"`
 	// Reason is why the module declined (fallback lines only).
 	Reason string `json:"reason,omitempty"`
 	// Deferred: the line says SGLang's backend choice runs (the module
@@ -33,7 +38,7 @@ type KernelLine struct {
 // first, and a deployment with its own logging format may put a level or a
 // logger name before the message.
 var (
-	kernelRanRE      = regexp.MustCompile(`mlagen: sparse-MLA decode on the MMA kernel \(([^,()]+), target ([^,()]+), config ([^,()]+)\)`)
+	kernelRanRE      = regexp.MustCompile(`mlagen: sparse-MLA decode on the MMA kernel \(([^,()]+), target ([^,()]+), config ([^,()]+)(?:, ([0-9]+) heads)?\)`)
 	kernelFallbackRE = regexp.MustCompile(`mlagen: sparse-MLA decode not on the MMA kernel \(([^()]+)\): (.*); SGLang's (kernel|backend choice) runs`)
 )
 
@@ -44,7 +49,8 @@ func MatchKernel(text string) (KernelLine, bool) {
 		return KernelLine{}, false // the common case, without a regexp
 	}
 	if m := kernelRanRE.FindStringSubmatch(text); m != nil {
-		return KernelLine{Ran: true, Entry: strings.TrimSpace(m[1]), Target: strings.TrimSpace(m[2]), Config: strings.TrimSpace(m[3])}, true
+		heads, _ := strconv.Atoi(m[4]) // "" (an older module): 0
+		return KernelLine{Ran: true, Entry: strings.TrimSpace(m[1]), Target: strings.TrimSpace(m[2]), Config: strings.TrimSpace(m[3]), Heads: heads}, true
 	}
 	if m := kernelFallbackRE.FindStringSubmatch(text); m != nil {
 		return KernelLine{Entry: strings.TrimSpace(m[1]), Reason: strings.TrimSpace(m[2]), Deferred: m[3] == "backend choice"}, true
@@ -54,6 +60,9 @@ func MatchKernel(text string) (KernelLine, bool) {
 
 // String is the line's content for people, without the fixed words.
 func (k KernelLine) String() string {
+	if k.Ran && k.Heads > 0 {
+		return k.Entry + ", target " + k.Target + ", config " + k.Config + ", " + strconv.Itoa(k.Heads) + " heads"
+	}
 	if k.Ran {
 		return k.Entry + ", target " + k.Target + ", config " + k.Config
 	}

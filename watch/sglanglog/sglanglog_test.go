@@ -312,6 +312,9 @@ func TestMatchKernel(t *testing.T) {
 		want KernelLine
 		ok   bool
 	}{
+		{"mlagen: sparse-MLA decode on the MMA kernel (whole call, target sm_120, config pp_h16_t32_k4_w4_s1, 16 heads)",
+			KernelLine{Ran: true, Entry: "whole call", Target: "sm_120", Config: "pp_h16_t32_k4_w4_s1", Heads: 16}, true},
+		// A module emitted before the line said the heads.
 		{"mlagen: sparse-MLA decode on the MMA kernel (whole call, target sm_90, config ws_h64_t64_k2_w8_s2)",
 			KernelLine{Ran: true, Entry: "whole call", Target: "sm_90", Config: "ws_h64_t64_k2_w8_s2"}, true},
 		{"mlagen: sparse-MLA decode on the MMA kernel (per cache, target sm_120, config h16_t32_k1_w4_s2)",
@@ -336,7 +339,7 @@ func TestMatchKernel(t *testing.T) {
 	}
 	// With SGLang's prefix, through Parse.
 	l := fakesglang.KernelRanLine("TP0", "whole call", "sm_120", "ws_h64_t64_k2_w8_s2")
-	if k, ok := MatchKernel(Parse(l).Text); !ok || !k.Ran || k.Config != "ws_h64_t64_k2_w8_s2" {
+	if k, ok := MatchKernel(Parse(l).Text); !ok || !k.Ran || k.Config != "ws_h64_t64_k2_w8_s2" || k.Heads != fakesglang.Heads {
 		t.Errorf("MatchKernel(Parse(%q)) = %+v, %v", l, k, ok)
 	}
 }
