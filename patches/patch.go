@@ -92,9 +92,8 @@ type planner struct {
 // dispatcher after the old function, every reference renamed, the guarded
 // entry of the whole call, the guard before SGLang's backend choice, the
 // heads guard in the model, the gate in environ.py, the kernel module in
-// RECORD. It writes nothing; the
-// report's proof is computed on the checkout as it would be after the
-// changes.
+// RECORD. It writes nothing; the report's proof is computed on the
+// checkout as it would be after the changes.
 func Patch(co *Checkout, opt Options) (*Result, error) {
 	rec := opt.Recipe
 	// The trees are kept so that the proof can re-parse edited files
