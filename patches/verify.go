@@ -256,10 +256,17 @@ func (v *verifier) heads(rt *RouteReport) {
 		}
 		rt.Heads = append(rt.Heads, hop)
 	}
-	for _, file := range v.s.blockFiles(partHeads) {
-		for _, b := range blocksOf(v.s.Info(file), rec) {
-			if b.part == partHeads && !guarded[fmt.Sprintf("%s:%d", file, b.open)] {
-				rep.Problems = append(rep.Problems, fmt.Sprintf("%s:%d: this mlagen heads guard is at no place that pads a rank's heads in a shape mlagen knows (SGLang changed there?); take it out with mlagen patch --revert and patch again", file, b.openLine))
+	v.stray(partHeads, guarded, "is at no place that pads a rank's heads in a shape mlagen knows")
+}
+
+// stray reports every block of part that no wanted place accounts for
+// (guarded holds "file:offset" of those that one does): what it guards is
+// gone or no longer understood, so what it promises is not proven.
+func (v *verifier) stray(part string, guarded map[string]bool, why string) {
+	for _, file := range v.s.blockFiles(part) {
+		for _, b := range blocksOf(v.s.Info(file), v.rec) {
+			if b.part == part && !guarded[fmt.Sprintf("%s:%d", file, b.open)] {
+				v.rep.Problems = append(v.rep.Problems, fmt.Sprintf("%s:%d: this mlagen %s %s (SGLang changed there?); take it out with mlagen patch --revert and patch again", file, b.openLine, partNames[part], why))
 			}
 		}
 	}
@@ -354,15 +361,7 @@ func (v *verifier) entries(rt *RouteReport) {
 		v.callers(rt, e, &re)
 		rt.Entries = append(rt.Entries, re)
 	}
-	// A route guard no entry accounts for guards a choice that is gone or
-	// no longer understood: the route it promises is not proven.
-	for _, file := range v.s.blockFiles(partRoute) {
-		for _, b := range blocksOf(v.s.Info(file), rec) {
-			if b.part == partRoute && !guarded[fmt.Sprintf("%s:%d", file, b.open)] {
-				rep.Problems = append(rep.Problems, fmt.Sprintf("%s:%d: this mlagen route guard precedes no backend choice mlagen understands (SGLang changed there?); take it out with mlagen patch --revert and patch again", file, b.openLine))
-			}
-		}
-	}
+	v.stray(partRoute, guarded, "precedes no backend choice mlagen understands")
 	if len(rs.entries) == 0 && len(rs.problems) == 0 {
 		rt.Notes = append(rt.Notes, fmt.Sprintf("no function in this tree calls %s: its callers (outside the tree) reach the guarded whole call directly", rec.WholeCall.Function))
 	}

@@ -60,11 +60,12 @@ func MatchKernel(text string) (KernelLine, bool) {
 
 // String is the line's content for people, without the fixed words.
 func (k KernelLine) String() string {
-	if k.Ran && k.Heads > 0 {
-		return k.Entry + ", target " + k.Target + ", config " + k.Config + ", " + strconv.Itoa(k.Heads) + " heads"
-	}
 	if k.Ran {
-		return k.Entry + ", target " + k.Target + ", config " + k.Config
+		s := k.Entry + ", target " + k.Target + ", config " + k.Config
+		if k.Heads > 0 {
+			s += ", " + strconv.Itoa(k.Heads) + " heads"
+		}
+		return s
 	}
 	return k.Entry + ": " + k.Reason
 }
