@@ -26,7 +26,7 @@ import (
 type headsSite struct {
 	path  string
 	line  int
-	where string // Class.method
+	where string // Class.method (qualifiedDef)
 	shape string // headsMethod or headsPadding
 	want  *want  // nil when mlagen leaves this place padded
 	why   string // why it does, when want is nil
@@ -74,7 +74,7 @@ func (s *session) headsSites() []headsSite {
 func (s *session) headsMethodSite(fi *resolve.Info, def int32) headsSite {
 	st := fi.Syntax()
 	line, _ := resolve.LineCol(st.Src(), st.Start(def))
-	site := headsSite{path: fi.Path(), line: line, where: className(st, def) + "." + s.rec.Heads.Method, shape: headsMethod}
+	site := headsSite{path: fi.Path(), line: line, where: qualifiedDef(st, st.Child(def, "name")), shape: headsMethod}
 	if site.why = s.headsNames(fi); site.why != "" {
 		return site
 	}
@@ -105,7 +105,7 @@ func (s *session) headsPaddingSite(fi *resolve.Info, asg int32) (headsSite, bool
 		return headsSite{}, false
 	}
 	line, _ := resolve.LineCol(src, st.Start(stmt))
-	site := headsSite{path: fi.Path(), line: line, where: className(st, def) + "." + st.Text(st.Child(def, "name")), shape: headsPadding}
+	site := headsSite{path: fi.Path(), line: line, where: qualifiedDef(st, asg), shape: headsPadding}
 	block := st.Parent(stmt)
 	sized := false
 	for n := st.Next(stmt); n >= 0; n = st.Next(n) {
