@@ -15,9 +15,10 @@ import (
 //	mlagen: sparse-MLA decode not on the MMA kernel (whole call): <reason>; SGLang's backend choice runs
 //
 // <entry> is "whole call" or "per cache"; <h> the heads the call had,
-// padded ones included (modules emitted before 2026-12-06 leave it out). The last line is defers_full's: the
-// selection gives the call's shape to a peer, and mlagen's route guard
-// leaves the call to SGLang's backend choice.
+// padded ones included (modules emitted before 2026-12-06 leave it out).
+// The last line is defers_full's: the selection gives the call's shape to
+// a peer, and mlagen's route guard leaves the call to SGLang's backend
+// choice.
 type KernelLine struct {
 	// Ran is true for "on the MMA kernel", false for a fallback.
 	Ran    bool   `json:"ran"`
