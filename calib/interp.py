@@ -28,7 +28,10 @@ file whole (check_results_file).
 """
 
 import argparse
+import contextlib
+import functools
 import importlib.util
+import io
 import json
 import os
 import sys
@@ -171,7 +174,7 @@ def check_declines(harness, bundle):
     # skips (a time of 0 would win every bucket).
     timing = {"timing": [], "peaks": None}
     args = argparse.Namespace(
-        heads="20", topks="40", batches="2", graph_max_batch=0, reps_ms=10
+        heads="20", topks="40", batches="2", graph_max_batch=0, reps_ms=10, layers=0
     )
     # No GPU: no graphs to settle, and one call in place of do_bench's.
     settle, bench = harness.settle_graph_replay, harness.bench_us
@@ -303,6 +306,225 @@ def check_results_file(harness):
     return len(failures)
 
 
+@contextlib.contextmanager
+def stubbed(module, **names):
+    """module's attributes replaced by names for the block, then restored."""
+    saved = {k: getattr(module, k) for k in names}
+    for k, v in names.items():
+        setattr(module, k, v)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            setattr(module, k, v)
+
+
+def recorder(into, us):
+    """A stand-in timer: runs the calls it is given once each, appends their
+    results to into, and answers us."""
+
+    def timer(calls, reps_ms):
+        into.append([call() for call in calls])
+        return us
+
+    return timer
+
+
+def check_layers(harness):
+    """The number of failures of the layer timing, each printed. With
+    stand-ins for the CUDA graph and the timer, a graph of k calls replays
+    in 5 + 3k µs (5 the graph's launch and the events): a call must add 3,
+    the graphs must be of the first call and of all of them (each on its
+    own inputs), and too few calls, --layers 1, and the sets a shape gets
+    (one a layer at decode batches, the rotating ones beyond) are checked."""
+    failures = []
+
+    def want(what, got, expected):
+        if got != expected:
+            failures.append(f"{what}: {got!r}, not {expected!r}")
+
+    captured = []
+
+    def capture(calls):
+        captured.append(list(calls))
+        return len(calls)  # stands for the replay; bench reads its size
+
+    with stubbed(
+        harness,
+        capture_graph=capture,
+        bench_clean_us=lambda replay, reps_ms: 5.0 + 3.0 * replay,
+    ):
+        calls = [functools.partial(print, i) for i in range(8)]
+        want("µs a call adds", harness.time_graph_layers(calls, 10), 3.0)
+        want("graphs captured", captured, [calls[:1], calls])
+        try:
+            harness.time_graph_layers(calls[:1], 10)
+            failures.append("one call was timed as layers")
+        except ValueError:
+            pass
+    with contextlib.redirect_stderr(io.StringIO()):
+        try:
+            harness.parse_args(["--layers", "1"])
+            failures.append("--layers 1 was accepted")
+        except SystemExit:
+            pass
+    args = harness.parse_args([])
+    want("sets at B 128", harness.input_sets(args, 128), args.layers)
+    want(
+        "sets past the decode batches",
+        harness.input_sets(args, harness.LAYERS_MAX_BATCH + 1),
+        harness.ROTATING_SETS,
+    )
+    want("layers past the decode batches", harness.layers_of(args, 4096), 0)
+    for f in failures:
+        print(f"layer timing: {f} FAIL")
+    print(f"layer timing: {'ok' if not failures else 'FAIL'}")
+    return len(failures)
+
+
+def check_layer_wiring(harness):
+    """The number of failures of the layer timing's wiring, each printed: on
+    stand-ins (a bundle, a configuration and peers that return their input
+    set's number, timers that record what they run), the module's entry
+    points and a peer are timed as layers on the first `layers` input sets,
+    each once and in order, and the rotating timings on the first three;
+    SGLang's slow Triton path, the one-kernel row and a configuration get
+    no layer time, per cache and as the whole call."""
+    import torch
+
+    failures = []
+
+    def want(what, got, expected):
+        if got != expected:
+            failures.append(f"{what}: {got!r}, not {expected!r}")
+
+    class Bundle:
+        Refused = RuntimeError
+
+        def device_sms(self, device):
+            return 132
+
+        def select_full(self, heads, batch, tokens, sms):
+            return "stand-in"
+
+        def select(self, batch, tokens, heads, sms):
+            return "stand-in"
+
+        def supports_full(self, **kw):
+            return True
+
+        def sparse_decode_full(self, **kw):
+            return kw["set"]
+
+        def supports(self, *args):
+            return False
+
+        def sparse_decode(self, *args):
+            raise AssertionError("the one kernel runs though supports refused")
+
+    class Peer:
+        def __init__(self, name):
+            self.name = name
+
+        def declines(self, kw):
+            return None
+
+        def prepare(self, kw):
+            return lambda: kw["set"]
+
+        def result(self, got, kw):
+            return got
+
+    class Entry(harness.EntryPoints):
+        def __init__(self):
+            pass
+
+        def name(self, batch, topk, heads):
+            return "stand-in"
+
+        def sparse_decode(self, q, k_cache, indices, topk_length, scale):
+            return q
+
+    class Config:
+        def sparse_decode(self, q, k_cache, indices, topk_length, scale):
+            return q
+
+    # The whole call: 8 input sets, layers of 4.
+    q = torch.zeros(1, 1, 16, harness.HEAD_DIM)
+    sets = [
+        {"kw": {"set": i, "q": q}, "single": (q, None, None, None)} for i in range(8)
+    ]
+    shape = {"entry": "whole call", "heads": 16, "batch": 1, "topk": 640}
+    rotated, layered = [], []
+    with stubbed(
+        harness,
+        time_graph=recorder(rotated, 10.0),
+        time_graph_layers=recorder(layered, 7.0),
+        time_eager=lambda calls, reps_ms: 20.0,
+        time_host=lambda calls: 5.0,
+        whole_call_reference=lambda one: None,
+        DEVICE=torch.device("cpu"),
+    ):
+        peers = [Peer("fast"), Peer("sglang-triton")]
+        rows = harness.time_whole_call_shape(
+            Bundle(), [], peers, shape, sets, None, 10, 4
+        )
+    by = {(r["impl"], r.get("entry")): r for r in rows}
+    want(
+        "whole call, rows",
+        sorted(by),
+        sorted(
+            [
+                ("mlagen", "whole call"),
+                ("mlagen", "one kernel"),
+                ("fast", "whole call"),
+                ("sglang-triton", "whole call"),
+            ]
+        ),
+    )
+    want("whole call, sets as layers (mlagen, a peer)", layered, [[0, 1, 2, 3]] * 2)
+    want("whole call, sets rotated (mlagen, both peers)", rotated, [[0, 1, 2]] * 3)
+    for key, expected in (
+        (("mlagen", "whole call"), 7.0),
+        (("fast", "whole call"), 7.0),
+        (("sglang-triton", "whole call"), None),
+        (("mlagen", "one kernel"), None),
+    ):
+        want(
+            f"whole call, {key[0]} {key[1]} layer_us", by[key].get("layer_us"), expected
+        )
+
+    # Per cache: the entry points as layers, a configuration not.
+    per_cache = {"timing": [], "peaks": None}
+    args = harness.parse_args(
+        ["--heads", "16", "--topks", "64", "--batches", "2", "--layers", "4"]
+    )
+    rotated, layered = [], []
+    with stubbed(
+        harness,
+        time_graph=recorder(rotated, 10.0),
+        time_eager=recorder(rotated, 20.0),
+        time_graph_layers=recorder(layered, 7.0),
+        timing_sets=lambda batch, topk, heads, gen, device, count: [
+            (None, None, i, None, None) for i in range(count)
+        ],
+        settle_graph_replay=lambda device: None,
+    ), contextlib.redirect_stdout(io.StringIO()):
+        modules = {"entry": Entry(), "config": Config()}
+        harness.run_timing(modules, Bundle(), args, None, None, per_cache, lambda: None)
+    want("per cache, sets as layers (the entry points only)", layered, [[0, 1, 2, 3]])
+    want("per cache, sets rotated (eager and graph, each)", rotated, [[0, 1, 2]] * 4)
+    want(
+        "per cache, layer_us",
+        [r.get("layer_us") for r in per_cache["timing"]],
+        [7.0, None],
+    )
+    for f in failures:
+        print(f"layer wiring: {f} FAIL")
+    print(f"layer wiring: {'ok' if not failures else 'FAIL'}")
+    return len(failures)
+
+
 def representatives(harness, bundle, cases):
     """The configurations that take distinct code paths under the
     interpreter, and those the selection picks for the cases, in CONFIGS
@@ -344,5 +566,7 @@ if __name__ == "__main__":
         + check_declines(harness, bundle)
         + check_peaks(harness)
         + check_results_file(harness)
+        + check_layers(harness)
+        + check_layer_wiring(harness)
     )
     sys.exit(harness.main(argv) or failed)

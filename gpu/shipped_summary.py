@@ -8,7 +8,10 @@ sm120-time.json: timings with the timed shapes' checks), the route and
 dispatch checks' logs, the SASS scan of the sm_120 build and gpu.txt.
 Prints: correctness per module and peer; the whole call per shape (SGLang's
 Triton path with the gate off, mlagen's whole call under CUDA-graph replay,
-eagerly and its host time, one kernel call over the same tokens, FlashMLA);
+as layers, eagerly and its host time, one kernel call over the same tokens,
+FlashMLA); "layer" is the µs one call adds to a graph of calls back to
+back (the harness's layer_us: what a layer's call adds to a server's
+decode graph, without the graph's launch that "graph" also counts);
 the sm_120 module against the sm_90 module per cache; the split counts
 fitted to the GPU against the tables'; the route, dispatch and SASS
 verdicts. Missing files are said to be missing.
@@ -84,7 +87,7 @@ def whole_call(d, name):
         f"\nwhole call, {r['target']} module on {r['gpu']} ({r.get('env') or 'default env'}), µs; graph = CUDA-graph replay:"
     )
     print(
-        f"  {'H':>3} {'B':>4} {'extra':>5} | {'gate off':>8} | {'mlagen':>7} {'eager':>7} {'host':>6} | {'1 kernel':>8} {'÷1k':>5} | {'FlashMLA':>8} {'eager':>7} {'host':>6} | {'÷FMLA':>6} {'eager÷':>6} | config"
+        f"  {'H':>3} {'B':>4} {'extra':>5} | {'gate off':>8} | {'mlagen':>7} {'layer':>6} {'eager':>7} {'host':>6} | {'1 kernel':>8} {'÷1k':>5} | {'FlashMLA':>8} {'layer':>6} {'eager':>7} {'host':>6} | {'÷FMLA':>6} {'layer÷':>6} {'eager÷':>6} | config"
     )
     out = {}
     for (h, b, e), ts in sorted(
@@ -112,9 +115,9 @@ def whole_call(d, name):
         ]
         bad += [t["impl"] + " FAILS its check" for t in ts if t.get("passed") is False]
         print(
-            f"  {h:>3} {b:>4} {e:>5} | {fmt(off.get('graph_us'), 0):>8} | {fmt(ours.get('graph_us')):>7} {fmt(eager):>7} {fmt(ours.get('host_us'), 0):>6} | "
-            f"{fmt(one.get('graph_us')):>8} {ratio(ours.get('graph_us'), one.get('graph_us')):>5} | {fmt(fm.get('graph_us')):>8} {fmt(fm.get('us')):>7} {fmt(fm.get('host_us'), 0):>6} | "
-            f"{ratio(ours.get('graph_us'), fm.get('graph_us')):>6} {ratio(eager, fm.get('us')):>6} | {ours.get('variant', '-')}"
+            f"  {h:>3} {b:>4} {e:>5} | {fmt(off.get('graph_us'), 0):>8} | {fmt(ours.get('graph_us')):>7} {fmt(ours.get('layer_us')):>6} {fmt(eager):>7} {fmt(ours.get('host_us'), 0):>6} | "
+            f"{fmt(one.get('graph_us')):>8} {ratio(ours.get('graph_us'), one.get('graph_us')):>5} | {fmt(fm.get('graph_us')):>8} {fmt(fm.get('layer_us')):>6} {fmt(fm.get('us')):>7} {fmt(fm.get('host_us'), 0):>6} | "
+            f"{ratio(ours.get('graph_us'), fm.get('graph_us')):>6} {ratio(ours.get('layer_us'), fm.get('layer_us')):>6} {ratio(eager, fm.get('us')):>6} | {ours.get('variant', '-')}"
             + ("  " + "; ".join(bad) if bad else "")
         )
     return out
@@ -133,16 +136,19 @@ def per_cache(d):
         }
 
     ra, rb = rows(a), rows(b)
-    print("\nper cache (the modules' own selections), CUDA-graph replay µs:")
     print(
-        f"  {'H':>3} {'topk':>5} {'B':>4} | {'sm120 module':>12} {'sm90 module':>12} {'ratio':>6} | {'sm120 % floor':>13} | sm120 config / sm90 config"
+        "\nper cache (the modules' own selections), CUDA-graph replay µs, one call a graph and as layers:"
+    )
+    print(
+        f"  {'H':>3} {'topk':>5} {'B':>4} | {'sm120 module':>12} {'sm90 module':>12} {'ratio':>6} | {'layer':>6} {'layer':>6} {'ratio':>6} | {'sm120 % floor':>13} | sm120 config / sm90 config"
     )
     for k in sorted(ra):
         x, y = ra[k], rb.get(k, {})
         gx, gy = x.get("graph_us") or x.get("us"), y.get("graph_us") or y.get("us")
+        lx, ly = x.get("layer_us"), y.get("layer_us")
         frac = x.get("roofline_frac")
         print(
-            f"  {k[0]:>3} {k[1]:>5} {k[2]:>4} | {fmt(gx):>12} {fmt(gy):>12} {ratio(gx, gy):>6} | {('-' if frac is None else f'{frac:.1%}'):>13} | {x['variant']} / {y.get('variant', '-')}"
+            f"  {k[0]:>3} {k[1]:>5} {k[2]:>4} | {fmt(gx):>12} {fmt(gy):>12} {ratio(gx, gy):>6} | {fmt(lx):>6} {fmt(ly):>6} {ratio(lx, ly):>6} | {('-' if frac is None else f'{frac:.1%}'):>13} | {x['variant']} / {y.get('variant', '-')}"
         )
 
 

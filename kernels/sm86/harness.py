@@ -24,8 +24,11 @@ decode (sm_120, sm_121; through SGLang's own call where SGLang is
 importable), and SGLang's Triton path without the gate (``--sglang DIR``
 points at a tree that is not installed), each checked against the same
 float64 reference and timed under CUDA-graph replay and eagerly. A peer that
-is not here is reported as absent. The roofline floor is computed for the
-GPU it runs on: --peak-gbps and --peak-tflops where given, else a table of
+is not here is reported as absent. The entry points and the peers are also
+timed as layers (``layer_us``): the µs one call adds to a graph of 8 calls
+back to back on their own inputs, as a layer's call adds to a server's
+decode graph, without the graph's launch that one call a graph also
+counts. The roofline floor is computed for the GPU it runs on: --peak-gbps and --peak-tflops where given, else a table of
 known GPUs, else its memory term alone from the device's own properties.
 
 It writes one JSON file, to send back or to give to ``mlagen select``, which
@@ -890,6 +893,49 @@ def bench_us(fn, reps_ms):
     )
 
 
+def bench_clean_us(fn, reps_ms):
+    """Median µs of fn() by CUDA events around each call, after a read of a
+    256 MB buffer before each: the L2 cache then holds none of fn's bytes
+    and only clean lines, as behind a layer's other kernels (whose outputs
+    are small beside the weights they read). bench_us's flush (do_bench's:
+    it zeroes the buffer) leaves the cache full of dirty lines instead, and
+    the timed call's first loads write them back to DRAM: 1-10 µs more for
+    one call on an H100, the most where the call moves the most bytes
+    (lab/flush). None with --warm-only."""
+    if WARM_ONLY:
+        fn()
+        return None
+    buf = torch.empty(256 << 20, dtype=torch.int8, device=DEVICE)
+    total = torch.empty((), dtype=torch.float32, device=DEVICE)
+
+    def flush():
+        torch.sum(buf, dim=0, dtype=torch.float32, out=total)
+
+    # As many calls as take reps_ms with their flushes, from an estimate over
+    # 5 (the read costs more than do_bench's memset, so it counts here).
+    fn()
+    start = torch.cuda.Event(enable_timing=True)
+    end = torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(5):
+        flush()
+        fn()
+    end.record()
+    torch.cuda.synchronize()
+    per_call_ms = max(start.elapsed_time(end) / 5, 1e-3)
+    reps = max(10, int(reps_ms / per_call_ms))
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    for s, e in zip(starts, ends):
+        flush()
+        s.record()
+        fn()
+        e.record()
+    torch.cuda.synchronize()
+    times = sorted(s.elapsed_time(e) * 1e3 for s, e in zip(starts, ends))
+    return times[len(times) // 2]
+
+
 def rotating(calls):
     """One call that runs calls[0], calls[1], ... in turn: each input set
     once, so that no call finds the previous one's bytes in the cache."""
@@ -923,6 +969,36 @@ def time_graph(calls, reps_ms):
     return bench_us(rotating([g.replay for g in graphs]), reps_ms)
 
 
+def capture_graph(calls):
+    """One CUDA graph of calls in order, captured after each has run once
+    outside capture (nothing compiles or initialises inside it); its replay."""
+    for call in calls:
+        call()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        for call in calls:
+            call()
+    return g.replay
+
+
+def time_graph_layers(calls, reps_ms):
+    """µs one call adds to a CUDA graph of calls back to back, each on its own
+    inputs: what one layer's call adds to a server's decode step, whose
+    graph holds every layer's. (T(n) - T(1)) / (n - 1), T(k) the median
+    replay of a graph of the first k calls (bench_clean_us: no call finds
+    its bytes in the L2 cache, nor dirty lines there to write back). The
+    difference leaves out what a graph of one call also times, its launch
+    and the timing events, which a server's step pays once, not once a
+    layer. None with --warm-only."""
+    if len(calls) < 2:
+        raise ValueError(f"layer timing needs 2 or more calls, got {len(calls)}")
+    one, all_ = capture_graph(calls[:1]), capture_graph(calls)
+    if WARM_ONLY:
+        return None
+    t1, tn = bench_clean_us(one, reps_ms), bench_clean_us(all_, reps_ms)
+    return (tn - t1) / (len(calls) - 1)
+
+
 def time_host(calls, count=200):
     """Host µs per call: count calls queued without waiting for the GPU, on
     the host clock, the median of 3 runs. Where it exceeds the GPU's time,
@@ -943,14 +1019,19 @@ def time_host(calls, count=200):
     return sorted(runs)[1]
 
 
-def time_shape(module, batch, topk, sets, graph, reps_ms):
-    """Median µs of module.sparse_decode over the rotating input sets;
-    with graph, replaying captured CUDA graphs."""
+def shape_calls(module, sets):
+    """module.sparse_decode on each input set (timing_sets)."""
     scale = HEAD_DIM**-0.5
-    calls = [
+    return [
         functools.partial(module.sparse_decode, q, kc, idx, topk_length, scale)
         for buf, kc, q, idx, topk_length in sets
     ]
+
+
+def time_shape(module, batch, topk, sets, graph, reps_ms):
+    """Median µs of module.sparse_decode over the rotating input sets;
+    with graph, replaying captured CUDA graphs."""
+    calls = shape_calls(module, sets)
     return time_graph(calls, reps_ms) if graph else time_eager(calls, reps_ms)
 
 
@@ -972,7 +1053,31 @@ def settle_graph_replay(device, count=3):
     torch.cuda.synchronize()
 
 
-def timing_sets(batch, topk, heads, gen, device, count=3):
+# Input sets a timing rotates over (graph_us, us): each call finds its own
+# bytes out of the L2 cache, which bench_us flushes between calls anyway.
+ROTATING_SETS = 3
+
+
+# The largest batch timed as layers: decode batches. The input sets of a
+# prefill chunk's call (thousands of rows) would take gigabytes a layer.
+LAYERS_MAX_BATCH = 512
+
+
+def layers_of(args, batch):
+    """Calls of the layer timing at this batch: --layers, or 0 (not timed)."""
+    return args.layers if batch <= LAYERS_MAX_BATCH else 0
+
+
+def input_sets(args, batch):
+    """Input sets to make a timed shape: the rotating ones, and one a layer
+    for the layer timing; one with --warm-only, which runs each call once
+    and times nothing."""
+    if WARM_ONLY:
+        return 1
+    return max(ROTATING_SETS, layers_of(args, batch))
+
+
+def timing_sets(batch, topk, heads, gen, device, count=ROTATING_SETS):
     sets = []
     for _ in range(count):
         buf, q, idx, topk_length = make_inputs(
@@ -1473,16 +1578,19 @@ def mlagen_entry(bundle, kw):
     return call
 
 
-def time_impl(row, calls, check, reps_ms, eager=True, refused=()):
+def time_impl(row, calls, check, reps_ms, eager=True, refused=(), layer_calls=()):
     """Fill row: the check of the first call's result (check(result) gives
-    its fields), graph and eager µs, and host µs where the call is quick;
-    an exception of a type in `refused` (the configuration cannot serve
-    these inputs) makes the row declined, any other its error."""
+    its fields), graph and eager µs, layer µs where layer_calls are given
+    (time_graph_layers), and host µs where the call is quick; an exception
+    of a type in `refused` (the configuration cannot serve these inputs)
+    makes the row declined, any other its error."""
     try:
         if check is not None:
             poison_allocator(DEVICE)
             row.update(check(calls[0]()))
         row["graph_us"] = time_graph(calls, reps_ms)
+        if len(layer_calls) > 1:
+            row["layer_us"] = time_graph_layers(layer_calls, reps_ms)
         if eager:
             row["us"] = time_eager(calls, reps_ms)
             if row["graph_us"] is None or row["graph_us"] < 1000:
@@ -1499,12 +1607,17 @@ def time_impl(row, calls, check, reps_ms, eager=True, refused=()):
 SLOW_PEER_MAX = 128 * 64 * 2176
 
 
-def time_whole_call_shape(bundle, configs, peers, shape, sets, peaks, reps_ms):
+def time_whole_call_shape(bundle, configs, peers, shape, sets, peaks, reps_ms, layers):
     """The rows of one shape: the module's entry points, each of configs
     (name, Configured) but the selected one (graph replay), one kernel call
-    over the same tokens, each peer; correctness of each on the first set."""
+    over the same tokens, each peer; correctness of each on the first set.
+    The entry points and the peers are also timed as layers (layer_us) on
+    the first `layers` sets, where that is 2 or more."""
     heads, batch, tokens = shape["heads"], shape["batch"], shape["topk"]
-    kws = [s["kw"] for s in sets]
+    all_kws = [s["kw"] for s in sets]
+    kws = all_kws[:ROTATING_SETS]
+    layer_kws = all_kws[:layers] if 1 < layers <= len(all_kws) else []
+    sets = sets[:ROTATING_SETS]
     floor, flops, nbytes = floor_us(batch, heads, tokens, peaks)
     ref = None if WARM_ONLY else whole_call_reference(sets[0])
 
@@ -1520,7 +1633,8 @@ def time_whole_call_shape(bundle, configs, peers, shape, sets, peaks, reps_ms):
     row = {"variant": name, "impl": "mlagen", **shape}
     if bundle.supports_full(**kws[0]):
         calls = [mlagen_entry(bundle, kw) for kw in kws]
-        rows.append(time_impl(row, calls, check, reps_ms))
+        layer_calls = [mlagen_entry(bundle, kw) for kw in layer_kws]
+        rows.append(time_impl(row, calls, check, reps_ms, layer_calls=layer_calls))
         if "error" not in row:
             row["eager_us_again"] = time_eager(calls, reps_ms)  # the host drifts
     else:
@@ -1558,8 +1672,18 @@ def time_whole_call_shape(bundle, configs, peers, shape, sets, peaks, reps_ms):
         if why:
             rows.append({**row, "declined": why})
             continue
+        # SGLang's per-head kernel takes milliseconds per call at large
+        # shapes: graph replay alone there (no layers), and nothing past
+        # SLOW_PEER_MAX.
+        slow = peer.name in ("sglang-triton", "simt-baseline")
+        if slow and batch * heads * tokens > SLOW_PEER_MAX:
+            rows.append(
+                {**row, "declined": "not timed: tens of ms a call at this size"}
+            )
+            continue
         try:
             calls = [peer.prepare(kw) for kw in kws]
+            layer_calls = [] if slow else [peer.prepare(kw) for kw in layer_kws]
         except Exception as err:
             rows.append({**row, "error": f"{type(err).__name__}: {err}"})
             continue
@@ -1567,17 +1691,14 @@ def time_whole_call_shape(bundle, configs, peers, shape, sets, peaks, reps_ms):
         def fixed(result, peer=peer):
             return check(result, lambda got: peer.result(got, kws[0]))
 
-        # SGLang's per-head kernel takes milliseconds per call at large
-        # shapes: graph replay alone there, and nothing past SLOW_PEER_MAX.
-        slow = peer.name in ("sglang-triton", "simt-baseline")
-        if slow and batch * heads * tokens > SLOW_PEER_MAX:
-            rows.append(
-                {**row, "declined": "not timed: tens of ms a call at this size"}
-            )
-            continue
         rows.append(
             time_impl(
-                row, calls, fixed, reps_ms, eager=not slow or batch * heads <= 1024
+                row,
+                calls,
+                fixed,
+                reps_ms,
+                eager=not slow or batch * heads <= 1024,
+                layer_calls=layer_calls,
             )
         )
     for row in rows:
@@ -1598,10 +1719,17 @@ def run_whole_call_timing(bundle, configs, peers, args, gen, device, report, sav
         shape.update(window=args.window, extra=extra)
         sets = [
             whole_call_set(heads, batch, args.window, extra, gen, device)
-            for _ in range(1 if WARM_ONLY else 3)
+            for _ in range(input_sets(args, batch))
         ]
         rows = time_whole_call_shape(
-            bundle, configs, peers, shape, sets, report["peaks"], args.reps_ms
+            bundle,
+            configs,
+            peers,
+            shape,
+            sets,
+            report["peaks"],
+            args.reps_ms,
+            layers_of(args, batch),
         )
         for row in rows:
             if "passed" in row:
@@ -1634,7 +1762,7 @@ def whole_call_table(rows):
     head += "" if floor is None else f" (roofline floor {floor:.1f} µs)"
     lines = [
         head,
-        f"  {'implementation':34s} {'graph µs':>9s} {'eager µs':>9s} {'host µs':>8s} {'÷ mlagen':>8s}  check",
+        f"  {'implementation':34s} {'graph µs':>9s} {'layer µs':>9s} {'eager µs':>9s} {'host µs':>8s} {'÷ mlagen':>8s}  check",
     ]
     ours = next(
         (
@@ -1672,7 +1800,7 @@ def whole_call_table(rows):
             else ("ok" if r["passed"] else "FAIL") + f" {r['rel_err']:.1e}"
         )
         lines.append(
-            f"  {label:34s} {_us(g):>9s} {_us(r.get('us')):>9s} {_us(r.get('host_us')):>8s} {ratio:>8s}  {verdict}"
+            f"  {label:34s} {_us(g):>9s} {_us(r.get('layer_us')):>9s} {_us(r.get('us')):>9s} {_us(r.get('host_us')):>8s} {ratio:>8s}  {verdict}"
         )
         if (
             r["impl"] != "mlagen"
@@ -1752,6 +1880,12 @@ def parse_args(argv):
         help="time CUDA-graph replay up to this batch (default: every batch; SGLang replays decode as CUDA graphs)",
     )
     ap.add_argument(
+        "--layers",
+        type=int,
+        default=8,
+        help="also time the module's entry points and the peers as N calls back to back in one CUDA graph, each on its own inputs, as a server's decode graph holds one a layer: layer_us, the µs one more call adds (default: %(default)s; 0 turns it off). graph_us, one call a graph, also counts the graph's launch, which a server pays once a step",
+    )
+    ap.add_argument(
         "--no-whole-call", action="store_true", help="skip timing the whole call"
     )
     ap.add_argument(
@@ -1810,6 +1944,10 @@ def parse_args(argv):
     )
     ap.add_argument("--tiny", action="store_true", help="one small case, no timing")
     args = ap.parse_args(argv)
+    if args.layers < 0 or args.layers == 1:
+        ap.error(
+            f"--layers {args.layers}: give 0 (no layer timing) or 2 or more calls a graph"
+        )
     if args.tiny or args.device != "cuda":
         args.no_timing = True
     return args
@@ -2041,8 +2179,11 @@ def run_timing(modules, bundle, args, gen, device, report, save):
         for topk in ints(args.topks):
             for batch in ints(args.batches):
                 sets = timing_sets(
-                    batch, topk, heads, gen, device, 1 if WARM_ONLY else 3
+                    batch, topk, heads, gen, device, input_sets(args, batch)
                 )
+                layers = layers_of(args, batch)
+                layer_sets = sets[:layers] if 1 < layers <= len(sets) else []
+                rotating_sets = sets[:ROTATING_SETS]
                 floor, flops, nbytes = floor_us(batch, heads, topk, report["peaks"])
                 for n, module in modules.items():
                     if n == SIMT and batch * topk * heads > 64 * 2048 * 64:
@@ -2053,12 +2194,19 @@ def run_timing(modules, bundle, args, gen, device, report, save):
                         else n
                     )
                     try:
-                        us = time_shape(module, batch, topk, sets, False, args.reps_ms)
-                        g_us = None
+                        us = time_shape(
+                            module, batch, topk, rotating_sets, False, args.reps_ms
+                        )
+                        g_us = l_us = None
                         if batch <= args.graph_max_batch:
                             g_us = time_shape(
-                                module, batch, topk, sets, True, args.reps_ms
+                                module, batch, topk, rotating_sets, True, args.reps_ms
                             )
+                            if layer_sets and isinstance(module, EntryPoints):
+                                l_us = time_graph_layers(
+                                    shape_calls(module, layer_sets),
+                                    args.reps_ms,
+                                )
                     except bundle.Refused as err:
                         # A forced configuration that cannot serve the shape,
                         # or a bucket the selection gives to a peer.
@@ -2087,6 +2235,7 @@ def run_timing(modules, bundle, args, gen, device, report, save):
                             "heads": heads,
                             "us": us,
                             "graph_us": g_us,
+                            "layer_us": l_us,
                             "tflops": flops / best / 1e6,
                             "gbps": nbytes / best / 1e3,
                             "floor_us": floor,
@@ -2094,8 +2243,9 @@ def run_timing(modules, bundle, args, gen, device, report, save):
                         }
                     )
                     frac = "" if floor is None else f"  {floor / best:.1%} of the floor"
+                    layer = "" if l_us is None else f"  layer {l_us:.1f}"
                     print(
-                        f"{name:28s} H={heads:<4d} B={batch:<4d} topk={topk:<5d} {us:9.1f} us  graph {g_us if g_us is None else round(g_us, 1)}{frac}",
+                        f"{name:28s} H={heads:<4d} B={batch:<4d} topk={topk:<5d} {us:9.1f} us  graph {g_us if g_us is None else round(g_us, 1)}{layer}{frac}",
                         flush=True,
                     )
                 del sets

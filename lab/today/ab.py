@@ -7,7 +7,14 @@ Two passes in alternating order; the faster of the two per module and
 shape. Before timing, the two modules' outputs on the same inputs are
 compared (a broken copy shows there).
 
-    python3 lab/today/ab.py sm90 OUT.json     # DISABLE_MMA_V3=1 for sm120
+Each module is also timed as layers (`then_layer`, `now_layer`): the µs
+one call adds to a CUDA graph of LAYERS calls back to back, each on its
+own inputs, as a layer's call adds to a server's decode graph (the
+harness's time_graph_layers; from the fifth run on, which flushed the L2
+cache as do_bench does; from the sixth with the harness's clean flush,
+bench_clean_us). One call a graph, as `then` and `now` are timed, also
+counts the graph's launch and the timing events, and do_bench's flush
+leaves dirty lines for the timed call to write back (lab/flush).
 """
 
 import importlib.util
@@ -23,6 +30,7 @@ HEADS = (16, 64)
 TOPKS = (512, 2048)
 BATCHES = (1, 16, 64, 128)
 REPS_MS = 100
+LAYERS = 8
 
 
 def load(name, path):
@@ -34,7 +42,8 @@ def load(name, path):
 
 def shape(h, mods, heads, topk, batch, gen, device):
     """One shape: the two modules' outputs compared, then timed."""
-    sets = h.timing_sets(batch, topk, heads, gen, device)
+    layer_sets = h.timing_sets(batch, topk, heads, gen, device, count=LAYERS)
+    sets = layer_sets[: h.ROTATING_SETS]
     _, kc, q, idx, tl_ = sets[0]
     scale = h.HEAD_DIM**-0.5
     o_then, l_then = mods["then"].sparse_decode(q, kc, idx, tl_, scale)
@@ -53,11 +62,15 @@ def shape(h, mods, heads, topk, batch, gen, device):
         for m in order:
             t = h.time_shape(mods[m], batch, topk, sets, True, REPS_MS)
             row[m] = min(row.get(m, t), t)
+            calls = h.shape_calls(mods[m], layer_sets)
+            t = h.time_graph_layers(calls, REPS_MS)
+            row[m + "_layer"] = min(row.get(m + "_layer", t), t)
     row["config_now"] = mods["now"].select(batch, topk, heads)
     row["config_then"] = mods["then"].select(batch, topk)
     print(
         f"H {heads:3d} topk {topk:5d} B {batch:4d} then {row['then']:8.1f} now {row['now']:8.1f} "
-        f"then/now {row['then'] / row['now']:5.2f} out diff {rel:.1e} lse diff {lse:.1e} "
+        f"then/now {row['then'] / row['now']:5.2f} layer then {row['then_layer']:8.1f} now {row['now_layer']:8.1f} "
+        f"then/now {row['then_layer'] / row['now_layer']:5.2f} out diff {rel:.1e} lse diff {lse:.1e} "
         f"{row['config_then']} -> {row['config_now']}",
         flush=True,
     )
