@@ -369,13 +369,10 @@ def check_layers(harness):
         except SystemExit:
             pass
     args = harness.parse_args([])
-    want("sets at B 128", harness.input_sets(args, 128), args.layers)
-    want(
-        "sets past the decode batches",
-        harness.input_sets(args, harness.LAYERS_MAX_BATCH + 1),
-        harness.ROTATING_SETS,
-    )
+    want("layers at B 128", harness.layers_of(args, 128), 8)
     want("layers past the decode batches", harness.layers_of(args, 4096), 0)
+    want("sets for 8 layers", harness.input_sets(8), 8)
+    want("sets without layers", harness.input_sets(0), harness.ROTATING_SETS)
     for f in failures:
         print(f"layer timing: {f} FAIL")
     print(f"layer timing: {'ok' if not failures else 'FAIL'}")
@@ -499,21 +496,39 @@ def check_layer_wiring(harness):
     args = harness.parse_args(
         ["--heads", "16", "--topks", "64", "--batches", "2", "--layers", "4"]
     )
-    rotated, layered = [], []
+    rotated, layered, counts = [], [], []
+
+    def timing_sets(batch, topk, heads, gen, device, count):
+        counts.append(count)
+        return [(None, None, i, None, None) for i in range(count)]
+
     with stubbed(
         harness,
         time_graph=recorder(rotated, 10.0),
         time_eager=recorder(rotated, 20.0),
         time_graph_layers=recorder(layered, 7.0),
-        timing_sets=lambda batch, topk, heads, gen, device, count: [
-            (None, None, i, None, None) for i in range(count)
-        ],
+        timing_sets=timing_sets,
         settle_graph_replay=lambda device: None,
     ), contextlib.redirect_stdout(io.StringIO()):
         modules = {"entry": Entry(), "config": Config()}
         harness.run_timing(modules, Bundle(), args, None, None, per_cache, lambda: None)
+        # Configurations alone (--variants all): no layers, no sets for them.
+        harness.run_timing(
+            {"config": Config()},
+            Bundle(),
+            args,
+            None,
+            None,
+            {"timing": [], "peaks": None},
+            lambda: None,
+        )
+    want(
+        "per cache, sets made (entry points and a configuration; a configuration)",
+        counts,
+        [4, harness.ROTATING_SETS],
+    )
     want("per cache, sets as layers (the entry points only)", layered, [[0, 1, 2, 3]])
-    want("per cache, sets rotated (eager and graph, each)", rotated, [[0, 1, 2]] * 4)
+    want("per cache, sets rotated (eager and graph, each)", rotated, [[0, 1, 2]] * 6)
     want(
         "per cache, layer_us",
         [r.get("layer_us") for r in per_cache["timing"]],

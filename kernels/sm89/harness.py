@@ -28,8 +28,9 @@ is not here is reported as absent. The entry points and the peers are also
 timed as layers (``layer_us``): the µs one call adds to a graph of 8 calls
 back to back on their own inputs, as a layer's call adds to a server's
 decode graph, without the graph's launch that one call a graph also
-counts. The roofline floor is computed for the GPU it runs on: --peak-gbps and --peak-tflops where given, else a table of
-known GPUs, else its memory term alone from the device's own properties.
+counts. The roofline floor is computed for the GPU it runs on:
+--peak-gbps and --peak-tflops where given, else a table of known GPUs,
+else its memory term alone from the device's own properties.
 
 It writes one JSON file, to send back or to give to ``mlagen select``, which
 turns it into the static selection (and hands the buckets a peer wins back
@@ -899,8 +900,8 @@ def bench_clean_us(fn, reps_ms):
     and only clean lines, as behind a layer's other kernels (whose outputs
     are small beside the weights they read). bench_us's flush (do_bench's:
     it zeroes the buffer) leaves the cache full of dirty lines instead, and
-    the timed call's first loads write them back to DRAM: 1-10 µs more for
-    one call on an H100, the most where the call moves the most bytes
+    the timed call's first loads write them back to DRAM: 0.7-10.5 µs more
+    for one call on an H100, the most where the call moves the most bytes
     (lab/flush). None with --warm-only."""
     if WARM_ONLY:
         fn()
@@ -1068,13 +1069,13 @@ def layers_of(args, batch):
     return args.layers if batch <= LAYERS_MAX_BATCH else 0
 
 
-def input_sets(args, batch):
+def input_sets(layers):
     """Input sets to make a timed shape: the rotating ones, and one a layer
-    for the layer timing; one with --warm-only, which runs each call once
-    and times nothing."""
+    for a layer timing of `layers` calls; one with --warm-only, which runs
+    each call once and times nothing."""
     if WARM_ONLY:
         return 1
-    return max(ROTATING_SETS, layers_of(args, batch))
+    return max(ROTATING_SETS, layers)
 
 
 def timing_sets(batch, topk, heads, gen, device, count=ROTATING_SETS):
@@ -1719,7 +1720,7 @@ def run_whole_call_timing(bundle, configs, peers, args, gen, device, report, sav
         shape.update(window=args.window, extra=extra)
         sets = [
             whole_call_set(heads, batch, args.window, extra, gen, device)
-            for _ in range(input_sets(args, batch))
+            for _ in range(input_sets(layers_of(args, batch)))
         ]
         rows = time_whole_call_shape(
             bundle,
@@ -2175,13 +2176,13 @@ def check_supports(bundle, device, report):
 
 def run_timing(modules, bundle, args, gen, device, report, save):
     settle_graph_replay(device)
+    # Only the module's entry points are timed as layers, not configurations.
+    entry = any(isinstance(m, EntryPoints) for m in modules.values())
     for heads in ints(args.heads):
         for topk in ints(args.topks):
             for batch in ints(args.batches):
-                sets = timing_sets(
-                    batch, topk, heads, gen, device, input_sets(args, batch)
-                )
-                layers = layers_of(args, batch)
+                layers = layers_of(args, batch) if entry else 0
+                sets = timing_sets(batch, topk, heads, gen, device, input_sets(layers))
                 layer_sets = sets[:layers] if 1 < layers <= len(sets) else []
                 rotating_sets = sets[:ROTATING_SETS]
                 floor, flops, nbytes = floor_us(batch, heads, topk, report["peaks"])
