@@ -3,8 +3,9 @@
 triton.testing.do_bench clears the L2 cache before each timed call by
 zeroing a 256 MB buffer, which leaves the cache full of dirty lines: the
 timed call's first loads must write them back to DRAM. The harness's
-graph_us (one call a graph) pays that; its layer_us cancels it (both of
-its graphs start after the same flush). This times one module's call,
+graph_us (one call a graph) would pay that; a layer figure, the
+difference of two graphs that start after the same flush, should mostly
+not (the question this answers for both). This times one module's call,
 replayed as a graph of one call and of 8 calls on their own inputs, with
 two flushes before each replay:
 

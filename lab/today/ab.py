@@ -15,6 +15,8 @@ cache as do_bench does; from the sixth with the harness's clean flush,
 bench_clean_us). One call a graph, as `then` and `now` are timed, also
 counts the graph's launch and the timing events, and do_bench's flush
 leaves dirty lines for the timed call to write back (lab/flush).
+
+    python3 lab/today/ab.py sm90 OUT.json     # DISABLE_MMA_V3=1 for sm120
 """
 
 import importlib.util
