@@ -66,6 +66,30 @@ EXTRA_CASE = ("p64_h48_topk40", 64, 3, 48, 40, False)
 PADDED_CASE = ("p64_h64_16real_topk40_len_tppadded", 64, 2, 64, 40, True, "tp_padded")
 
 
+@contextlib.contextmanager
+def stubbed(module, **names):
+    """module's attributes replaced by names for the block, then restored."""
+    saved = {k: getattr(module, k) for k in names}
+    for k, v in names.items():
+        setattr(module, k, v)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            setattr(module, k, v)
+
+
+def recorder(into, us):
+    """A stand-in timer: runs the calls it is given once each, appends their
+    results to into, and answers us."""
+
+    def timer(calls, reps_ms):
+        into.append([call() for call in calls])
+        return us
+
+    return timer
+
+
 def check_handoff(harness, bundle):
     """supports_full() hands the plan it worked out to the sparse_decode_full()
     made right after it with the very same argument objects (SGLang's
@@ -177,13 +201,12 @@ def check_declines(harness, bundle):
         heads="20", topks="40", batches="2", graph_max_batch=0, reps_ms=10, layers=0
     )
     # No GPU: no graphs to settle, and one call in place of do_bench's.
-    settle, bench = harness.settle_graph_replay, harness.bench_us
-    harness.settle_graph_replay = lambda device: None
-    harness.bench_us = lambda fn, reps_ms: fn() or 1.0
-    try:
+    with stubbed(
+        harness,
+        settle_graph_replay=lambda device: None,
+        bench_us=lambda fn, reps_ms: fn() or 1.0,
+    ):
         harness.run_timing(refusing, bundle, args, gen, cpu, timing, lambda: None)
-    finally:
-        harness.settle_graph_replay, harness.bench_us = settle, bench
     rows = timing["timing"]
     timed = (
         len(rows) == 1
@@ -275,14 +298,12 @@ def check_results_file(harness):
             f.write('{"section": ')
             raise KeyboardInterrupt
 
-        dump, harness.json.dump = harness.json.dump, interrupted
-        try:
-            harness.write_results(path, {"section": 2})
-            failures.append("the interrupted write returned")
-        except KeyboardInterrupt:
-            pass
-        finally:
-            harness.json.dump = dump
+        with stubbed(harness.json, dump=interrupted):
+            try:
+                harness.write_results(path, {"section": 2})
+                failures.append("the interrupted write returned")
+            except KeyboardInterrupt:
+                pass
         with open(path) as f:
             kept = f.read()
         if kept != '{\n "section": 1\n}':
@@ -304,30 +325,6 @@ def check_results_file(harness):
         f"results file written whole or not at all: {'ok' if not failures else 'FAIL'}"
     )
     return len(failures)
-
-
-@contextlib.contextmanager
-def stubbed(module, **names):
-    """module's attributes replaced by names for the block, then restored."""
-    saved = {k: getattr(module, k) for k in names}
-    for k, v in names.items():
-        setattr(module, k, v)
-    try:
-        yield
-    finally:
-        for k, v in saved.items():
-            setattr(module, k, v)
-
-
-def recorder(into, us):
-    """A stand-in timer: runs the calls it is given once each, appends their
-    results to into, and answers us."""
-
-    def timer(calls, reps_ms):
-        into.append([call() for call in calls])
-        return us
-
-    return timer
 
 
 def check_layers(harness):

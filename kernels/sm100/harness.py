@@ -953,23 +953,6 @@ def time_eager(calls, reps_ms):
     return bench_us(rotating(calls), reps_ms)
 
 
-def time_graph(calls, reps_ms):
-    """Median µs of replaying one captured CUDA graph per input set, in turn,
-    as SGLang replays decode. Each call runs once outside capture first, so
-    that nothing compiles or initialises inside it."""
-    for call in calls:
-        call()
-    if WARM_ONLY:
-        return None
-    graphs = []
-    for call in calls:
-        g = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(g):
-            call()
-        graphs.append(g)
-    return bench_us(rotating([g.replay for g in graphs]), reps_ms)
-
-
 def capture_graph(calls):
     """One CUDA graph of calls in order, captured after each has run once
     outside capture (nothing compiles or initialises inside it); its replay."""
@@ -980,6 +963,21 @@ def capture_graph(calls):
         for call in calls:
             call()
     return g.replay
+
+
+def warm(calls):
+    """--warm-only's timing: each call once, to compile its kernels; None."""
+    for call in calls:
+        call()
+    return None
+
+
+def time_graph(calls, reps_ms):
+    """Median µs of replaying one captured CUDA graph per input set, in turn,
+    as SGLang replays decode (capture_graph)."""
+    if WARM_ONLY:
+        return warm(calls)
+    return bench_us(rotating([capture_graph([call]) for call in calls]), reps_ms)
 
 
 def time_graph_layers(calls, reps_ms):
@@ -993,9 +991,9 @@ def time_graph_layers(calls, reps_ms):
     layer. None with --warm-only."""
     if len(calls) < 2:
         raise ValueError(f"layer timing needs 2 or more calls, got {len(calls)}")
-    one, all_ = capture_graph(calls[:1]), capture_graph(calls)
     if WARM_ONLY:
-        return None
+        return warm(calls)
+    one, all_ = capture_graph(calls[:1]), capture_graph(calls)
     t1, tn = bench_clean_us(one, reps_ms), bench_clean_us(all_, reps_ms)
     return (tn - t1) / (len(calls) - 1)
 
