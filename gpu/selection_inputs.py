@@ -115,7 +115,7 @@ select` reads, one row a line: every other field stays in its run's file):
   at batch 1, and sm_80's two-buffer-set pipelined ones, per cache at H
   16, 32 and 64 and as the whole call at H 16 and 64, batches 1 to 128,
   with the pipelined checks, run without programmatic dependent launch as
-  on those GPUs (lab/sweepbytes/nopdl.py), and in a second call every
+  on those GPUs (gpu/nopdl.py), and in a second call every
   other tl.dot configuration at batch 1; its rows replace the older ones of
   the same configuration, entry and shape on sm_89, sm_86 and sm_80, and
   give sm_86 and sm_80 whole-call rows, so tables of their own;

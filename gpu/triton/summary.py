@@ -1,11 +1,11 @@
 """The short table of one gpu/triton/run.sh call (its results folder).
 
-    python3 gpu/triton/summary.py DIR VERSION
+    python3 gpu/triton/summary.py DIR VERSION [MODULE...]
 
-DIR holds, for each module (sm90, sm120) and each Triton (base: the GPU's
-own 3.6.0; VERSION: the pack), the harness's correctness report
-(check-M-T.json) and timings (time-M-T.json), and the SASS scans of the
-sm_120 builds. Prints every check's count, then per cache and the whole
+DIR holds, for each module (MODULEs, default sm90 sm120) and each Triton
+(base: the GPU's own 3.6.0; VERSION: the pack), the harness's correctness
+report (check-M-T.json) and timings (time-M-T.json), and the SASS scans of
+the mma.sync builds (sass-M-T.json, every module but sm90). Prints every check's count, then per cache and the whole
 call per shape: each module's time under base and under VERSION (CUDA-graph
 replay) and their ratio, with the configuration the entry points chose.
 Missing files are said to be missing.
@@ -18,9 +18,9 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from shipped_summary import fmt, load  # noqa: E402  gpu/, beside this folder
 
 
-def checks(d, version):
+def checks(d, version, modules):
     print("checks (the module's entry points, against a float64 reference):")
-    for m in ("sm90", "sm120"):
+    for m in modules:
         for t in ("base", version):
             for kind in ("check", "time"):
                 r = load(d, f"{kind}-{m}-{t}.json")
@@ -62,17 +62,19 @@ def times(d, m, t):
     return out
 
 
-def table(d, version):
-    base = {m: times(d, m, "base") for m in ("sm90", "sm120")}
-    new = {m: times(d, m, version) for m in ("sm90", "sm120")}
+def table(d, version, modules):
+    base = {m: times(d, m, "base") for m in modules}
+    new = {m: times(d, m, version) for m in modules}
     keys = sorted(set().union(*base.values(), *new.values()))
     print(f"\nCUDA-graph replay µs, under 3.6.0 and under {version}, and their ratio:")
     print(
-        f"  {'entry':>5} {'H':>3} {'topk':>5} {'B':>4} | {'sm90':>7} {version:>7} {'÷':>5} | {'sm120':>7} {version:>7} {'÷':>5} | configurations"
+        f"  {'entry':>5} {'H':>3} {'topk':>5} {'B':>4} | "
+        + " | ".join(f"{m:>7} {version:>7} {'÷':>5}" for m in modules)
+        + " | configurations"
     )
     for k in keys:
         cells, names = [], []
-        for m in ("sm90", "sm120"):
+        for m in modules:
             a, b = base[m].get(k, {}), new[m].get(k, {})
             ga, gb = a.get("graph_us") or a.get("us"), b.get("graph_us") or b.get("us")
             cells.append(
@@ -81,31 +83,35 @@ def table(d, version):
             na, nb = a.get("variant", "-"), b.get("variant", "-")
             names.append(na if na == nb else f"{na} -> {nb}")
         print(
-            f"  {k[0]:>5} {k[1]:>3} {k[2]:>5} {k[3]:>4} | {cells[0]} | {cells[1]} | {' / '.join(names)}"
+            f"  {k[0]:>5} {k[1]:>3} {k[2]:>5} {k[3]:>4} | {' | '.join(cells)} | {' / '.join(names)}"
         )
 
 
-def sass(d, version):
-    for t in ("base", version):
-        s = load(d, f"sass-sm120-{t}.json")
-        if s:
-            rows = [r for r in s["rows"] if "decode" in r["kernel"]]
-            print(
-                f"sm_120 build under {t}: {len(rows)} decode cubins, HMMA in {sum(r['hmma'] > 0 for r in rows)}, HGMMA in {sum(r['hgmma'] > 0 for r in rows)}"
-            )
+def sass(d, version, modules):
+    for m in modules:
+        if m == "sm90":
+            continue
+        for t in ("base", version):
+            s = load(d, f"sass-{m}-{t}.json")
+            if s:
+                rows = [r for r in s["rows"] if "decode" in r["kernel"]]
+                print(
+                    f"{m} build under {t}: {len(rows)} decode cubins, HMMA in {sum(r['hmma'] > 0 for r in rows)}, HGMMA in {sum(r['hgmma'] > 0 for r in rows)}"
+                )
 
 
 def main():
     d, version = sys.argv[1], sys.argv[2]
+    modules = sys.argv[3:] or ["sm90", "sm120"]
     try:
         with open(os.path.join(d, "gpu.txt")) as f:
             print(f.read().strip())
     except OSError:
         print("gpu.txt: missing")
-    checks(d, version)
-    table(d, version)
+    checks(d, version, modules)
+    table(d, version, modules)
     print()
-    sass(d, version)
+    sass(d, version, modules)
     try:
         with open(os.path.join(d, "exits.txt")) as f:
             print("exits: " + ", ".join(line.strip() for line in f))

@@ -14,7 +14,7 @@ export DISABLE_MMA_V3=1
 P=(--variants selected --heads 16,64 --batches 1,16,64,128 --topks 512,2048 --peers none)
 WC=(--whole-heads 16,64 --whole-batches 1,16,64,128 --extra-topks 512,2048)
 # run TARGET SECONDS ARGS...: the target's harness without dependent launch.
-run() { timeout "$2" env TRITON_CACHE_DIR=/tmp/c-sweepbytes-$1 python3 lab/sweepbytes/nopdl.py kernels/$1/harness.py "${@:3}"; }
+run() { timeout "$2" env TRITON_CACHE_DIR=/tmp/c-sweepbytes-$1 python3 gpu/nopdl.py kernels/$1/harness.py "${@:3}"; }
 for t in sm86 sm80 sm89; do
   bg warm-$t run $t 200 "${P[@]}" "${WC[@]}" --warm-only --no-check
 done

@@ -27,7 +27,7 @@ V[sm80]=$(names kernels/sm80/sparse_mla_mma.py '"(pp_h64_[a-z0-9_]+_s2)": Config
 P=(--heads 16,32,64 --batches 1,16,64,128 --topks 512,2048 --peers none)
 WC=(--whole-heads 16,64 --whole-batches 1,16,64,128 --extra-topks 512,2048)
 # run TARGET SECONDS ARGS...: the target's harness without dependent launch.
-run() { timeout "$2" env TRITON_CACHE_DIR=/tmp/c-sweepbytes-$1 python3 lab/sweepbytes/nopdl.py kernels/$1/harness.py "${@:3}"; }
+run() { timeout "$2" env TRITON_CACHE_DIR=/tmp/c-sweepbytes-$1 python3 gpu/nopdl.py kernels/$1/harness.py "${@:3}"; }
 part() { echo "$1" | tr , '\n' | awk -v k="$2" -v n="$3" 'NR % n == k' | paste -sd, -; }
 for t in sm86 sm89 sm80; do
   echo "$t: ${V[$t]}" | tee -a "$W/steps.txt"

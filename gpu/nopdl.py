@@ -1,6 +1,6 @@
 """Run a module's harness as it runs on a GPU without griddepcontrol.
 
-    python3 lab/sweepbytes/nopdl.py kernels/sm86/harness.py ARGS...
+    python3 gpu/nopdl.py kernels/sm86/harness.py ARGS...
 
 The sm_80, sm_86 and sm_89 modules launch their combine with programmatic
 dependent launch, and their tiles signal it, only where the device has
