@@ -28,8 +28,9 @@
 #             (.ci/sglang_heads.py): unpatched it pads a rank's heads to 64
 #             under tensor parallelism; patched, with the gate set on a 12.x
 #             GPU, it passes the rank's own, and the route lists each place
-#             that pads as wired (0.5.14 to 0.5.23 must; a newer release
-#             that does not pad is reported)
+#             of the model that pads as wired and the DSpark draft model
+#             (0.5.16 on) as left padded (0.5.14 to 0.5.23 must; a newer
+#             release that does not pad is reported)
 #   logs      the startup lines the release's own sources log (weights,
 #             graph capture, ready, capture failures), rendered by
 #             .ci/sglang_log_lines.py, read by watch's phase rules and
@@ -192,10 +193,12 @@ piptrip() {
 # heads REL: the release's DeepSeek-V4 model, its padding code run with
 # stubs by .ci/sglang_heads.py: unpatched it pads a rank's query heads to 64
 # under tensor parallelism (FlashMLA's width); patched, with the gate set on
-# a 12.x GPU, it passes the rank's own, and the route lists every place that
-# pads as wired (docs/sglang.md, "The heads a call gets under tensor
-# parallelism"). Called by cycle on the patched tree. A release of 0.5.14 to
-# 0.5.23 must do all of it; a newer one that does not pad is reported.
+# a 12.x GPU, it passes the rank's own, and the route lists every place of
+# the model that pads as wired (docs/sglang.md, "The heads a call gets under
+# tensor parallelism"); a DSpark draft model, where the release has one, is
+# listed as left padded. Called by cycle on the patched tree. A release of
+# 0.5.14 to 0.5.23 must do all of it; a newer one that does not pad is
+# reported.
 heads() {
   local d=$WORK/$1 lo hi
   if ! "$PY" "$HERE/sglang_heads.py" "$d/pristine" --expect padded > "$d/heads-pristine.log" 2>&1; then
@@ -209,9 +212,15 @@ heads() {
   fi
   "$PY" "$HERE/sglang_heads.py" "$d/site" --expect native > "$d/heads.log" 2>&1 \
     || fail "patched, the model does not pass a rank's own heads with the gate set on a 12.x GPU" "$d/heads.log"
-  [ "$(json "$d/patch.json" 'len(r["route"]["heads"]) > 0 and all(h["wired"] for h in r["route"]["heads"])')" = True ] \
-    || fail "the route does not list every place that pads a rank's heads as wired" "$d/patch.json"
-  HEADS="pads a rank's heads to 64 under TP, patched passes its own ($(json "$d/patch.json" '", ".join(h["function"] for h in r["route"]["heads"])'))"
+  local model='[h for h in r["route"]["heads"] if h["path"].endswith("/models/deepseek_v4.py")]'
+  [ "$(json "$d/patch.json" "len($model) > 0 and all(h[\"wired\"] for h in $model)")" = True ] \
+    || fail "the route does not list every place of deepseek_v4.py that pads a rank's heads as wired" "$d/patch.json"
+  local draft='[h for h in r["route"]["heads"] if h["path"].endswith("/models/deepseek_v4_dspark.py")]'
+  if [ -e "$d/pristine/sglang/srt/models/deepseek_v4_dspark.py" ]; then
+    [ "$(json "$d/patch.json" "len($draft) > 0 and not any(h[\"wired\"] for h in $draft)")" = True ] \
+      || fail "the route does not list the DSpark draft model as left padded" "$d/patch.json"
+  fi
+  HEADS="pads a rank's heads to 64 under TP, patched passes its own ($(json "$d/patch.json" '", ".join(h["function"] + ("" if h["wired"] else " left padded") for h in r["route"]["heads"])'))"
 }
 
 # loglines REL: the release's startup lines against watch's rules.

@@ -27,7 +27,7 @@ type headsSite struct {
 	path  string
 	line  int
 	where string // Class.method (qualifiedDef)
-	shape string // headsMethod or headsPadding
+	shape string // headsMethod, headsPadding or headsOwnPadding
 	want  *want  // nil when mlagen leaves this place padded
 	why   string // why it does, when want is nil
 }
@@ -54,6 +54,11 @@ func (s *session) headsSites() []headsSite {
 				out = append(out, s.headsMethodSite(fi, i))
 			case st.Kind(i) == "assignment" && st.Text(st.Child(i, "left")) == h.Padded && holds(st, st.Child(i, "right"), "attribute", "self."+h.Local):
 				if site, ok := s.headsPaddingSite(fi, i); ok {
+					out = append(out, site)
+				}
+			case h.SinkHelper != "" && st.Kind(i) == "call" && st.Text(st.Child(i, "function")) == "self."+h.SinkHelper &&
+				emptyArgs(st, st.Child(i, "arguments")):
+				if site, ok := s.headsOwnPaddingSite(fi, i); ok {
 					out = append(out, site)
 				}
 			}
@@ -140,6 +145,29 @@ func (s *session) headsPaddingSite(fi *resolve.Info, asg int32) (headsSite, bool
 		site.want.have = &bs[0]
 	}
 	return site, true
+}
+
+// headsOwnPaddingSite is a call of the sink helper with no width in a
+// method: the method takes the rank's sink at the padded width and pads its
+// query to match on its own (SGLang's DSpark draft pads to a module
+// constant). mlagen leaves it padded and lists it, so that the route shows
+// every place whose calls reach the kernel with padded heads. ok is false
+// for a call outside a method.
+func (s *session) headsOwnPaddingSite(fi *resolve.Info, call int32) (headsSite, bool) {
+	h := s.rec.Heads
+	st := fi.Syntax()
+	def := enclosingDef(st, call)
+	if def < 0 || className(st, def) == "" {
+		return headsSite{}, false
+	}
+	line, _ := resolve.LineCol(st.Src(), st.Start(call))
+	return headsSite{path: fi.Path(), line: line, where: qualifiedDef(st, call), shape: headsOwnPadding,
+		why: fmt.Sprintf("it takes the rank's sink at the padded width (self.%s() gives no width) and pads its query to match on its own, a shape mlagen does not change", h.SinkHelper)}, true
+}
+
+// emptyArgs reports whether an argument list passes nothing.
+func emptyArgs(st *resolve.Syntax, args int32) bool {
+	return args >= 0 && strings.Join(strings.Fields(st.Text(args)), "") == "()"
 }
 
 // headsNames says why the guard cannot read what it reads in fi ("" when it

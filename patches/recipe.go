@@ -158,11 +158,17 @@ type Platform struct {
 //     attention sink from Padded on the layer's first call: a block right
 //     after the assignment sets Padded to self.Local on that first call, and
 //     afterwards to the width the sink has (the sink must match the query).
+//
+// A third shape mlagen does not change, only lists: a method that calls
+// self.SinkHelper() with no width takes the rank's sink at the padded width
+// and pads its query to match on its own (SGLang's DSpark draft model, to a
+// module constant), so its calls reach the kernel with padded heads.
 type Heads struct {
-	Local  string `json:"local"`
-	Method string `json:"method"`
-	Padded string `json:"padded"`
-	Sink   string `json:"sink"`
+	Local      string `json:"local"`
+	Method     string `json:"method"`
+	Padded     string `json:"padded"`
+	Sink       string `json:"sink"`
+	SinkHelper string `json:"sink_helper"`
 }
 
 // Choice is one environment variable SGLang has chosen the backend by.
@@ -212,6 +218,9 @@ func (r *Recipe) check() error {
 	if h := r.Heads; h != (Heads{}) {
 		idents = append(idents, struct{ what, v string }{"heads.local", h.Local}, struct{ what, v string }{"heads.method", h.Method},
 			struct{ what, v string }{"heads.padded", h.Padded}, struct{ what, v string }{"heads.sink", h.Sink})
+		if h.SinkHelper != "" { // optional: only listed, never edited
+			idents = append(idents, struct{ what, v string }{"heads.sink_helper", h.SinkHelper})
+		}
 	}
 	for _, f := range idents {
 		if !identRE.MatchString(f.v) {
@@ -243,11 +252,13 @@ func (r *Recipe) check() error {
 }
 
 // headsFile reports whether a file may set the heads of a rank's attention
-// call (Heads): it spells the local count and the method or the padded one.
+// call (Heads): it spells the local count and the method, the padded count
+// or the sink helper.
 func (r *Recipe) headsFile(data []byte) bool {
 	h := r.Heads
 	return h.Local != "" && bytes.Contains(data, []byte(h.Local)) &&
-		(bytes.Contains(data, []byte(h.Method)) || bytes.Contains(data, []byte(h.Padded)))
+		(bytes.Contains(data, []byte(h.Method)) || bytes.Contains(data, []byte(h.Padded)) ||
+			h.SinkHelper != "" && bytes.Contains(data, []byte(h.SinkHelper)))
 }
 
 // config is what the resolver is asked about for this recipe: the three

@@ -204,6 +204,8 @@ func explode(indent, open string, its []string, close string) []string {
 const (
 	headsMethod  = "method"
 	headsPadding = "padding"
+	// headsOwnPadding is only listed: no guard is rendered for it.
+	headsOwnPadding = "own padding"
 )
 
 // renderHeads returns the heads guard (at indent; unit is one more level).

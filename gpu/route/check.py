@@ -22,9 +22,18 @@ fresh process:
                    stand-in records it), with no MMA kernel entry point
                    (supports_full, sparse_decode_full, sparse_decode) and no
                    SIMT call reached
+    set-window     gate set after import, default backend, the window cache
+                   alone (extra_k_cache None) and a rank's 16 heads padded to
+                   64 (the padding NaN, the sink's zero): what a layer
+                   without compression and SGLang's DSpark draft model pass
+                   under tensor parallelism 4 (docs/sglang.md): the MMA
+                   kernel, the 16 real heads right
+    unset-triton-window  the same call, gate unset, backend triton: SGLang's
+                   SIMT kernel, on the one cache
 
 Calling flash_mla_with_kvcache_sm120 with FlashMLA's keywords (a window cache,
-an extra cache, topk lengths, an attention sink), it counts the calls that
+an extra cache unless the scenario ends in -window, topk lengths, an
+attention sink), it counts the calls that
 reach SGLang's SIMT kernel and the kernel module's entry points, keeps the
 module's "mlagen: ..." log lines, checks the result against a float64
 reference built with the emitted harness's helpers, and replays the call from
@@ -57,6 +66,8 @@ SCENARIOS = {
     "set-default": {},
     "set-torch": {"SGLANG_SM120_FLASHMLA_BACKEND": "torch"},
     "set-peer": {},
+    "set-window": {},
+    "unset-triton-window": {"SGLANG_SM120_FLASHMLA_BACKEND": "triton"},
 }
 # The whole-call bucket set-peer gives to a peer, as mlagen select writes it.
 PEER = "peer:flashinfer"
@@ -164,12 +175,20 @@ def child(tree, scenario, interpret):
     # pipelined (Gluon) kernels every bucket above batch 1. make_inputs makes
     # its last row empty; this one keeps a length short of its tokens.
     batch, heads, window, extra = (1, 16, 16, 32) if interpret else (4, 64, 128, 512)
+    window_only = scenario.endswith("-window")
+    if window_only:
+        heads = 64  # a rank's 16 padded to 64, as SGLang pads them
     buf, q, idx, length = h.make_inputs(64, batch, heads, window, True, gen, device)
     ebuf, _, eidx, elength = h.make_inputs(64, batch, heads, extra, True, gen, device)
     if interpret:
         length.fill_(window - 3)
         elength.fill_(extra - 5)
     sink = torch.randn(heads, generator=gen, device=device, dtype=torch.float32)
+    real = heads
+    if window_only:
+        real = h.TP_REAL_HEADS
+        q = h.lay_out_q(q, "tp_padded")
+        sink[real:] = 0.0  # SGLang pads the sink with zeros
     scale = q.shape[-1] ** -0.5
     kwargs = dict(
         q=q,
@@ -179,27 +198,44 @@ def child(tree, scenario, interpret):
         attn_sink=sink,
         head_dim_v=512,
         softmax_scale=scale,
-        extra_k_cache=h.as_k_cache(ebuf, 64),
-        extra_indices_in_kvcache=eidx.view(batch, 1, -1),
-        extra_topk_length=elength,
+        extra_k_cache=None if window_only else h.as_k_cache(ebuf, 64),
+        extra_indices_in_kvcache=None if window_only else eidx.view(batch, 1, -1),
+        extra_topk_length=None if window_only else elength,
     )
-    seen = {"scenario": scenario, "target": mma.TARGET, "flashinfer": False}
+    seen = {
+        "scenario": scenario,
+        "target": mma.TARGET,
+        "flashinfer": False,
+        "caches": 1 if window_only else 2,
+    }
     try:
         out, lse = getattr(entry, ENTRY)(**kwargs)
     except TookFlashInfer:
         seen.update(flashinfer=True, calls=calls, log=records)
         print(json.dumps(seen))
         return
-    kvs = [h.dequantize(buf, 64), h.dequantize(ebuf, 64)]
-    ref = h.reference_full(q, kvs, [idx, eidx], [length, elength], sink, scale)
-    seen["out_err"], seen["lse_err"], seen["nan"] = errors(out, lse, *ref)
-    seen["graph"] = "skipped (CPU)" if interpret else replay(entry, kwargs, out, lse)
+    kvs, idxs, lens = [h.dequantize(buf, 64)], [idx], [length]
+    if not window_only:
+        kvs, idxs, lens = (
+            kvs + [h.dequantize(ebuf, 64)],
+            idxs + [eidx],
+            lens + [elength],
+        )
+    # The real heads alone: a padded row's result is no one's (SGLang drops it).
+    ref = h.reference_full(q[:, :, :real], kvs, idxs, lens, sink[:real], scale)
+    seen["out_err"], seen["lse_err"], seen["nan"] = errors(
+        out[:, :, :real], lse[:, :real], *ref
+    )
+    seen["graph"] = (
+        "skipped (CPU)" if interpret else replay(entry, kwargs, out, lse, real)
+    )
     seen.update(calls=calls, log=records)
     print(json.dumps(seen))
 
 
-def replay(entry, kwargs, out, lse):
-    """Capture the call in a CUDA graph, replay it, compare with eager."""
+def replay(entry, kwargs, out, lse, real):
+    """Capture the call in a CUDA graph, replay it, compare with eager: the
+    first `real` heads (a padded head's NaN equals nothing, itself included)."""
     stream = torch.cuda.Stream()
     stream.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(stream):
@@ -211,7 +247,9 @@ def replay(entry, kwargs, out, lse):
         g_out, g_lse = getattr(entry, ENTRY)(**kwargs)
     graph.replay()
     torch.cuda.synchronize()
-    same = torch.equal(g_out, out) and torch.equal(g_lse, lse)
+    same = torch.equal(g_out[:, :, :real], out[:, :, :real]) and torch.equal(
+        g_lse[:, :real], lse[:, :real]
+    )
     return "equal" if same else "differs"
 
 
@@ -250,15 +288,16 @@ def judge(seen):
         bad.append("wrong result")
     if seen["graph"] == "differs":
         bad.append("graph replay differs from eager")
-    if sc == "unset-triton":
-        if simt != 2 * entries or full or per:
+    caches = seen["caches"]
+    if sc.startswith("unset-triton"):
+        if simt != caches * entries or full or per:
             bad.append(
-                "gate unset did not run SGLang's SIMT kernel on both caches alone"
+                f"gate unset did not run SGLang's SIMT kernel on its {caches} cache(s) alone"
             )
         return bad
     whole = "sparse_decode_full" in calls
     want = "whole call" if whole else "per cache"
-    ran = (full == entries and not per) if whole else per == 2 * entries
+    ran = (full == entries and not per) if whole else per == caches * entries
     if simt or not ran:
         bad.append(f"gate set did not run the MMA kernel ({want})")
     if not any(f"on the MMA kernel ({want}" in line for line in seen["log"]):
