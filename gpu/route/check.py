@@ -24,10 +24,10 @@ fresh process:
                    SIMT call reached
     set-window     gate set after import, default backend, the window cache
                    alone (extra_k_cache None) and a rank's 16 heads padded to
-                   64 (the padding NaN, the sink's zero): what a layer
-                   without compression and SGLang's DSpark draft model pass
-                   under tensor parallelism 4 (docs/sglang.md): the MMA
-                   kernel, the 16 real heads right
+                   64 (the padding NaN, the sink's zero): what SGLang's
+                   DSpark draft model passes under tensor parallelism 4, and
+                   a layer without compression wherever the model still pads
+                   (docs/sglang.md): the MMA kernel, the 16 real heads right
     unset-triton-window  the same call, gate unset, backend triton: SGLang's
                    SIMT kernel, on the one cache
 

@@ -5,10 +5,11 @@
 DIR holds, for each module (MODULEs, default sm90 sm120) and each Triton
 (base: the GPU's own 3.6.0; VERSION: the pack), the harness's correctness
 report (check-M-T.json) and timings (time-M-T.json), and the SASS scans of
-the mma.sync builds (sass-M-T.json, every module but sm90). Prints every check's count, then per cache and the whole
-call per shape: each module's time under base and under VERSION (CUDA-graph
-replay) and their ratio, with the configuration the entry points chose.
-Missing files are said to be missing.
+the mma.sync builds (sass-M-T.json, every module but sm90). Prints every
+check's count, then per cache and the whole call per shape: each module's
+time under base and under VERSION (CUDA-graph replay) and their ratio, with
+the configuration the entry points chose. Missing files are said to be
+missing.
 """
 
 import os
