@@ -205,13 +205,13 @@ heads() {
     lo=$(printf '%s\n%s\n' 0.5.14 "$1" | sort -V | head -n 1)
     hi=$(printf '%s\n%s\n' "$1" 0.5.23 | sort -V | tail -n 1)
     if [ "$lo" = 0.5.14 ] && [ "$hi" = 0.5.23 ]; then
-      fail "docs/sglang.md says $1 pads a rank's heads to 64 under tensor parallelism; its deepseek_v4.py does not" "$d/heads-pristine.log"
+      fail "docs/sglang.md says $1 pads a rank's heads to 64 under tensor parallelism (its model, and its DSpark draft where it has one); the log shows where it does not" "$d/heads-pristine.log"
     fi
     HEADS="no head padding found ($(tail -n 1 "$d/heads-pristine.log"))"
     return
   fi
   "$PY" "$HERE/sglang_heads.py" "$d/site" --expect native > "$d/heads.log" 2>&1 \
-    || fail "patched, the model does not pass a rank's own heads with the gate set on a 12.x GPU" "$d/heads.log"
+    || fail "patched, the model does not pass a rank's own heads with the gate set on a 12.x GPU, or the DSpark draft no longer pads (the log says which)" "$d/heads.log"
   local model='[h for h in r["route"]["heads"] if h["path"].endswith("/models/deepseek_v4.py")]'
   [ "$(json "$d/patch.json" "len($model) > 0 and all(h[\"wired\"] for h in $model)")" = True ] \
     || fail "the route does not list every place of deepseek_v4.py that pads a rank's heads as wired" "$d/patch.json"

@@ -13,7 +13,9 @@ patched (--expect native) and pristine (--expect padded).
 The code that picks the width is cut out with ast and run alone: the method
 _kernel_num_heads (newer releases), or the `if` in forward that sets
 padded_num_heads and builds the rank's padded attention sink once (older
-ones). CI has neither torch nor a GPU, so all it touches is a stub (torch,
+ones). Where the release has SGLang's DSpark draft model (0.5.16 on), its
+padding `if` and the sink helper it calls with no width run too: mlagen
+leaves that place padded, so it pads under either --expect. CI has neither torch nor a GPU, so all it touches is a stub (torch,
 SGLang's platform and envs, the modules an inserted import names, the layer,
 tensors that are only a shape), which also lets each scenario pick the gate
 and the GPU. Prints a table and a verdict line, or one JSON object with
@@ -241,6 +243,92 @@ def padding_rows(code, native):
     return rows
 
 
+def class_methods(tree, name):
+    """Every method called name of the module's classes."""
+    return [
+        item
+        for cls in ast.walk(tree)
+        if isinstance(cls, ast.ClassDef)
+        for item in cls.body
+        if isinstance(item, ast.FunctionDef) and item.name == name
+    ]
+
+
+def assigns(node, name):
+    """Whether node assigns the local name somewhere inside."""
+    return any(
+        isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
+        for n in ast.walk(node)
+    )
+
+
+def draft_rows(root):
+    """SGLang's DSpark draft model (0.5.16 on), patched or not: its forward's
+    `if` that builds the padded query (q_padded) and the sink helper it calls
+    with no width, run with the stubs on a fresh layer. mlagen leaves this
+    place padded (docs/sglang.md), so every gate and GPU gives 64 heads and a
+    64-wide sink. [] when the release has no draft model; one failing row
+    when its shape is not found."""
+    models = os.path.join(root, "sglang", "srt", "models")
+    path = os.path.join(models, "deepseek_v4_dspark.py")
+    if not os.path.exists(path):
+        return []
+    flags = __import__("__future__").annotations.compiler_flag
+    try:
+        with open(path, encoding="utf-8") as f:
+            tree = ast.parse(f.read(), path)
+        pads = [
+            stmt
+            for method in class_methods(tree, "forward")
+            for stmt in method.body
+            if isinstance(stmt, ast.If) and assigns(stmt, "q_padded")
+        ]
+        constants = [
+            stmt
+            for stmt in tree.body
+            if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Constant)
+        ]
+        # The draft's own helper (0.5.16) or the one it inherits (0.5.23).
+        helper, where = class_methods(tree, "_local_attn_sink"), path
+        if not helper:
+            where = os.path.join(models, "deepseek_v4.py")
+            with open(where, encoding="utf-8") as f:
+                helper = class_methods(ast.parse(f.read(), where), "_local_attn_sink")
+    except (OSError, SyntaxError) as error:
+        pads, helper, where = [], [], f"{type(error).__name__}: {error}"
+    if len(pads) != 1 or len(helper) != 1:
+        why = f"{len(pads)} padding `if`s in forward, {len(helper)} sink helpers ({where})"
+        return [
+            {"scenario": "DSpark draft", "got": why, "expected": "1, 1", "ok": False}
+        ]
+    pad = compile(ast.Module(body=[pads[0]], type_ignores=[]), path, "exec", flags)
+    sink = compile(ast.Module(body=[helper[0]], type_ignores=[]), where, "exec", flags)
+    consts = compile(ast.Module(body=constants, type_ignores=[]), path, "exec", flags)
+    rows = []
+    for gate, major in [(True, 12), (False, 12), (True, 9)]:
+
+        def step(namespace):
+            one = layer()
+            one.q_head_norm = False
+            namespace.update(
+                self=one,
+                hidden_states=FakeTensor((1, 4096)),
+                pool=types.SimpleNamespace(uniform_fp8=False),
+                q_padded=None,
+                q_out=None,
+            )
+            exec(consts, namespace)
+            exec(pad, namespace)
+            exec(sink, namespace)
+            heads = namespace["q_padded"]
+            width = namespace["_local_attn_sink"](one).shape[0]
+            return f"{heads.shape[1] if heads is not None else None}/{width}"
+
+        got = execute(step, gate, major)
+        rows.append(row("DSpark draft", gate, major, got, f"{PADDED}/{PADDED}"))
+    return rows
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("root", help="directory holding sglang/ (an unpacked wheel)")
@@ -270,6 +358,7 @@ def main():
     bound = local_reads(source, path, method)
     scenario = f"{method.name} binds none of envs, torch, os"
     rows.append({"scenario": scenario, "got": bound, "expected": [], "ok": not bound})
+    rows += draft_rows(args.root)
     ok = all(r["ok"] for r in rows)
     if args.json:
         report = {"release": path, "shape": shape, "expect": args.expect, "ok": ok}
