@@ -23,6 +23,7 @@ and the GPU. Prints a table and a verdict line, or one JSON object with
 does not, 2 when the file or the code's shape is not found.
 """
 
+import __future__
 import argparse
 import ast
 import json
@@ -157,17 +158,22 @@ def sets_padded_heads(stmt):
     )
 
 
-def find_shape(tree):
-    """("method", the _kernel_num_heads def, it) or ("padding", the outermost
-    `if` whose body sets padded_num_heads, its method), looking only inside
-    classes' methods; None when the release has neither."""
-    methods = [
+def class_methods(tree, name=None):
+    """The methods of the module's classes (those called name, if given)."""
+    return [
         item
         for cls in ast.walk(tree)
         if isinstance(cls, ast.ClassDef)
         for item in cls.body
-        if isinstance(item, ast.FunctionDef)
+        if isinstance(item, ast.FunctionDef) and name in (None, item.name)
     ]
+
+
+def find_shape(tree):
+    """("method", the _kernel_num_heads def, it) or ("padding", the outermost
+    `if` whose body sets padded_num_heads, its method), looking only inside
+    classes' methods; None when the release has neither."""
+    methods = class_methods(tree)
     for method in methods:
         if method.name == "_kernel_num_heads":
             return "method", method, method
@@ -243,17 +249,6 @@ def padding_rows(code, native):
     return rows
 
 
-def class_methods(tree, name):
-    """Every method called name of the module's classes."""
-    return [
-        item
-        for cls in ast.walk(tree)
-        if isinstance(cls, ast.ClassDef)
-        for item in cls.body
-        if isinstance(item, ast.FunctionDef) and item.name == name
-    ]
-
-
 def assigns(node, name):
     """Whether node assigns the local name somewhere inside."""
     return any(
@@ -273,7 +268,8 @@ def draft_rows(root):
     path = os.path.join(models, "deepseek_v4_dspark.py")
     if not os.path.exists(path):
         return []
-    flags = __import__("__future__").annotations.compiler_flag
+    # Both modules postpone annotations; compiled alone, a def would not.
+    flags = __future__.annotations.compiler_flag
     try:
         with open(path, encoding="utf-8") as f:
             tree = ast.parse(f.read(), path)

@@ -179,10 +179,13 @@ def child(tree, scenario, interpret):
     if window_only:
         heads = 64  # a rank's 16 padded to 64, as SGLang pads them
     buf, q, idx, length = h.make_inputs(64, batch, heads, window, True, gen, device)
+    # Drawn for the window scenarios too, which pass no extra cache, so that
+    # every scenario's window cache, Q and sink come from the same draws.
     ebuf, _, eidx, elength = h.make_inputs(64, batch, heads, extra, True, gen, device)
     if interpret:
         length.fill_(window - 3)
         elength.fill_(extra - 5)
+    caches = [(buf, idx, length)] + ([] if window_only else [(ebuf, eidx, elength)])
     sink = torch.randn(heads, generator=gen, device=device, dtype=torch.float32)
     real = heads
     if window_only:
@@ -198,15 +201,21 @@ def child(tree, scenario, interpret):
         attn_sink=sink,
         head_dim_v=512,
         softmax_scale=scale,
-        extra_k_cache=None if window_only else h.as_k_cache(ebuf, 64),
-        extra_indices_in_kvcache=None if window_only else eidx.view(batch, 1, -1),
-        extra_topk_length=None if window_only else elength,
+        extra_k_cache=None,
+        extra_indices_in_kvcache=None,
+        extra_topk_length=None,
     )
+    if not window_only:
+        kwargs.update(
+            extra_k_cache=h.as_k_cache(ebuf, 64),
+            extra_indices_in_kvcache=eidx.view(batch, 1, -1),
+            extra_topk_length=elength,
+        )
     seen = {
         "scenario": scenario,
         "target": mma.TARGET,
         "flashinfer": False,
-        "caches": 1 if window_only else 2,
+        "caches": len(caches),
     }
     try:
         out, lse = getattr(entry, ENTRY)(**kwargs)
@@ -214,13 +223,8 @@ def child(tree, scenario, interpret):
         seen.update(flashinfer=True, calls=calls, log=records)
         print(json.dumps(seen))
         return
-    kvs, idxs, lens = [h.dequantize(buf, 64)], [idx], [length]
-    if not window_only:
-        kvs, idxs, lens = (
-            kvs + [h.dequantize(ebuf, 64)],
-            idxs + [eidx],
-            lens + [elength],
-        )
+    kvs = [h.dequantize(b, 64) for b, _, _ in caches]
+    idxs, lens = [c[1] for c in caches], [c[2] for c in caches]
     # The real heads alone: a padded row's result is no one's (SGLang drops it).
     ref = h.reference_full(q[:, :, :real], kvs, idxs, lens, sink[:real], scale)
     seen["out_err"], seen["lse_err"], seen["nan"] = errors(
