@@ -276,7 +276,7 @@ func (s Selection) Validate(fits map[string]bool) error {
 	}
 	for _, name := range s.Names() {
 		if name != SIMTName && !IsPeer(name) && !fits[name] {
-			return fmt.Errorf("selection names %s, which is not a fitting variant of this sweep (re-run `mlagen select` on fresh results)", name)
+			return fmt.Errorf("selection names %s, which is not a fitting variant of this sweep (emit with the sweep flags its results were timed with, or re-run `mlagen select` on results timed with these)", name)
 		}
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -101,15 +102,52 @@ func failure(e *env, cmd string, err error) int {
 	return exitFail
 }
 
-// writeFailed reports a failed changeset Apply on dir. The writer says
-// itself when it put changes back (or could not); a failure before the
-// first change needs saying too.
-func writeFailed(e *env, cmd, dir string, err error) int {
+// errorReport is what a subcommand run with --json prints on stdout when
+// it fails, in the shape of patch's problem(): CI reading --json gets an
+// object either way, and the human text stays on stderr.
+type errorReport struct {
+	Command string   `json:"command"`
+	Error   string   `json:"error"`
+	Details []string `json:"details"`
+}
+
+// failed reports a failure of cmd after its flags were parsed, with exit
+// status code: exitFail (the job found a problem) or exitUsage (an input
+// it cannot use; the usage hint follows). msg and its details go to
+// stderr and, with asJSON, as one errorReport to stdout. A mistake in the
+// flags themselves is usageError's (stderr only, as for every command).
+func failed(e *env, cmd string, asJSON bool, code int, msg string, details ...string) int {
+	text := msg
+	if len(details) > 0 {
+		text += ":\n  " + strings.Join(details, "\n  ")
+	}
+	if code == exitUsage {
+		usageError(e, cmd, "%s", text)
+	} else {
+		failure(e, cmd, errors.New(text))
+	}
+	if asJSON {
+		emitJSON(e, errorReport{Command: cmd, Error: msg, Details: append([]string{}, details...)}, false)
+	}
+	return code
+}
+
+// writeFailed reports a failed changeset Apply on dir (exit 1). The writer
+// says itself when it put changes back (or could not); a failure before
+// the first change needs saying too. A folder that could not be created is
+// named as such, not by its path relative to itself ("mkdir .").
+func writeFailed(e *env, cmd, dir string, err error, asJSON bool) int {
 	var ce *changeset.Error
-	if !errors.As(err, &ce) {
+	var pe *fs.PathError
+	switch mkdir := errors.As(err, &pe) && pe.Op == "mkdir"; {
+	case mkdir && errors.As(err, &ce):
+		err = &changeset.Error{Step: ce.Step, Err: fmt.Errorf("cannot create the folder %s: %w", pe.Path, pe.Err), Undone: ce.Undone, UndoErr: ce.UndoErr}
+	case mkdir:
+		err = fmt.Errorf("cannot create the folder %s: %w (nothing was written)", pe.Path, pe.Err)
+	case !errors.As(err, &ce):
 		err = fmt.Errorf("%w (nothing was written: %s is as it was)", err, dir)
 	}
-	return failure(e, cmd, fmt.Errorf("writing %s: %w", dir, err))
+	return failed(e, cmd, asJSON, exitFail, fmt.Sprintf("writing %s: %v", dir, err))
 }
 
 // suggest is the candidate closest to what was typed, if it is close

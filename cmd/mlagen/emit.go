@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -23,6 +24,12 @@ it first). The selection is the target's measured one (gen/selections,
 written by 'mlagen select' and built into mlagen) where every variant it
 names fits the sweep, else a static rule, and emit says so. --kernels
 changes where the files go, never what they hold.
+
+--block-h, --block-t, --split-k, --num-warps and --num-stages shape the
+tl.dot family (mma_*) alone: the pipelined pp_* family (sm_80 to sm_89,
+sm_100, sm_120) and the warp-specialised families (sm_90) have their own
+flags, --pp-split-k and the --ws-* flags below, and keep the target's
+curated lists unless those are given.
 
 --selection FILE renders the module with a selection of your own instead:
 the file 'mlagen select --selections DIR RESULTS.json' writes (DIR/sm120.json
@@ -43,8 +50,10 @@ removed; other files are left alone.
 On sm_90 the sweep also holds the warp-specialised family (ws_*, written in
 Gluon: a producer warp group gathers and dequantises K tiles while two
 consumer warp groups run the wgmma); --ws-split-k picks its SPLIT_K values,
-and --ws-cluster-split-k those of its wsc_* form, whose splits run as one
-thread-block cluster and merge their partials without a combine kernel.
+--ws-cluster-split-k those of its wsc_* form, whose splits run as one
+thread-block cluster and merge their partials without a combine kernel,
+and --ws-narrow-split-k those of its narrow 16-head form (ws_h16_*); all
+three "none" leave Gluon out, for Triton kernels only.
 
 Examples:
   mlagen emit                                  # curated sm_120 sweep into kernels/sm120
@@ -52,15 +61,19 @@ Examples:
   mlagen emit --block-h 16,32 --block-t 16 --split-k 1,8 --dry-run
   mlagen emit --target sm_90 --check           # CI: fail when kernels/sm90 is stale
   mlagen emit --target sm_90 --check --diff    # ... and show how
-  mlagen emit --target sm_90 --ws-split-k none --kernels k-triton  # Triton kernels only
+  mlagen emit --target sm_90 --ws-split-k none --ws-cluster-split-k none \
+      --ws-narrow-split-k none --kernels k-triton     # Triton kernels only
   mlagen emit --target sm_90 --per-variant --kernels k-all  # one module per variant too
   mlagen emit --selection sm120.json --kernels my-sm120    # your card's tables, then: mlagen patch --kernels my-sm120 ~/sglang
 
 Exit status: 0 written (or up to date), 1 nothing fits, a --selection
 that names a variant the sweep does not fit, --check found a difference, a
 file emit refuses to overwrite, or a write that failed (the folder is as it
-was), 2 bad flags, or a --selection file that cannot be read or is not a
-selection (nothing written).
+was), 2 bad flags, a --kernels path through a file (the folder or a folder
+above it), or a --selection file that cannot be read, is not a selection,
+or is for another GPU than --target (nothing written). With --json every
+failure after the flags also prints {"command", "error", "details"} on
+stdout.
 `
 
 // emitOpts is what runEmit reads from its flags.
@@ -93,7 +106,10 @@ func runEmit(e *env, args []string) int {
 		em.Files = append(em.Files, extra...)
 	}
 	if err != nil {
-		return failure(e, "emit", err)
+		return failed(e, "emit", o.asJSON, exitFail, err.Error())
+	}
+	if em.SelectionNote != "" {
+		em.SelectionNote = selectionNote(o.sweep, em)
 	}
 	if len(em.Fitting()) == 0 {
 		if o.asJSON {
@@ -106,11 +122,11 @@ func runEmit(e *env, args []string) int {
 	}
 	plan, err := gen.PlanDir(o.dir, em.Files)
 	if err != nil {
-		return refused(e, o.dir, err)
+		return refused(e, o.dir, err, o.asJSON)
 	}
 	if o.mode == "write" {
 		if _, err := plan.Set.Apply(e.write); err != nil {
-			return writeFailed(e, "emit", o.dir, err)
+			return writeFailed(e, "emit", o.dir, err, o.asJSON)
 		}
 	}
 	code = exitOK
@@ -150,7 +166,7 @@ func parseEmit(e *env, args []string) (o emitOpts, done bool, code int) {
 	var err error
 	if o.selectionPath != "" {
 		if o.selection, err = readSelection(o.selectionPath, &sf, f.Changed("target")); err != nil {
-			return o, true, usageError(e, "emit", "--selection %s: %v", o.selectionPath, err)
+			return o, true, failed(e, "emit", o.asJSON, exitUsage, fmt.Sprintf("--selection %s: %v", o.selectionPath, err))
 		}
 	}
 	if o.sweep, err = sf.sweep(f.FlagSet); err != nil {
@@ -159,8 +175,8 @@ func parseEmit(e *env, args []string) (o emitOpts, done bool, code int) {
 	if o.dir == "" {
 		o.dir = filepath.Join("kernels", o.sweep.Target.Dir())
 	}
-	if st, err := os.Stat(o.dir); err == nil && !st.IsDir() {
-		return o, true, usageError(e, "emit", "%s is a file, not a directory (--kernels names the folder to write)", o.dir)
+	if msg := notAFolder(o.dir); msg != "" {
+		return o, true, failed(e, "emit", o.asJSON, exitUsage, msg+" (--kernels names the folder to write)")
 	}
 	o.mode = "write"
 	switch {
@@ -193,8 +209,36 @@ func readSelection(path string, sf *sweepFlags, targetGiven bool) (*gen.Selectio
 	return &sel, nil
 }
 
-// refused reports PlanDir's refusal: one line per file it will not touch.
-func refused(e *env, dir string, err error) int {
+// notAFolder says why dir cannot be the folder a command writes into
+// when dir, or the nearest of its parents that exists, is not a directory
+// (a path under a file: nothing could be created there); "" otherwise,
+// a missing folder included.
+func notAFolder(dir string) string {
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		// A path under a file fails with ENOTDIR, not ENOENT: go up
+		// until something exists, whatever the error.
+		st, err := os.Stat(d)
+		switch {
+		case err == nil && st.IsDir():
+			return ""
+		case err == nil:
+			what := "is not a directory"
+			if st.Mode().IsRegular() {
+				what = "is a file, not a directory"
+			}
+			if d == filepath.Clean(dir) {
+				return fmt.Sprintf("%s %s", dir, what)
+			}
+			return fmt.Sprintf("%s: %s %s, so no folder can be created under it", dir, d, what)
+		case filepath.Dir(d) == d:
+			return ""
+		}
+	}
+}
+
+// refused reports PlanDir's refusal (exit 1): one line per file it will
+// not touch.
+func refused(e *env, dir string, err error, asJSON bool) int {
 	var lines []string
 	var joined interface{ Unwrap() []error }
 	if errors.As(err, &joined) {
@@ -204,8 +248,78 @@ func refused(e *env, dir string, err error) int {
 	} else {
 		lines = []string{err.Error()}
 	}
-	fmt.Fprintf(e.stderr, "mlagen emit: %s: nothing written:\n  %s\n", dir, strings.Join(lines, "\n  "))
-	return exitFail
+	return failed(e, "emit", asJSON, exitFail, dir+": nothing written", lines...)
+}
+
+// selectionNote is em.SelectionNote (why the target's measured selection
+// was not used) in the user's terms: where every variant the selection
+// names is in the target's curated sweep, the sweep flags left them out,
+// and the note says which and what to do; gen's own note (a stale
+// selection: re-run select) stays for any other.
+func selectionNote(s gen.Sweep, em gen.Emission) string {
+	measured, ok, err := gen.MeasuredSelection(s.Target)
+	if err != nil || !ok {
+		return em.SelectionNote
+	}
+	fits, curated := map[string]bool{}, map[string]gen.Variant{}
+	for _, b := range em.Fitting() {
+		fits[b.Name] = true
+	}
+	for _, b := range gen.CheckSweep(gen.DefaultSweep(s.Target)) {
+		if b.Fits {
+			curated[b.Name] = b.Variant
+		}
+	}
+	var left []string
+	flags := map[string]bool{}
+	for _, name := range measured.Names() {
+		if name == gen.SIMTName || gen.IsPeer(name) || fits[name] || slices.Contains(left, name) {
+			continue
+		}
+		v, ok := curated[name]
+		if !ok {
+			return em.SelectionNote
+		}
+		left = append(left, name)
+		for _, f := range familyFlags(v) {
+			flags[f] = true
+		}
+	}
+	if len(left) == 0 {
+		return em.SelectionNote
+	}
+	// The flags of those families this sweep sets, in the sweep's order.
+	var given []string
+	for _, f := range strings.Fields(sweepCommand("emit", s)) {
+		if flags[f] {
+			given = append(given, f)
+		}
+	}
+	names := strings.Join(left[:min(2, len(left))], " and ")
+	if len(left) > 2 {
+		names = fmt.Sprintf("%s, %s and %d more", left[0], left[1], len(left)-2)
+	}
+	by := "the sweep flags"
+	if len(given) > 0 {
+		by += " (" + strings.Join(given, ", ") + ")"
+	}
+	return fmt.Sprintf("the measured selection (%s/%s) is not used: it names %s, which %s left out of the target's curated sweep, so the module carries the static rule (emit without those flags for the measured selection, or give --selection a table timed on this sweep)",
+		gen.SelectionDir, gen.SelectionFile(s.Target), names, by)
+}
+
+// familyFlags are the sweep flags that shape v's family.
+func familyFlags(v gen.Variant) []string {
+	switch {
+	case v.WarpSpec && v.ClusterMerge:
+		return []string{"--ws-cluster-split-k"}
+	case v.Narrow():
+		return []string{"--ws-narrow-split-k"}
+	case v.WarpSpec:
+		return []string{"--ws-split-k"}
+	case v.Pipelined:
+		return []string{"--pp-split-k"}
+	}
+	return []string{"--block-h", "--block-t", "--split-k", "--num-warps", "--num-stages"}
 }
 
 // emitReport is emit's --json output.

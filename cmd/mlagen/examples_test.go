@@ -71,7 +71,8 @@ var examples = map[string]example{
 	"mlagen emit --target sm_90 --check":                               {fixtures: []string{"repo"}},
 	"mlagen emit --target sm_90 --check --diff":                        {fixtures: []string{"repo"}},
 	"mlagen emit --target sm_90 --per-variant --kernels k-all":         {},
-	"mlagen emit --target sm_90 --ws-split-k none --kernels k-triton":  {},
+
+	"mlagen emit --target sm_90 --ws-split-k none --ws-cluster-split-k none --ws-narrow-split-k none --kernels k-triton": {},
 
 	// patch, verify
 	"mlagen patch --dry-run ~/sglang":                        {fixtures: []string{"sglang"}},

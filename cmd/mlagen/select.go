@@ -87,9 +87,14 @@ Examples:
 Run it from the repository root: the results path is recorded as given, and
 the default --selections folder is relative to it.
 
-Exit status: 0 written (or, with --check, the same), 1 unusable results or
---check found a difference (the diff is printed), 2 bad flags or a results
-file that cannot be read (nothing written).
+Exit status: 0 written (or, with --check, the same), 1 results select
+cannot choose from (a shape untimed, or only the entry points timed),
+--check found a difference (the diff is printed) or a write that failed,
+2 bad flags, a results or --also file that cannot be read or is not
+harness results, results of another GPU than --target or than RESULTS.json
+(--also: or of its Triton release), or a --selections folder that does
+not exist or is not one (nothing written). With --json every failure after
+the flags also prints {"command", "error", "details"} on stdout.
 `
 
 // selectReport is select's --json output.
@@ -150,26 +155,33 @@ func runSelect(e *env, args []string) int {
 	if *dryRun && *check {
 		return usageError(e, "select", "--dry-run and --check are exclusive")
 	}
+	// An input select cannot use (unreadable, not results, another GPU's
+	// or release's, no folder to write into) is bad usage, exit 2; with
+	// --json it is reported on stdout too. Results it can read but not
+	// choose from are the job's problem, exit 1.
+	bad := func(format string, args ...any) int {
+		return failed(e, "select", *asJSON, exitUsage, fmt.Sprintf(format, args...))
+	}
 	path := f.Arg(0)
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return usageError(e, "select", "%v", err)
+		return bad("%v", err)
 	}
 	res, err := gen.ParseResults(data)
 	if err != nil {
-		return failure(e, "select", fmt.Errorf("%s: %w", path, err))
+		return bad("%s: %v", path, err)
 	}
 	for _, p := range also {
 		data, err := os.ReadFile(p)
 		if err != nil {
-			return usageError(e, "select", "--also: %v", err)
+			return bad("--also: %v", err)
 		}
 		other, err := gen.ParseResults(data)
 		if err == nil {
 			res, err = gen.AddRelease(res, other)
 		}
 		if err != nil {
-			return failure(e, "select", fmt.Errorf("--also %s: %w", p, err))
+			return bad("--also %s: %v", p, err)
 		}
 	}
 	if sf.target == "" {
@@ -180,23 +192,29 @@ func runSelect(e *env, args []string) int {
 		return usageError(e, "select", "%v", err)
 	}
 	if s.Target.Name != res.Target {
-		return usageError(e, "select", "%s holds %s results, not %s", path, res.Target, s.Target.Name)
+		return bad("%s holds %s results, not %s", path, res.Target, s.Target.Name)
+	}
+	if msg := notAFolder(dir); msg != "" {
+		return bad("--selections %s (--selections names the folder to write %s into)", msg, gen.SelectionFile(s.Target))
+	}
+	if _, err := os.Stat(dir); err != nil && !*dryRun {
+		if f.Changed("selections") || f.Changed("out") {
+			return bad("--selections %s: no such directory (create it first)", dir)
+		}
+		return bad("--selections %s: no such directory: the default is relative to the repository root (run select from there, or give --selections DIR)", dir)
 	}
 	rep, set, err := selection(s, res, path, dir)
 	if err != nil {
-		return failure(e, "select", err)
+		return failed(e, "select", *asJSON, exitFail, err.Error())
 	}
 	rep.Also = also
-	if st, err := os.Stat(dir); !*dryRun && (err != nil || !st.IsDir()) {
-		return usageError(e, "select", "--selections %s: not a directory (the default %s is relative to the repository root)", dir, gen.SelectionDir)
-	}
 	rep.Mode = map[bool]string{true: "dry-run", false: "write"}[*dryRun]
 	if *check {
 		rep.Mode, rep.Diff = "check", set.Diff()
 	}
 	if rep.Mode == "write" && rep.Differs {
 		if _, err := set.Apply(e.write); err != nil {
-			return writeFailed(e, "select", rep.File, err)
+			return writeFailed(e, "select", rep.File, err, *asJSON)
 		}
 	}
 	code := exitOK

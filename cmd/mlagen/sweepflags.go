@@ -32,7 +32,7 @@ type sweepFlags struct {
 func (f *sweepFlags) register(fs *pflag.FlagSet, targetDefault, targetHelp string) {
 	fs.StringVar(&f.target, "target", targetDefault, targetHelp)
 	fs.IntVar(&f.heads, "heads", 64, "query heads per rank (H); used for selection, any H runs")
-	fs.IntSliceVar(&f.blockH, "block-h", nil, "heads per program, powers of two >= 16 (default: the target's curated sweep)")
+	fs.IntSliceVar(&f.blockH, "block-h", nil, "heads per program of the tl.dot family (mma_*; pp_* and ws_* take only their\n--pp-split-k and --ws-* flags), powers of two >= 16 (default: the target's curated sweep)")
 	fs.IntSliceVar(&f.blockT, "block-t", nil, "tokens per tile, powers of two >= 16")
 	fs.IntSliceVar(&f.splitK, "split-k", nil, "programs per (batch, head block) over the token list, >= 1")
 	fs.IntSliceVar(&f.numWarps, "num-warps", nil, "warps per program: 1, 2, 4, 8 or 16")
