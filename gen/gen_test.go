@@ -152,13 +152,17 @@ func TestCompilerQuirks(t *testing.T) {
 }
 
 func TestLookupTarget(t *testing.T) {
-	for _, name := range []string{"sm_120", "sm120", "120", " SM_120 ", "sm_120a", "sm_120f"} {
+	for _, name := range []string{"sm_120", "sm120", "120", " SM_120 ", "sm_120a", "sm_120f", "sm-120", "12.0"} {
 		if tg, err := LookupTarget(name); err != nil || tg.Capability != 120 {
 			t.Errorf("%q: got %v, %v", name, tg, err)
 		}
 	}
 	for name, want := range map[string]string{
 		"sm_75":   "sm_80 and later",                  // too old: says why
+		"7.5":     "sm_80 and later",                  // torch's spelling, too old
+		"sm_12":   "did you mean sm_120?",             // a digit short, not an old GPU
+		"sm-9":    "did you mean sm_90?",              // likewise
+		"sm--90":  `unknown target "sm--90" (known: `, // not a negative capability
 		"sm_121":  "--target sm_120's",                // a GPU another target serves: names it
 		"sm_999":  `unknown target "sm_999" (known: `, // plain
 		"sm_a":    `unknown target "sm_a" (known: `,

@@ -66,9 +66,21 @@ var servedBy = map[string]string{
 // LookupTarget accepts "sm_120", "sm120" or "120", and the architecture-
 // specific names Triton and ptxas use ("sm_120a", "sm_100f").
 func LookupTarget(name string) (Target, error) {
-	n := strings.TrimPrefix(strings.TrimPrefix(strings.ToLower(strings.TrimSpace(name)), "sm_"), "sm")
+	n := strings.ToLower(strings.TrimSpace(name))
+	for _, p := range []string{"sm_", "sm-", "sm"} {
+		if strings.HasPrefix(n, p) {
+			n = n[len(p):]
+			break
+		}
+	}
 	if c := strings.TrimRight(n, "af"); c != n && c != "" && strings.Trim(c, "0123456789") == "" {
 		n = c
+	}
+	// The capability as torch and nvidia-smi print it: 12.0, 9.0.
+	if major, minor, ok := strings.Cut(n, "."); ok && len(minor) == 1 {
+		if mj, err := strconv.Atoi(major); err == nil && mj > 0 && minor[0] >= '0' && minor[0] <= '9' {
+			n = fmt.Sprint(mj*10 + int(minor[0]-'0'))
+		}
 	}
 	for _, t := range targets {
 		if fmt.Sprint(t.Capability) == n {
@@ -84,7 +96,13 @@ func LookupTarget(name string) (Target, error) {
 	if why, ok := servedBy[n]; ok {
 		return Target{}, fmt.Errorf("unknown target %q: %s (known: %s)", name, why, known)
 	}
-	if c, err := strconv.Atoi(n); err == nil && c < targets[0].Capability {
+	if c, err := strconv.Atoi(n); err == nil && c > 0 && c < targets[0].Capability {
+		// sm_12 for sm_120, sm_9 for sm_90: a digit short, not an old GPU.
+		for _, t := range targets {
+			if t.Capability == 10*c {
+				return Target{}, fmt.Errorf("unknown target %q: did you mean %s? (known: %s)", name, t.Name, known)
+			}
+		}
 		return Target{}, fmt.Errorf("unknown target %q: the kernels need bf16 tensor cores, sm_80 and later (known: %s)", name, known)
 	}
 	return Target{}, fmt.Errorf("unknown target %q (known: %s)", name, known)

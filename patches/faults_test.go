@@ -230,9 +230,22 @@ func TestLatin1Files(t *testing.T) {
 		t.Errorf("revert: %v", diffMaps(before, after))
 	}
 	writeFiles(t, root, map[string]string{"pkg/undeclared.py": "# caf\xe9\nfrom pkg.flash_mla_sm120_triton import _run_triton_sparse_decode\n"})
-	rep = runOK(t, patchJob(t, root))
-	if rep.OK() || !strings.Contains(rep.String(), "cannot judge: pkg/undeclared.py") {
+	before = snapshot(t, root)
+	out, err := Run(Job{Root: root, Options: patchJob(t, root).Options, DryRun: true})
+	if err != nil {
+		t.Fatalf("dry run: %v", err)
+	}
+	if rep := out.Report; rep.OK() || !strings.Contains(rep.String(), "cannot judge: pkg/undeclared.py") {
 		t.Fatalf("the proof passes a tree with a file it cannot read that names the function:\n%s", rep)
+	}
+	// The plan fails its own proof, so patch refuses it and writes nothing.
+	_, err = Run(patchJob(t, root))
+	var p *Problem
+	if !errors.As(err, &p) || !strings.Contains(err.Error(), "nothing was written") || !strings.Contains(err.Error(), "cannot judge: pkg/undeclared.py") {
+		t.Fatalf("want patch to refuse a plan whose proof fails, naming the file it cannot judge; got %v", err)
+	}
+	if after := snapshot(t, root); !equalMaps(before, after) {
+		t.Errorf("patch wrote a tree whose proof fails: %v", diffMaps(before, after))
 	}
 }
 

@@ -210,6 +210,21 @@ func (r *Report) MarshalJSON() ([]byte, error) {
 // and nothing is beyond judging.
 func (r *Report) OK() bool { return len(r.Missed) == 0 && len(r.Problems) == 0 && len(r.Unjudged) == 0 }
 
+// failures lists what makes OK false, worded as WriteText words it.
+func (r *Report) failures() []string {
+	var out []string
+	for _, m := range r.Missed {
+		out = append(out, "missed: "+m.String())
+	}
+	for _, pr := range r.Problems {
+		out = append(out, "problem: "+pr)
+	}
+	for _, u := range r.Unjudged {
+		out = append(out, "cannot judge: "+u)
+	}
+	return out
+}
+
 // Summary is the proof line.
 func (r *Report) Summary() string {
 	if r.Command == "revert" {

@@ -66,6 +66,11 @@ func Revert(co *Checkout, opt Options) (*Result, error) {
 		changes = append(changes, s.revertKernel(mod, rep, &es)...)
 	}
 	changes = inWriteOrder(changes, s.roles(mod, blockFileSet(s, partRoute), blockFileSet(s, partHeads)), true)
+	if len(changes) == 0 && mod == "" && len(s.definers(rec.Old)) == 0 {
+		// Neither SGLang's function nor any mlagen code: most likely the
+		// wrong folder, which "nothing to revert" would pass off as done.
+		return nil, &Problem{Msg: fmt.Sprintf("no module in this tree defines %s and it holds no mlagen code: is this SGLang's checkout or its installed sglang package? (nothing was written)", rec.Old)}
+	}
 	rep.Changes = es.describe(changes, "restored")
 	rep.NothingToDo = len(changes) == 0
 	if mod != "" && len(changes) > 0 {

@@ -173,7 +173,9 @@ func pickModule(cands []string, opt Options, rec *Recipe) (string, error) {
 	case 1:
 		return cands[0], nil
 	}
-	return "", &Problem{Msg: fmt.Sprintf("%d modules define %s; pick one with --module PATH:", len(cands), name), Lines: cands}
+	// Two copies of SGLang under one root bind every other name twice as
+	// well, which --module cannot settle: the root of one copy does.
+	return "", &Problem{Msg: fmt.Sprintf("%d modules define %s; pick one with --module PATH (for separate copies of SGLang, give the root of one as SGLANG_ROOT instead):", len(cands), name), Lines: cands}
 }
 
 // explain adds the syntax errors of name-bearing files to a "no module"

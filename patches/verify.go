@@ -75,7 +75,10 @@ func Verify(co *Checkout, opt Options) (*Report, error) {
 func (v *verifier) structure() {
 	rec, rep, fi := v.rec, v.rep, v.fi
 	if err := v.s.checkEdited("patching or reverting"); err != nil {
+		// patch and --revert refuse such a tree, so "run mlagen patch
+		// again" would send the user in a circle: say what unblocks it.
 		rep.Problems = append(rep.Problems, err.(*Problem).Lines...)
+		rep.Problems = append(rep.Problems, "patch and --revert keep out of a block edited by hand: move the change out of it (or delete the block by hand if it is not wanted), then run mlagen patch again")
 	}
 	b, ok := findBlock(fi, rec, partDispatcher)
 	def := fi.TopDef(rec.Old)
@@ -89,7 +92,8 @@ func (v *verifier) structure() {
 		lines, err := dispatcherLines(rec, fi.Syntax(), def, v.g)
 		if err != nil {
 			rep.Problems = append(rep.Problems, fmt.Sprintf("%s: %v", v.mod, err))
-		} else if !b.unfinished && string(src[b.open:b.close]) != strings.Join(lines, eolAt(src, lineEnd(src, b.open))) {
+		} else if !b.unfinished && v.s.edited(fi, b) == "" && string(src[b.open:b.close]) != strings.Join(lines, eolAt(src, lineEnd(src, b.open))) {
+			// (An edited block is reported above, with what unblocks it.)
 			rep.Problems = append(rep.Problems, fmt.Sprintf("%s:%d: the %s dispatcher is not what mlagen writes now (edited, or %s's signature changed): run mlagen patch again", v.mod, b.openLine, rec.Dispatcher, rec.Old))
 		}
 	}
@@ -318,7 +322,7 @@ func (v *verifier) callers(rt *RouteReport, e entry, re *RouteEntry) {
 			v.rep.Problems = append(v.rep.Problems, why+": "+v.rep.unreachedFix)
 		}
 	case !slices.ContainsFunc(hops, func(h RouteCaller) bool { return !h.InTest }):
-		rt.Notes = append(rt.Notes, fmt.Sprintf("no call of %s was found in the tree outside tests, so on which GPUs the server reaches it is not proven (a caller outside the tree, or through a name mlagen does not resolve)", e.fn))
+		rt.Notes = append(rt.Notes, fmt.Sprintf("no call of %s() was found in the tree outside tests, so on which GPUs the server reaches it is not proven (a caller outside the tree, or through a name mlagen does not resolve)", e.fn))
 	}
 	re.Callers = hops
 }

@@ -82,6 +82,14 @@ func Run(job Job) (*Outcome, error) {
 		sort.SliceStable(byPath, func(i, j int) bool { return byPath[i].Path < byPath[j].Path })
 		return &Outcome{Report: res.Report, Diff: changeset.Set{Root: base, Changes: byPath}.Diff()}, nil
 	}
+	// A patch whose planned tree fails its own proof is refused like any
+	// other problem: writing it would leave a tree that exits 1 on verify
+	// and routes some calls past the kernel. A revert writes what it can:
+	// taking mlagen's code out is what the user asked, and its check after
+	// writing says what is left.
+	if !job.Revert && !res.Report.OK() {
+		return nil, &Problem{Msg: "the patched tree would fail the proof, so nothing was written (--dry-run shows the plan and its whole proof):", Lines: res.Report.failures()}
+	}
 	applied, err := set.Apply(changeset.Options{Journal: true, Hook: job.Hook})
 	if err != nil {
 		return nil, err

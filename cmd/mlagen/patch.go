@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/mlagen/mlagen/gen"
@@ -96,12 +97,16 @@ Exit status: 0 done (or nothing to do), 1 a problem (not found, several
 modules, syntax error in a referencing file, a backend choice mlagen does not
 know, a --target whose GPUs the model backend never calls the entry on, a
 kernel module without the functions the wiring calls, a reference
-the proof cannot judge, a refused star import or edited block, a pending
-journal under --dry-run or --check, not wired under --check, a --selection
-naming a variant the target's sweep does not fit), 2 bad usage, an unknown
---target, a --kernels folder without the module, or a --selection file that
-cannot be read, is not a selection, or is for another GPU than --target
-(nothing written).
+the proof cannot judge or a planned tree that fails the proof in any other
+way, a refused star import or edited block, a pending journal under
+--dry-run or --check, not wired under --check, a --selection naming a
+variant the target's sweep does not fit, --revert on a folder with neither
+SGLang's function nor mlagen's code), 2 bad usage, an unknown --target, a
+--kernels folder without the module, a --selection file that cannot be
+read, is not a selection, or is for another GPU than --target, or mlagen's
+own repository as SGLANG_ROOT. Only --revert writes and still exits 1 (what
+it could not take out is listed); every other failure writes nothing. With
+--json a failure past the flags is an object on stdout too.
 `
 
 const verifyHelp = `Usage: mlagen verify [flags] SGLANG_ROOT
@@ -162,6 +167,9 @@ func runPatch(e *env, args []string) int {
 	if *check && (*revert || *dryRun) {
 		return usageError(e, "patch", "--check cannot be combined with --revert or --dry-run")
 	}
+	if isMlagenRepo(root) {
+		return usageError(e, "patch", "%s is mlagen's own repository, whose stand-in SGLang trees are its tests' fixtures: give the root of your SGLang checkout or installed sglang package", root)
+	}
 	if *selection != "" && (*kernels != "" || *revert || *check) {
 		return usageError(e, "patch", "--selection renders the module to install: it cannot be combined with --kernels (a module already rendered), --revert or --check")
 	}
@@ -176,9 +184,9 @@ func runPatch(e *env, args []string) int {
 	job := patches.Job{Root: root, Options: opt, Revert: *revert, DryRun: *dryRun}
 	if !*revert {
 		if *selection != "" {
-			job.Kernel, code = selectedKernel(e, *selection, *target, f.Changed("target"))
+			job.Kernel, code = selectedKernel(e, *selection, *target, f.Changed("target"), *asJSON)
 		} else {
-			job.Kernel, code = kernelFor(e, *target, *kernels)
+			job.Kernel, code = kernelFor(e, *target, *kernels, *asJSON)
 		}
 		if code != exitOK {
 			return code
@@ -206,8 +214,8 @@ func runPatch(e *env, args []string) int {
 
 // kernelFor is the kernel module patch installs; an unknown target or a
 // --kernels folder without the module is bad usage (exit 2), like any
-// other flag mistake.
-func kernelFor(e *env, target, kernelsDir string) ([]byte, int) {
+// other flag mistake. Past the flags, --json gets the error as an object.
+func kernelFor(e *env, target, kernelsDir string, asJSON bool) ([]byte, int) {
 	if kernelsDir == "" {
 		if _, err := gen.LookupTarget(target); err != nil {
 			return nil, usageError(e, "patch", "--target: %v", err)
@@ -218,9 +226,9 @@ func kernelFor(e *env, target, kernelsDir string) ([]byte, int) {
 	case err == nil:
 		return data, exitOK
 	case kernelsDir != "":
-		return nil, usageError(e, "patch", "%v", err)
+		return nil, failed(e, "patch", asJSON, exitUsage, err.Error())
 	}
-	return nil, failure(e, "patch", fmt.Errorf("kernel module: %w", err))
+	return nil, failed(e, "patch", asJSON, exitFail, fmt.Sprintf("kernel module: %v", err))
 }
 
 // selectedKernel is the kernel module `patch --selection path` installs:
@@ -228,20 +236,20 @@ func kernelFor(e *env, target, kernelsDir string) ([]byte, int) {
 // selection's target (which --target, where given, must name). A file that
 // is not a selection for that target is bad usage (exit 2); a selection
 // the target's sweep does not fit is a problem (exit 1), as in emit.
-func selectedKernel(e *env, path, target string, targetGiven bool) ([]byte, int) {
+func selectedKernel(e *env, path, target string, targetGiven, asJSON bool) ([]byte, int) {
 	sf := sweepFlags{target: target}
 	sel, err := readSelection(path, &sf, targetGiven)
 	if err != nil {
-		return nil, usageError(e, "patch", "--selection %s: %v", path, err)
+		return nil, failed(e, "patch", asJSON, exitUsage, fmt.Sprintf("--selection %s: %v", path, err))
 	}
 	t, err := gen.LookupTarget(sf.target)
 	if err != nil {
-		return nil, usageError(e, "patch", "--selection %s: %v", path, err)
+		return nil, failed(e, "patch", asJSON, exitUsage, fmt.Sprintf("--selection %s: %v", path, err))
 	}
 	sweep := gen.DefaultSweep(t)
 	em, err := gen.Emit(sweep, sweepCommand("emit", sweep, "--selection "+path), sel)
 	if err != nil {
-		return nil, failure(e, "patch", fmt.Errorf("--selection %s: %w", path, err))
+		return nil, failed(e, "patch", asJSON, exitFail, fmt.Sprintf("--selection %s: %v", path, err))
 	}
 	return em.Bundle(), exitOK
 }
@@ -278,6 +286,22 @@ func oneRoot(e *env, f *cmdFlags) (string, int) {
 	return f.Arg(0), exitOK
 }
 
+// isMlagenRepo says whether root is this repository's clone (its go.mod
+// names mlagen's module): `mlagen patch .` typed there would wire the
+// stand-in tree under gpu/dispatch and succeed.
+func isMlagenRepo(root string) bool {
+	data, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.TrimSpace(line) == "module github.com/mlagen/mlagen" {
+			return true
+		}
+	}
+	return false
+}
+
 // proveAndReport runs the proof on the tree under root and prints it.
 func proveAndReport(e *env, cmd, root string, opt patches.Options, asJSON bool) int {
 	rep, err := patches.Check(root, opt)
@@ -298,11 +322,7 @@ func problem(e *env, cmd string, err error, asJSON bool) int {
 	fmt.Fprintf(e.stderr, "mlagen %s: %v\n", cmd, err)
 	if asJSON {
 		// CI reading --json gets an object either way.
-		out := struct {
-			Command string   `json:"command"`
-			Error   string   `json:"error"`
-			Details []string `json:"details"`
-		}{Command: cmd, Error: err.Error(), Details: []string{}}
+		out := errorReport{Command: cmd, Error: err.Error(), Details: []string{}}
 		var p *patches.Problem
 		if errors.As(err, &p) {
 			out.Error, out.Details = p.Msg, append(out.Details, p.Lines...)
