@@ -78,6 +78,15 @@ func clip(s string, n int) string {
 	return string(r[:n-3]) + "..."
 }
 
+// nLines counts lines for a phrase such as "the %s before it": "line" for
+// one (not "1 lines"), "N lines" otherwise.
+func nLines(n int) string {
+	if n == 1 {
+		return "line"
+	}
+	return fmt.Sprintf("%d lines", n)
+}
+
 func indent(lines []string, mark string) string {
 	var b strings.Builder
 	for _, l := range lines {

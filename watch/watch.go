@@ -435,7 +435,7 @@ func (w *watcher) failure(f *sglanglog.Failure) bool {
 	}
 	w.p.line("%s FAILURE %d: %s (%s)\n    %s", stamp(at), n, f.Title, where, clip(f.Summary, 200))
 	if len(f.Context) > 0 {
-		w.p.line("  the %d lines before it:\n%s", len(f.Context), indent(f.Context, "| "))
+		w.p.line("  the %s before it:\n%s", nLines(len(f.Context)), indent(f.Context, "| "))
 	}
 	shown := f.Lines
 	more := 0
@@ -553,7 +553,7 @@ func (w *watcher) sourceEnded(err error) (Outcome, string) {
 		w.rep.Failures = append(w.rep.Failures, f)
 		w.p.line("%s FAILURE %d: %s\n    %s", stamp(w.since()), len(w.rep.Failures), f.Title, f.Summary)
 		if len(f.Context) > 0 {
-			w.p.line("  its last %d lines:\n%s", len(f.Context), indent(f.Context, "| "))
+			w.p.line("  its last %s:\n%s", nLines(len(f.Context)), indent(f.Context, "| "))
 		}
 		o, v := w.failed()
 		return o, v

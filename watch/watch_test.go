@@ -287,6 +287,31 @@ func TestWatchServerExitsBeforeReady(t *testing.T) {
 	}
 }
 
+// A failure, or a server's exit, after a single log line shows "the line
+// before it" / "its last line", not "the 1 lines".
+func TestWatchOneLineOfContextIsSingular(t *testing.T) {
+	one := fakesglang.Head()[:1]
+	failing := append(append([]fakesglang.Step(nil), one...), fakesglang.Step{At: time.Second, Line: fakesglang.FailureText("nccl")[0]})
+	for _, tt := range []struct {
+		name       string
+		fx         fixture
+		want, nots string
+	}{
+		{"failure", fixture{steps: failing, hang: 20 * time.Minute}, "  the line before it:\n", "1 lines"},
+		{"server exit", fixture{steps: one, end: &source.ExitError{Pid: 4242, Err: errors.New("exit status 1")}, stop: true}, "  its last line:\n", "1 lines"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			o := watchReplay(t, tt.fx)
+			if o.rep.ExitCode != 1 {
+				t.Fatalf("exit %d, want 1; output:\n%s", o.rep.ExitCode, o.out)
+			}
+			if !strings.Contains(o.out, tt.want) || strings.Contains(o.out, tt.nots) {
+				t.Errorf("output should say %q, never %q:\n%s", tt.want, tt.nots, o.out)
+			}
+		})
+	}
+}
+
 func TestWatchStartedServerRunsOnWhenReady(t *testing.T) {
 	o := watchReplay(t, fixture{steps: fakesglang.CleanStart(), stop: true})
 	if o.rep.ExitCode != 0 || o.src.stopped != 0 {

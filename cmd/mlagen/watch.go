@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/url"
 	"os"
 	"os/exec"
@@ -41,18 +42,19 @@ kernel answers garbage, and that fails too. The request has what is left of
 --timeout, and a response longer than --max-response-bytes is an error.
 
 The log comes from exactly one of:
-  --log FILE          a file, followed like "tail -F" (it may not exist yet;
-                      truncation, rewriting and rotation are noticed and
-                      reported)
+  --log FILE          a file, followed like "tail -F" (it may not exist yet,
+                      but its folder must; truncation, rewriting and rotation
+                      are noticed and reported)
   --cmd "COMMAND"     the output of a shell command, e.g. ssh HOST tail -F FILE;
                       a command that ends or fails is "log source lost" (exit 4)
   -- SERVER COMMAND   a server started here, with --env pairs added; its output
                       goes to --log FILE (default mlagen-server-TIME.log, always
-                      appended to). It is left running when the watch succeeds
-                      and stopped when it does not, on Ctrl-C, SIGTERM or SIGHUP
-                      (the terminal or ssh session closed): SIGTERM to its
-                      process group, then SIGKILL to whatever of the group
-                      still runs after --stop-grace.
+                      appended to; its folder must exist). It is left running
+                      when the watch succeeds and stopped when it does not, on
+                      Ctrl-C, SIGTERM or SIGHUP (the terminal or ssh session
+                      closed): SIGTERM to its process group, then SIGKILL to
+                      whatever of the group still runs after --stop-grace
+                      (also what a server that exited leaves running).
 
 Which kernel served: mlagen's kernel module logs, once per process, either
   mlagen: sparse-MLA decode on the MMA kernel (ENTRY, target T, config NAME)
@@ -95,7 +97,8 @@ Exit status:
   1    failure: a failure signature, a server that exited before ready, a
        wrong or empty answer, /health not OK, a phase >25% slower than
        --baseline, the MMA kernel required and not run
-  2    bad usage (nothing was started or written)
+  2    bad usage, such as a --log that is a folder or lies in a folder that
+       does not exist (nothing was started or written)
   3    time-out: not ready, or no answer to the smoke request, within
        --timeout (the last phase reached is named)
   4    log source lost: the log could not be read any more (server state unknown)
@@ -362,6 +365,9 @@ func (o *watchOpts) source(e *env) (source.Source, int) {
 		if _, err := exec.LookPath(o.server[0]); err != nil {
 			return nil, watchUsageError(e, "cannot start the server: %v", err)
 		}
+		if err := logPathProblem(logPath, "the watch creates the log file, not its folder"); err != nil {
+			return nil, watchUsageError(e, "cannot write the server log: %v", err)
+		}
 		f, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 		if err != nil {
 			return nil, watchUsageError(e, "cannot write the server log: %v", err)
@@ -369,12 +375,45 @@ func (o *watchOpts) source(e *env) (source.Source, int) {
 		f.Close()
 		return &source.Server{Argv: o.server, Env: o.env, LogPath: logPath, Grace: o.stopGrace}, exitOK
 	default:
+		// A missing file is waited for (the server may not have created
+		// it yet), but a missing folder is a typo that would only show as
+		// a time-out, and a folder can never be read as a log.
+		if err := logPathProblem(o.logPath, "a typo? The watch waits for a missing log file, not for a missing folder"); err != nil {
+			return nil, watchUsageError(e, "--log: %v", err)
+		}
 		f := &source.File{Path: o.logPath}
 		if o.fromEnd {
 			f.Offset = -1
 		}
 		return f, exitOK
 	}
+}
+
+// logPathProblem says why path cannot be a log file, before anything is
+// started: it is a folder, or the folder it would be in does not exist
+// (hint then says what the watch would have done). A file that does not
+// exist yet in an existing folder is no problem.
+func logPathProblem(path, hint string) error {
+	st, err := os.Stat(path)
+	switch {
+	case err == nil && st.IsDir():
+		return fmt.Errorf("%s is a directory, not a log file", path)
+	case err == nil:
+		return nil
+	case !errors.Is(err, fs.ErrNotExist):
+		return err
+	}
+	dir := filepath.Dir(path)
+	st, err = os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("the folder of %s, %s, does not exist (%s)", path, dir, hint)
+	case err != nil:
+		return err
+	case !st.IsDir():
+		return fmt.Errorf("the folder of %s, %s, is not a directory", path, dir)
+	}
+	return nil
 }
 
 // terminalWidth is the column count of the terminal w, 0 if unknown.

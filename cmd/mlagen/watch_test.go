@@ -26,6 +26,7 @@ func init() {
 	scriptCmds["waitpids"] = scriptWaitPids
 	scriptCmds["signalpid"] = scriptSignalPid
 	scriptCmds["groupgone"] = scriptGroupGone
+	scriptCmds["killgroupatend"] = scriptKillGroupAtEnd
 }
 
 // scriptFakeSGLang starts a fake SGLang HTTP server on 127.0.0.1 for the
@@ -177,6 +178,31 @@ func scriptGroupGone(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
+// scriptKillGroupAtEnd makes sure that the process group named in a pids
+// file (written later, by a test server) does not outlive the script, even
+// when the script fails before it checks that the group is gone.
+//
+//	killgroupatend FILE FIELD
+func scriptKillGroupAtEnd(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: killgroupatend FILE FIELD")
+	}
+	n, err := strconv.Atoi(args[1])
+	ts.Check(err)
+	path := ts.MkAbs(args[0])
+	ts.Defer(func() {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return // never written: nothing was started
+		}
+		if f := strings.Fields(string(data)); n >= 1 && n <= len(f) {
+			if pgid, err := strconv.Atoi(f[n-1]); err == nil && pgid > 1 {
+				_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			}
+		}
+	})
+}
+
 // runWatchArgs runs "mlagen watch ARGS" in-process and returns its exit
 // status, stdout and stderr.
 func runWatchArgs(t *testing.T, args ...string) (int, string, string) {
@@ -210,7 +236,7 @@ func TestWatchUsageErrors(t *testing.T) {
 		{[]string{"--cmd", "c", "--from-end"}, "--from-end only applies"},
 		{[]string{"--no-such-flag"}, "unknown flag"},
 		{[]string{"--", "no-such-server-binary", "--tp", "4"}, "cannot start the server"},
-		{[]string{"--log", filepath.Join(dir, "no", "such", "dir", "s.log"), "--", "sh", "-c", "true"}, "cannot write the server log"},
+		{[]string{"--log", filepath.Join(dir, "no", "such", "dir", "s.log"), "--", "sh", "-c", "true"}, "cannot write the server log: the folder of "},
 		{[]string{"--log", "x", "--max-response-bytes", "0"}, "--max-response-bytes must be positive"},
 		{[]string{"--log", "x", "--stop-grace", "1s"}, "--stop-grace only applies"},
 		{[]string{"--stop-grace", "0s", "--", "sh"}, "--stop-grace must be positive"},
@@ -224,10 +250,55 @@ func TestWatchUsageErrors(t *testing.T) {
 	}
 }
 
+// A --log that can never be a log file is bad usage, found before anything
+// is started: a directory, or a file in a folder that does not exist (a
+// typo that would otherwise only show as a time-out, or as a lost log).
+// Each case has a short --timeout so that, without the check, it fails
+// quickly with the wrong status instead of hanging.
+func TestWatchLogPathChecked(t *testing.T) {
+	dir := t.TempDir()
+	noFolder := filepath.Join(dir, "typo")
+	started := filepath.Join(dir, "started")
+	server := []string{"--", "sh", "-c", "touch " + started}
+	plain := filepath.Join(dir, "plain")
+	if err := os.WriteFile(plain, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--log", dir, "--expect-kernel"}, []string{"--log: " + dir + " is a directory, not a log file"}},
+		{[]string{"--log", filepath.Join(noFolder, "x.log")}, []string{"--log: the folder of " + filepath.Join(noFolder, "x.log") + ", " + noFolder + ", does not exist (a typo?"}},
+		{[]string{"--log", filepath.Join(plain, "x.log")}, []string{"not a directory"}},
+		{append([]string{"--log", dir}, server...), []string{"cannot write the server log: " + dir + " is a directory, not a log file"}},
+		{append([]string{"--log", filepath.Join(noFolder, "x.log")}, server...), []string{"cannot write the server log: the folder of " + filepath.Join(noFolder, "x.log") + ", " + noFolder + ", does not exist", "not its folder"}},
+	}
+	for _, tt := range tests {
+		args := append([]string{"--timeout", "1s"}, tt.args...)
+		code, out, errs := runWatchArgs(t, args...)
+		if code != 2 || out != "" {
+			t.Errorf("watch %q = exit %d, stdout %q, stderr %q; want 2 and nothing on stdout", args, code, out, errs)
+		}
+		for _, want := range tt.want {
+			if !strings.Contains(errs, want) {
+				t.Errorf("watch %q: stderr %q lacks %q", args, errs, want)
+			}
+		}
+		if _, err := os.Stat(started); err == nil {
+			t.Fatalf("watch %q started the server", args)
+		}
+		if _, err := os.Stat(noFolder); err == nil {
+			t.Fatalf("watch %q created %s", args, noFolder)
+		}
+	}
+}
+
 func TestWatchHelpTeaches(t *testing.T) {
 	code, out, _ := runWatchArgs(t, "--help")
 	for _, want := range []string{"Examples:", "mlagen watch --env SGLANG_SM120_MMA_FLASHMLA=1 --log", "--expect-kernel", "--max-response-bytes", "--stop-grace",
-		"the MMA kernel never", "SIGHUP", "--save-baseline", "Exit status:", "4    log source lost"} {
+		"the MMA kernel never", "SIGHUP", "--save-baseline", "Exit status:", "4    log source lost",
+		"but its folder must", "a --log that is a folder"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("help lacks %q", want)
 		}

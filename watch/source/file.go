@@ -26,6 +26,10 @@ type File struct {
 	// stop, when closed, makes Run read what is left once more and return
 	// nil; Server uses it to drain the log of a server that exited.
 	stop <-chan struct{}
+	// own: every byte past Offset is this run's (Server's log of the
+	// server it started), so bytes found at the first look are news, not
+	// an earlier run's log to warn about.
+	own bool
 }
 
 func (f *File) Describe() string { return "log file " + f.Path }
@@ -187,7 +191,7 @@ func (fl *follower) open(ctx context.Context) error {
 		fl.missing = false
 		fl.notice(ctx, fl.Path+" appeared", false)
 	}
-	if !fl.looked && fl.Offset == 0 && info.Size() > 0 {
+	if !fl.looked && fl.Offset == 0 && info.Size() > 0 && !fl.own {
 		// Said so that a "ready" found here is not mistaken for news: the
 		// file may hold an earlier run's log.
 		fl.notice(ctx, fmt.Sprintf("%s already holds %d bytes; reading it from the start", fl.Path, info.Size()), false)

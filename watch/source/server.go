@@ -103,7 +103,7 @@ func (s *Server) Run(ctx context.Context, out chan<- Event) error {
 		close(exited)
 	}()
 
-	f := &File{Path: s.LogPath, Poll: s.Poll, Offset: offset, stop: exited}
+	f := &File{Path: s.LogPath, Poll: s.Poll, Offset: offset, stop: exited, own: true}
 	if err := f.Run(ctx, out); err != nil {
 		return err
 	}
@@ -120,7 +120,9 @@ func (s *Server) Run(ctx context.Context, out chan<- Event) error {
 // Stop ends the server's process group: SIGTERM, then SIGKILL to the group
 // after Grace whenever any member still runs (SGLang's scheduler and
 // detokenizer processes are members, and the leader's exit does not end
-// them), and says what exited on which signal.
+// them), and says what exited on which signal. A leader that has exited
+// already is not the end of it: the members it leaves behind still hold
+// GPU memory, and are stopped the same way.
 func (s *Server) Stop() string {
 	s.mu.Lock()
 	cmd, exited := s.cmd, s.exited
@@ -129,17 +131,29 @@ func (s *Server) Stop() string {
 		return "the server was never started"
 	}
 	pid := cmd.Process.Pid
-	select {
-	case <-exited:
-		return fmt.Sprintf("the server (pid %d) had already exited", pid)
-	default:
-	}
 	grace := s.Grace
 	if grace <= 0 {
 		grace = 10 * time.Second
 	}
+	if isClosed(exited) {
+		return stopOrphans(pid, grace, exited)
+	}
 	res := stopGroup(pid, grace, exited)
 	return fmt.Sprintf("stopped the server (pid %d): %s", pid, res.describe("it", pid, grace))
+}
+
+// stopOrphans stops what is left of the process group of a server whose
+// leader (pid) has exited and been reaped (exited is closed).
+func stopOrphans(pid int, grace time.Duration, exited <-chan struct{}) string {
+	gone := fmt.Sprintf("the server (pid %d) had already exited", pid)
+	// The leader has been reaped, so it is not among the members (where
+	// there is no /proc, the group's own id stands for "some still run").
+	orphans := liveMembers(pid)
+	if len(orphans) == 0 {
+		return gone
+	}
+	res := stopGroup(pid, grace, exited)
+	return gone + "; " + res.describeOrphans(orphans, pid, grace)
 }
 
 // Detach leaves a ready server running and says where it is.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -110,6 +111,19 @@ func TestFileWaitsForFileThenFollowsReplay(t *testing.T) {
 	cancel()
 	if err := <-result; err != nil {
 		t.Errorf("Run after cancel = %v, want nil", err)
+	}
+}
+
+// A server's own log (Server.Run) that the server wrote to before the
+// first look holds this run's lines, not an earlier run's: no warning.
+func TestFileOwnLogNoEarlierRunNote(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "server.log")
+	appendFile(t, path, "started\n")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	events, _ := run(t, ctx, &File{Path: path, Poll: 2 * time.Millisecond, own: true})
+	if n := noticesOf(collect(t, events, lineCount(1))); len(n) != 0 {
+		t.Errorf("notices = %q, want none for the server's own log", n)
 	}
 }
 
@@ -295,6 +309,81 @@ func TestServerStop(t *testing.T) {
 			}
 			// Nothing of the group is left running. (Killed children may
 			// linger as zombies until init reaps them; they run nothing.)
+			if live := liveMembers(pid); len(live) > 0 {
+				t.Errorf("process group %d still runs after Stop: %v", pid, live)
+			}
+		})
+	}
+}
+
+// killGroupAtEnd makes sure that nothing of the server's process group
+// outlives the test, whatever the test found.
+func killGroupAtEnd(t *testing.T, srv *Server) {
+	t.Cleanup(func() {
+		if pid := srv.Pid(); pid > 0 {
+			_ = syscall.Kill(-pid, syscall.SIGKILL)
+		}
+	})
+}
+
+// cpuTime is the CPU time this process has used so far.
+func cpuTime(t *testing.T) time.Duration {
+	t.Helper()
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		t.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// A server whose leader exits before the watch stops it, leaving a child
+// running (as SGLang's scheduler outlives a launcher that died): Stop does
+// not stop at "had already exited" but ends the child too, says so, and
+// waits out the grace period without spinning.
+func TestServerStopAfterLeaderExitedEndsItsGroup(t *testing.T) {
+	for _, tt := range []struct {
+		name, script string
+		want         []string
+	}{
+		{"term", `sleep 30 & echo child up; exit 3`,
+			[]string{"had already exited; 1 other process (pid ", ") of its group was still running: it exited on SIGTERM after "}},
+		// The child ignores SIGTERM, and so does the sleep it becomes (an
+		// ignored signal stays ignored across exec); it says it is up once
+		// the trap is set, and the leader waits for that in the log ($0)
+		// before it exits.
+		{"kill", `(trap "" TERM; echo child up; exec sleep 30) & until grep -q "child up" "$0"; do sleep 0.01; done; exit 3`,
+			[]string{"had already exited; 1 other process (pid ", ") of its group was still running: it ignored SIGTERM for the 500ms grace period and was sent SIGKILL"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "server.log")
+			grace := 500 * time.Millisecond
+			srv := &Server{Argv: []string{"sh", "-c", tt.script, path}, LogPath: path, Poll: 2 * time.Millisecond, Grace: grace}
+			killGroupAtEnd(t, srv)
+			events, result := run(t, context.Background(), srv)
+			collect(t, events, lineCount(1))
+			select {
+			case err := <-result:
+				var exit *ExitError
+				if !errors.As(err, &exit) {
+					t.Fatalf("Run = %v, want an *ExitError", err)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("the server's leader did not exit")
+			}
+			pid := srv.Pid()
+			if live := liveMembers(pid); len(live) != 1 {
+				t.Fatalf("process group %d runs %v after the leader's exit, want the child alone", pid, live)
+			}
+			cpu0 := cpuTime(t)
+			msg := srv.Stop()
+			if cpu := cpuTime(t) - cpu0; cpu > grace/2 {
+				t.Errorf("Stop used %s of CPU time within a %s grace period: it should poll, not spin", cpu, grace)
+			}
+			for _, want := range tt.want {
+				if !strings.Contains(msg, want) {
+					t.Errorf("Stop = %q, want it to say %q", msg, want)
+				}
+			}
 			if live := liveMembers(pid); len(live) > 0 {
 				t.Errorf("process group %d still runs after Stop: %v", pid, live)
 			}
@@ -489,5 +578,31 @@ func TestCommandLongLineInPieces(t *testing.T) {
 	}
 	if len(pieces) < 2 || total != 2100000 {
 		t.Errorf("%d pieces holding %d bytes of the line, want at least 2 holding 2100000", len(pieces), total)
+	}
+}
+
+// What Stop says about the processes a dead leader left behind, in each
+// way they can end.
+func TestDescribeOrphans(t *testing.T) {
+	grace := 10 * time.Second
+	for _, tt := range []struct {
+		orphans []int
+		res     stopped
+		want    string
+	}{
+		{[]int{11}, stopped{leaderExited: true, took: 30 * time.Millisecond},
+			"1 other process (pid 11) of its group was still running: it exited on SIGTERM after 0.0s"},
+		{[]int{11, 12}, stopped{leaderExited: true, took: 1200 * time.Millisecond},
+			"2 other processes (pid 11, 12) of its group were still running: they exited on SIGTERM after 1.2s"},
+		{[]int{11, 12}, stopped{leaderExited: true, took: grace, killed: []int{12, 11}},
+			"2 other processes (pid 11, 12) of its group were still running: they ignored SIGTERM for the 10s grace period and were sent SIGKILL"},
+		{[]int{11, 12, 13}, stopped{leaderExited: true, took: grace, killed: []int{13}},
+			"3 other processes (pid 11, 12, 13) of its group were still running: 1 process (pid 13) ignored SIGTERM for the 10s grace period and was sent SIGKILL, the others exited on SIGTERM"},
+		{[]int{11, 12}, stopped{leaderExited: true, took: grace, killed: []int{12}, remain: []int{12}},
+			"2 other processes (pid 11, 12) of its group were still running: 1 process (pid 12) ignored SIGTERM for the 10s grace period and was sent SIGKILL, the other exited on SIGTERM; 1 process (pid 12) still runs after SIGKILL (stuck in the kernel?): see pgrep -a -g 10"},
+	} {
+		if got := tt.res.describeOrphans(tt.orphans, 10, grace); got != tt.want {
+			t.Errorf("describeOrphans(%v, %+v) =\n  %q\nwant\n  %q", tt.orphans, tt.res, got, tt.want)
+		}
 	}
 }

@@ -37,6 +37,7 @@ func stopGroup(pgid int, grace time.Duration, leaderDone <-chan struct{}) stoppe
 	_ = syscall.Kill(-pgid, syscall.SIGTERM)
 	var res stopped
 	deadline := time.Now().Add(grace)
+	wake := leaderDone
 	for {
 		exited := isClosed(leaderDone)
 		if exited && len(liveMembers(pgid)) == 0 {
@@ -47,8 +48,13 @@ func stopGroup(pgid int, grace time.Duration, leaderDone <-chan struct{}) stoppe
 			res.leaderExited = exited
 			break
 		}
+		if exited {
+			// A closed channel is always ready: waiting on it would turn
+			// the rest of the grace period into a busy loop over /proc.
+			wake = nil
+		}
 		select {
-		case <-leaderDone:
+		case <-wake:
 		case <-time.After(pollMembers):
 		}
 	}
@@ -126,11 +132,64 @@ func (r stopped) describe(who string, pgid int, grace time.Duration) string {
 		fmt.Fprintf(&b, "%s ignored SIGTERM for the %s grace period; its process group (%s) was sent SIGKILL, and it exited on SIGKILL",
 			who, grace, countPids(r.killed, "process", "processes"))
 	}
+	r.describeRemain(&b, pgid)
+	return b.String()
+}
+
+// describeOrphans says, for people, what stopping did to a group whose
+// leader had exited before it was asked to stop; orphans are the members
+// that were still running then.
+func (r stopped) describeOrphans(orphans []int, pgid int, grace time.Duration) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s of its group %s still running: ", countPids(orphans, "other process", "other processes"), wasWere(len(orphans)))
+	pronoun := "it"
+	if len(orphans) > 1 {
+		pronoun = "they"
+	}
+	switch {
+	case len(r.killed) == 0:
+		fmt.Fprintf(&b, "%s exited on SIGTERM after %.1fs", pronoun, r.took.Seconds())
+	case samePids(r.killed, orphans):
+		fmt.Fprintf(&b, "%s ignored SIGTERM for the %s grace period and %s sent SIGKILL", pronoun, grace, wasWere(len(r.killed)))
+	default:
+		fmt.Fprintf(&b, "%s ignored SIGTERM for the %s grace period and %s sent SIGKILL",
+			countPids(r.killed, "process", "processes"), grace, wasWere(len(r.killed)))
+		// killed may hold a process forked since orphans was listed.
+		switch rest := len(orphans) - len(r.killed); {
+		case rest == 1:
+			b.WriteString(", the other exited on SIGTERM")
+		case rest > 1:
+			b.WriteString(", the others exited on SIGTERM")
+		}
+	}
+	r.describeRemain(&b, pgid)
+	return b.String()
+}
+
+// describeRemain adds what SIGKILL could not end, with the command that
+// shows it.
+func (r stopped) describeRemain(b *strings.Builder, pgid int) {
 	if len(r.remain) > 0 {
-		fmt.Fprintf(&b, "; %s still %s after SIGKILL (stuck in the kernel?): see pgrep -a -g %d",
+		fmt.Fprintf(b, "; %s still %s after SIGKILL (stuck in the kernel?): see pgrep -a -g %d",
 			countPids(r.remain, "process", "processes"), runOrRuns(len(r.remain)), pgid)
 	}
-	return b.String()
+}
+
+// samePids reports whether a and b hold the same pids, in any order.
+func samePids(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	in := make(map[int]bool, len(a))
+	for _, p := range a {
+		in[p] = true
+	}
+	for _, p := range b {
+		if !in[p] {
+			return false
+		}
+	}
+	return true
 }
 
 func without(pids []int, pid int) []int {
