@@ -310,6 +310,22 @@ def check_results_file(harness):
             failures.append(f"after an interrupted write the file holds {kept!r}")
         if os.listdir(folder) != ["results.json"]:
             failures.append(f"left beside it: {sorted(os.listdir(folder))}")
+        # Its bytes reach the disk before the rename puts it in place.
+        order = []
+        sync, replace = os.fsync, os.replace
+
+        def synced(fd):
+            order.append("fsync")
+            sync(fd)
+
+        def replaced(src, dst):
+            order.append("replace")
+            replace(src, dst)
+
+        with stubbed(harness.os, fsync=synced, replace=replaced):
+            harness.write_results(path, {"section": 2})
+        if order != ["fsync", "replace"]:
+            failures.append(f"synced and renamed in the order {order}")
         link = os.path.join(folder, "link.json")
         os.symlink(path, link)
         harness.write_results(link, {"section": 3})

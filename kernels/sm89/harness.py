@@ -856,7 +856,9 @@ def write_results(path, report):
     then renamed over it, so that a run stopped while writing (Ctrl-C, a
     crash, a full disk) leaves the last section's file, not half of one.
     A path that is not a plain file (/dev/null, a pipe) is written as it is;
-    a symbolic link's target is the file replaced."""
+    a symbolic link's target is the file replaced. The bytes reach the disk
+    before the rename, so a power cut cannot leave an empty file in place
+    of the last one."""
     if os.path.exists(path) and not os.path.isfile(path):
         with open(path, "w") as f:
             json.dump(report, f, indent=1)
@@ -866,6 +868,8 @@ def write_results(path, report):
     try:
         with open(partial, "w") as f:
             json.dump(report, f, indent=1)
+            f.flush()
+            os.fsync(f.fileno())
         os.replace(partial, real)
     finally:
         if os.path.exists(partial):
