@@ -400,7 +400,7 @@ func (p *planner) files(kernelSrc []byte) ([]Change, error) {
 		}
 		if !bytes.Equal(old.Data, kernel) {
 			changes = append(changes, Change{Path: kp, Before: old.Data, After: kernel, Mode: old.Mode})
-			p.note(kp, "kernel module updated")
+			p.note(kp, kernelUpdate(old.Data[len(kernelHeader(rec)):], kernelSrc))
 		}
 	} else if contains(t.NonUTF8, kp) {
 		return nil, &Problem{Msg: fmt.Sprintf("%s exists (not UTF-8) and was not written by mlagen; refusing to overwrite it", kp)}
@@ -415,6 +415,20 @@ func (p *planner) files(kernelSrc []byte) ([]Change, error) {
 		}
 	}
 	return inWriteOrder(changes, p.s.roles(p.mod, p.entries, p.models), false), nil
+}
+
+// kernelUpdate says, for the report, what replacing the installed kernel
+// module (was, below mlagen's header) with now does: one emitted by another
+// command (another target, a selection of the user's) was the user's
+// choice, and one that differs under the same command is an earlier
+// mlagen's or was edited by hand. Either way the report names it: the
+// module is generated code, replaced, never merged.
+func kernelUpdate(was, now []byte) string {
+	before, after := kernelCommand(was), kernelCommand(now)
+	if before != "" && before != after {
+		return fmt.Sprintf("kernel module replaced: the installed one was emitted by `%s`, this one by `%s`", before, after)
+	}
+	return fmt.Sprintf("kernel module updated: the installed one is an earlier mlagen's or was edited by hand; this is what `%s` emits now", after)
 }
 
 // roles names the files of the wiring around mod, for the write order.

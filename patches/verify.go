@@ -65,10 +65,29 @@ func Verify(co *Checkout, opt Options) (*Report, error) {
 	v.references()
 	v.route()
 	v.record()
+	if v.untouched() {
+		// Said first: the lines below are what patching adds, each
+		// missing, not faults of a patched tree.
+		rep.Problems = append([]string{"not patched: this tree holds no mlagen code; run mlagen patch on it (the problems below are what it adds)"}, rep.Problems...)
+	}
 	if co.Triton != "" && len(opt.Tritons) > 0 {
 		rep.Triton = &TritonCheck{Version: co.Triton, Checked: slices.Contains(opt.Tritons, co.Triton), CheckedUnder: opt.Tritons}
 	}
 	return rep, nil
+}
+
+// untouched says whether the tree holds none of mlagen's code: no block
+// of any part in the files the proof read, and no kernel module.
+func (v *verifier) untouched() bool {
+	if _, ok := v.s.co.Tree.Files[v.rep.KernelModule]; ok {
+		return false
+	}
+	for part := range partNames {
+		if len(v.s.blockFiles(part)) > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // structure checks the dispatcher, the kernel module and the gate.

@@ -65,7 +65,7 @@ func (w *want) edit(src []byte) (resolve.Edit, bool, error) {
 func (w *want) problem(src []byte) string {
 	switch w.state(src) {
 	case "missing":
-		return fmt.Sprintf("%s: %s has no mlagen %s block (not patched, or patched by an earlier mlagen: run mlagen patch again)", w.path, w.where, w.part)
+		return fmt.Sprintf("%s: %s has no mlagen %s block (not patched, or patched by an earlier mlagen: run mlagen patch)", w.path, w.where, w.part)
 	case "stale":
 		return fmt.Sprintf("%s:%d: the mlagen %s block of %s is not what mlagen writes now (edited, or SGLang's code changed since patching): run mlagen patch again", w.path, w.have.openLine, w.part, w.where)
 	case "moved", "unfinished":
