@@ -76,6 +76,12 @@ pycheck: $(VENV)/.done
 	$(PY) -m py_compile kernels/*/*.py calib/*.py gpu/*.py gpu/*/*.py
 	$(VENV)/bin/black --check -q kernels calib gpu
 	@echo "py_compile and black: ok"
+	@# Without torch (.venv has Triton alone) a harness says where it runs.
+	@if ! $(PY) -c 'import torch' 2>/dev/null; then for d in $(DIRS); do \
+	  out=$$($(PY) kernels/$$d/harness.py --help 2>&1); st=$$?; \
+	  if [ $$st != 2 ] || ! grep -q 'runs on the machine with the GPU' <<<"$$out"; then \
+	    echo "kernels/$$d/harness.py without torch: exit $$st: $$out"; exit 1; fi; \
+	done; echo "harnesses without torch: exit 2, and say so"; fi
 
 # The budget model against the real compiler, for every variant of the
 # default sweeps, accepted and refused, compiled from the shipped module's

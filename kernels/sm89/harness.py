@@ -60,10 +60,21 @@ import os
 import sys
 import time
 
-import torch
-import triton
-import triton.language as tl
-import triton.testing
+try:
+    import torch
+    import triton
+    import triton.language as tl
+    import triton.testing
+except ImportError as missing:
+    # Run where the GPU is, with the torch and Triton SGLang uses there; a
+    # traceback would not say that.
+    print(
+        f"{os.path.basename(__file__)}: {missing}: the harness runs on the machine "
+        "with the GPU, with the torch and Triton your SGLang installs "
+        "(README.md, 'Run it on your card')",
+        file=sys.stderr,
+    )
+    sys.exit(2)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TARGET = "sm_89"
