@@ -19,13 +19,19 @@ func WriteBudgetReport(w io.Writer, s Sweep, bs []Budget) {
 		}
 		fmt.Fprintf(w, "\n%s  %s\n", b.Name, b.Variant)
 		fmt.Fprintf(w, "  %s\n", b.Operands)
-		fmt.Fprintf(w, "  shared memory %7d B of %d\n", b.SmemBytes, b.SmemLimit)
-		for _, it := range b.Smem {
-			fmt.Fprintf(w, "    %-10s %7d  %s\n", it.Name, it.Value, it.Why)
+		// The term names' column widens for a long one (the role split's
+		// producer_max), the totals' labels with it.
+		width := 10
+		for _, it := range append(append([]Item(nil), b.Smem...), b.Regs...) {
+			width = max(width, len(it.Name))
 		}
-		fmt.Fprintf(w, "  registers    %7d per thread of %d (estimate)\n", b.RegsEst, b.RegsLimit)
+		fmt.Fprintf(w, "  %-*s %7d B of %d\n", width+3, "shared memory", b.SmemBytes, b.SmemLimit)
+		for _, it := range b.Smem {
+			fmt.Fprintf(w, "    %-*s %7d  %s\n", width, it.Name, it.Value, it.Why)
+		}
+		fmt.Fprintf(w, "  %-*s%7d per thread of %d (estimate)\n", width+3, "registers", b.RegsEst, b.RegsLimit)
 		for _, it := range b.Regs {
-			fmt.Fprintf(w, "    %-10s %7d  %s\n", it.Name, it.Value, it.Why)
+			fmt.Fprintf(w, "    %-*s %7d  %s\n", width, it.Name, it.Value, it.Why)
 		}
 		if b.Fits {
 			fmt.Fprintln(w, "  verdict: fits")
