@@ -424,14 +424,25 @@ func TestSelectionForSweep(t *testing.T) {
 	if !strings.HasPrefix(e.Selection.Source, "static rule") {
 		t.Errorf("selection source %q, want the static rule", e.Selection.Source)
 	}
+	// The curated sweep fits every one of them: the flags left them out,
+	// and the emission names them (each once, none the sweep fits).
+	if len(e.SelectionLeftOut) == 0 {
+		t.Error("no variant named as left out by the sweep's flags")
+	}
+	fits := fitNames(e.Budgets)
+	for i, name := range e.SelectionLeftOut {
+		if fits[name] || !strings.HasPrefix(name, "ws_h64_t64_k") || slices.Contains(e.SelectionLeftOut[:i], name) {
+			t.Errorf("left out %v: %s is not a missing ws_h64 variant named once", e.SelectionLeftOut, name)
+		}
+	}
 	wider := DefaultSweep(tg)
 	wider.SplitK = append(wider.SplitK, 2)
 	e, err = Emit(wider, "test", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.SelectionNote != "" || !strings.HasPrefix(e.Selection.Source, "measured on") {
-		t.Errorf("a wider sweep: note %q, source %q; want the measured selection", e.SelectionNote, e.Selection.Source)
+	if e.SelectionNote != "" || len(e.SelectionLeftOut) > 0 || !strings.HasPrefix(e.Selection.Source, "measured on") {
+		t.Errorf("a wider sweep: note %q, left out %v, source %q; want the measured selection", e.SelectionNote, e.SelectionLeftOut, e.Selection.Source)
 	}
 }
 

@@ -40,7 +40,12 @@ type Emission struct {
 	// (it names variants this sweep does not fit); empty when it was, or
 	// when the target has none.
 	SelectionNote string
-	Files         []File // sorted by name
+	// SelectionLeftOut are the variants the measured selection names that
+	// this sweep does not fit, where the target's curated sweep fits every
+	// one of them: the sweep's own flags left them out (the CLI names the
+	// flags). Empty otherwise.
+	SelectionLeftOut []string
+	Files            []File // sorted by name
 }
 
 // Bundle is the emission's sparse_mla_mma.py (Emit always renders it): the
@@ -100,7 +105,7 @@ func Emit(s Sweep, command string, sel *Selection) (Emission, error) {
 		e.Selection = *sel
 	} else {
 		var err error
-		if e.Selection, e.SelectionNote, err = selectionFor(s, e.Budgets); err != nil {
+		if e.Selection, e.SelectionNote, e.SelectionLeftOut, err = selectionFor(s, e.Budgets); err != nil {
 			return e, err
 		}
 	}
@@ -156,7 +161,7 @@ func (e Emission) PerVariantFiles() ([]File, error) {
 func Bundle(t Target) ([]byte, error) {
 	s := DefaultSweep(t)
 	budgets := CheckSweep(s)
-	sel, note, err := selectionFor(s, budgets)
+	sel, note, _, err := selectionFor(s, budgets)
 	if err != nil {
 		return nil, err
 	}

@@ -25,7 +25,7 @@ func WriteBudgetReport(w io.Writer, s Sweep, bs []Budget) {
 		for _, it := range append(append([]Item(nil), b.Smem...), b.Regs...) {
 			width = max(width, len(it.Name))
 		}
-		fmt.Fprintf(w, "  %-*s %7d B of %d\n", width+3, "shared memory", b.SmemBytes, b.SmemLimit)
+		fmt.Fprintf(w, "  %-*s%7d B of %d\n", width+3, "shared memory", b.SmemBytes, b.SmemLimit)
 		for _, it := range b.Smem {
 			fmt.Fprintf(w, "    %-*s %7d  %s\n", width, it.Name, it.Value, it.Why)
 		}

@@ -6,9 +6,9 @@ import (
 	"testing"
 )
 
-// The budget report's numbers stand in one column within a variant, also
-// where a term's name is longer than the usual ten characters (the role
-// split's producer_max).
+// The budget report's numbers stand in one column within a variant, the
+// totals' too, also where a term's name is longer than the usual ten
+// characters (the role split's producer_max).
 func TestBudgetReportAlignsLongNames(t *testing.T) {
 	sm90, err := LookupTarget("sm_90")
 	if err != nil {
@@ -28,8 +28,9 @@ func TestBudgetReportAlignsLongNames(t *testing.T) {
 	}
 	var out strings.Builder
 	WriteBudgetReport(&out, DefaultSweep(sm90), long[:1])
-	// The end of the number after the label: "    name   123  why", "  registers    168 per".
-	num := regexp.MustCompile(`^(    \S+ +|  registers +)(\d+)`)
+	// The end of the number after the label: "    name   123  why",
+	// "  registers    168 per", "  shared memory 206080 B".
+	num := regexp.MustCompile(`^(    \S+ +|  registers +|  shared memory +)(\d+)`)
 	ends := map[int][]string{}
 	for _, line := range strings.Split(out.String(), "\n") {
 		if m := num.FindStringSubmatchIndex(line); m != nil {

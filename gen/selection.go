@@ -216,21 +216,27 @@ func MarshalSelection(sel Selection) ([]byte, error) {
 
 // selectionFor is the selection a sweep's module carries: the measured one
 // when every variant it names fits in this sweep, else the static rule. note
-// says why the measured one was not used ("" when it was, or there is none).
-func selectionFor(s Sweep, budgets []Budget) (sel Selection, note string, err error) {
+// says why the measured one was not used ("" when it was, or there is
+// none); leftOut names the variants it lacks when the target's curated
+// sweep fits them all, so that the sweep's own flags left them out.
+func selectionFor(s Sweep, budgets []Budget) (sel Selection, note string, leftOut []string, err error) {
 	measured, ok, err := MeasuredSelection(s.Target)
 	if err != nil {
-		return sel, "", err
+		return sel, "", nil, err
 	}
 	if !ok {
-		return HeuristicSelection(s.Target, s.Heads, budgets), "", nil
+		return HeuristicSelection(s.Target, s.Heads, budgets), "", nil, nil
 	}
 	if verr := measured.Validate(fitNames(budgets)); verr != nil {
 		note = fmt.Sprintf("the measured selection (%s/%s) does not fit this sweep (%v): static rule used",
 			SelectionDir, SelectionFile(s.Target), verr)
-		return HeuristicSelection(s.Target, s.Heads, budgets), note, nil
+		missing := measured.unfit(fitNames(budgets))
+		if len(missing) > 0 && len(measured.unfit(fitNames(CheckSweep(DefaultSweep(s.Target))))) == 0 {
+			leftOut = missing
+		}
+		return HeuristicSelection(s.Target, s.Heads, budgets), note, leftOut, nil
 	}
-	return measured, "", nil
+	return measured, "", nil, nil
 }
 
 func fitNames(budgets []Budget) map[string]bool {
@@ -274,12 +280,23 @@ func (s Selection) Validate(fits map[string]bool) error {
 			return fmt.Errorf("whole call: %w", err)
 		}
 	}
-	for _, name := range s.Names() {
-		if name != SIMTName && !IsPeer(name) && !fits[name] {
-			return fmt.Errorf("selection names %s, which is not a fitting variant of this sweep (emit with the sweep flags its results were timed with, or re-run `mlagen select` on results timed with these)", name)
-		}
+	if unfit := s.unfit(fits); len(unfit) > 0 {
+		return fmt.Errorf("selection names %s, which is not a fitting variant of this sweep (emit with the sweep flags its results were timed with, or re-run `mlagen select` on results timed with these)", unfit[0])
 	}
 	return nil
+}
+
+// unfit lists the variants s names (the whole call's too), each once, in
+// order, that are not among fits: the SIMT baseline and peers are not
+// variants and always pass.
+func (s Selection) unfit(fits map[string]bool) []string {
+	var out []string
+	for _, name := range s.Names() {
+		if name != SIMTName && !IsPeer(name) && !fits[name] && !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // bucketHeads are the head counts of a rank the selections tell apart:

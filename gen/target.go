@@ -63,8 +63,9 @@ var servedBy = map[string]string{
 	"121": "sm_121 (GB10, DGX Spark) has no target of its own: SGLang's DeepSeek-V4 backend calls the sm_120 entry on every 12.x GPU, so the module it runs there is --target sm_120's (sm_120's budgets; not measured on a GB10)",
 }
 
-// LookupTarget accepts "sm_120", "sm120" or "120", and the architecture-
-// specific names Triton and ptxas use ("sm_120a", "sm_100f").
+// LookupTarget accepts "sm_120", "sm120", "sm-120" or "120", the
+// architecture-specific names Triton and ptxas use ("sm_120a", "sm_100f"),
+// and the capability as torch and nvidia-smi print it ("12.0").
 func LookupTarget(name string) (Target, error) {
 	n := strings.ToLower(strings.TrimSpace(name))
 	for _, p := range []string{"sm_", "sm-", "sm"} {

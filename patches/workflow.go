@@ -88,7 +88,16 @@ func Run(job Job) (*Outcome, error) {
 	// taking mlagen's code out is what the user asked, and its check after
 	// writing says what is left.
 	if !job.Revert && !res.Report.OK() {
-		return nil, &Problem{Msg: "the patched tree would fail the proof, so nothing was written (--dry-run shows the plan and its whole proof):", Lines: res.Report.failures()}
+		written, lines := "nothing was written", res.Report.failures()
+		if len(recovered) > 0 {
+			// An interrupted run's leftovers were cleared first: say so,
+			// not that the tree is untouched.
+			written = "nothing more was written"
+			for _, r := range recovered {
+				lines = append(lines, "recovered first: "+r)
+			}
+		}
+		return nil, &Problem{Msg: "the tree after patching would fail the proof, so " + written + " (--dry-run shows the plan and its whole proof):", Lines: lines}
 	}
 	applied, err := set.Apply(changeset.Options{Journal: true, Hook: job.Hook})
 	if err != nil {

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -163,6 +162,16 @@ func parseEmit(e *env, args []string) (o emitOpts, done bool, code int) {
 	if done, code := f.noArgs(e); done {
 		return o, true, code
 	}
+	// Flag mistakes first, then the inputs the flags name.
+	o.mode = "write"
+	switch {
+	case *dryRun && *check:
+		return o, true, usageError(e, "emit", "--dry-run and --check are exclusive")
+	case *check:
+		o.mode = "check"
+	case *dryRun || o.diff:
+		o.mode = "dry-run"
+	}
 	var err error
 	if o.selectionPath != "" {
 		if o.selection, err = readSelection(o.selectionPath, &sf, f.Changed("target")); err != nil {
@@ -177,15 +186,6 @@ func parseEmit(e *env, args []string) (o emitOpts, done bool, code int) {
 	}
 	if msg := notAFolder(o.dir); msg != "" {
 		return o, true, failed(e, "emit", o.asJSON, exitUsage, msg+" (--kernels names the folder to write)")
-	}
-	o.mode = "write"
-	switch {
-	case *dryRun && *check:
-		return o, true, usageError(e, "emit", "--dry-run and --check are exclusive")
-	case *check:
-		o.mode = "check"
-	case *dryRun || o.diff:
-		o.mode = "dry-run"
 	}
 	return o, false, exitOK
 }
@@ -252,41 +252,23 @@ func refused(e *env, dir string, err error, asJSON bool) int {
 }
 
 // selectionNote is em.SelectionNote (why the target's measured selection
-// was not used) in the user's terms: where every variant the selection
-// names is in the target's curated sweep, the sweep flags left them out,
-// and the note says which and what to do; gen's own note (a stale
-// selection: re-run select) stays for any other.
+// was not used) in the user's terms: where the sweep's own flags left out
+// the variants it names (em.SelectionLeftOut), it says which and which
+// flags; gen's note (a selection timed on another sweep) stays otherwise.
 func selectionNote(s gen.Sweep, em gen.Emission) string {
-	measured, ok, err := gen.MeasuredSelection(s.Target)
-	if err != nil || !ok {
+	left := em.SelectionLeftOut
+	if len(left) == 0 {
 		return em.SelectionNote
 	}
-	fits, curated := map[string]bool{}, map[string]gen.Variant{}
-	for _, b := range em.Fitting() {
-		fits[b.Name] = true
-	}
-	for _, b := range gen.CheckSweep(gen.DefaultSweep(s.Target)) {
-		if b.Fits {
-			curated[b.Name] = b.Variant
-		}
-	}
-	var left []string
 	flags := map[string]bool{}
-	for _, name := range measured.Names() {
-		if name == gen.SIMTName || gen.IsPeer(name) || fits[name] || slices.Contains(left, name) {
-			continue
-		}
-		v, ok := curated[name]
-		if !ok {
+	for _, name := range left {
+		v, err := gen.ParseVariantName(name)
+		if err != nil {
 			return em.SelectionNote
 		}
-		left = append(left, name)
 		for _, f := range familyFlags(v) {
 			flags[f] = true
 		}
-	}
-	if len(left) == 0 {
-		return em.SelectionNote
 	}
 	// The flags of those families this sweep sets, in the sweep's order.
 	var given []string

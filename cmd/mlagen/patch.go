@@ -142,7 +142,8 @@ Examples:
 Exit status: 0 fully wired, 1 something unwired or missing (or a backend
 choice that would make the gate inert, or a kernel module whose TARGET the
 model backend never calls the entry on), 2 bad usage (or SGLANG_ROOT is not
-a directory).
+a directory, or is mlagen's own repository). With --json a failure past
+the flags is an object on stdout too.
 `
 
 // runPatch is `mlagen patch`.
@@ -160,15 +161,12 @@ func runPatch(e *env, args []string) int {
 	if done, code := f.parse(e, args); done {
 		return code
 	}
-	root, code := oneRoot(e, f)
-	if code != exitOK {
-		return code
-	}
 	if *check && (*revert || *dryRun) {
 		return usageError(e, "patch", "--check cannot be combined with --revert or --dry-run")
 	}
-	if isMlagenRepo(root) {
-		return usageError(e, "patch", "%s is mlagen's own repository, whose stand-in SGLang trees are its tests' fixtures: give the root of your SGLang checkout or installed sglang package", root)
+	root, code := oneRoot(e, f, *asJSON)
+	if code != exitOK {
+		return code
 	}
 	if *selection != "" && (*kernels != "" || *revert || *check) {
 		return usageError(e, "patch", "--selection renders the module to install: it cannot be combined with --kernels (a module already rendered), --revert or --check")
@@ -263,7 +261,7 @@ func runVerify(e *env, args []string) int {
 	if done, code := f.parse(e, args); done {
 		return code
 	}
-	root, code := oneRoot(e, f)
+	root, code := oneRoot(e, f, *asJSON)
 	if code != exitOK {
 		return code
 	}
@@ -274,16 +272,21 @@ func runVerify(e *env, args []string) int {
 	return proveAndReport(e, "verify", root, patches.Options{Recipe: rec, Module: *module, Emitted: emittedBundle, AllowUnreached: *allow, Tritons: gen.CheckedTritons()}, *asJSON)
 }
 
-// oneRoot is the one SGLANG_ROOT argument; a missing one, several, or one
-// that is not a directory is a usage error (nothing is read or written).
-func oneRoot(e *env, f *cmdFlags) (string, int) {
+// oneRoot is the one SGLANG_ROOT argument; a missing one, several, one
+// that is not a directory, or mlagen's own clone is a usage error (nothing
+// is read or written). Past the count, --json gets the error as an object.
+func oneRoot(e *env, f *cmdFlags, asJSON bool) (string, int) {
 	if f.NArg() != 1 {
 		return "", usageError(e, f.cmd, "want exactly one SGLANG_ROOT, got %d arguments", f.NArg())
 	}
-	if st, err := os.Stat(f.Arg(0)); err != nil || !st.IsDir() {
-		return "", usageError(e, f.cmd, "%s is not a directory", f.Arg(0))
+	root := f.Arg(0)
+	if st, err := os.Stat(root); err != nil || !st.IsDir() {
+		return "", failed(e, f.cmd, asJSON, exitUsage, root+" is not a directory")
 	}
-	return f.Arg(0), exitOK
+	if isMlagenRepo(root) {
+		return "", failed(e, f.cmd, asJSON, exitUsage, root+" is mlagen's own repository, whose stand-in SGLang trees are its tests' fixtures: give the root of your SGLang checkout or installed sglang package")
+	}
+	return root, exitOK
 }
 
 // isMlagenRepo says whether root is this repository's clone (its go.mod

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -198,6 +200,9 @@ func runSelect(e *env, args []string) int {
 		return bad("--selections %s (--selections names the folder to write %s into)", msg, gen.SelectionFile(s.Target))
 	}
 	if _, err := os.Stat(dir); err != nil && !*dryRun {
+		if !errors.Is(err, fs.ErrNotExist) {
+			return bad("--selections %v", err)
+		}
 		if f.Changed("selections") || f.Changed("out") {
 			return bad("--selections %s: no such directory (create it first)", dir)
 		}

@@ -246,6 +246,13 @@ func watchUsageError(e *env, format string, args ...any) int {
 	return usageError(e, "watch", format, args...)
 }
 
+// inputError is an input the watch cannot use (a file named by a
+// flag, the server to start): exit 2 as a flag mistake is, and with --json
+// one error object on stdout too, as for every failure past the flags.
+func (o *watchOpts) inputError(e *env, format string, args ...any) int {
+	return failed(e, "watch", o.jsonOut, exitUsage, fmt.Sprintf(format, args...))
+}
+
 // config checks the flags against each other and builds the watch; every
 // mistake is found here, before anything is started or written.
 func (o *watchOpts) config(e *env, fs *pflag.FlagSet) (watch.Config, int) {
@@ -264,7 +271,7 @@ func (o *watchOpts) config(e *env, fs *pflag.FlagSet) (watch.Config, int) {
 	if o.baselinePath != "" {
 		b, err := baseline.Load(o.baselinePath)
 		if err != nil {
-			return cfg, watchUsageError(e, "--baseline: %v", err)
+			return cfg, o.inputError(e, "--baseline: %v", err)
 		}
 		cfg.Baseline, cfg.BaselinePath = &b, o.baselinePath
 	}
@@ -337,7 +344,7 @@ func (o *watchOpts) smokeRequest(e *env, fs *pflag.FlagSet, human io.Writer) (sm
 	if o.expectFile != "" {
 		data, err := os.ReadFile(o.expectFile)
 		if err != nil {
-			return req, watchUsageError(e, "--expect-file: %v", err)
+			return req, o.inputError(e, "--expect-file: %v", err)
 		}
 		exact := string(data)
 		req.Exact, req.Contains = &exact, ""
@@ -363,14 +370,14 @@ func (o *watchOpts) source(e *env) (source.Source, int) {
 		// Found out now, before anything starts: a misspelt command or an
 		// unwritable log is a usage mistake, not a failed deployment.
 		if _, err := exec.LookPath(o.server[0]); err != nil {
-			return nil, watchUsageError(e, "cannot start the server: %v", err)
+			return nil, o.inputError(e, "cannot start the server: %v", err)
 		}
 		if err := logPathProblem(logPath, "the watch creates the log file, not its folder"); err != nil {
-			return nil, watchUsageError(e, "cannot write the server log: %v", err)
+			return nil, o.inputError(e, "cannot write the server log: %v", err)
 		}
 		f, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 		if err != nil {
-			return nil, watchUsageError(e, "cannot write the server log: %v", err)
+			return nil, o.inputError(e, "cannot write the server log: %v", err)
 		}
 		f.Close()
 		return &source.Server{Argv: o.server, Env: o.env, LogPath: logPath, Grace: o.stopGrace}, exitOK
@@ -379,7 +386,7 @@ func (o *watchOpts) source(e *env) (source.Source, int) {
 		// it yet), but a missing folder is a typo that would only show as
 		// a time-out, and a folder can never be read as a log.
 		if err := logPathProblem(o.logPath, "a typo? The watch waits for a missing log file, not for a missing folder"); err != nil {
-			return nil, watchUsageError(e, "--log: %v", err)
+			return nil, o.inputError(e, "--log: %v", err)
 		}
 		f := &source.File{Path: o.logPath}
 		if o.fromEnd {
@@ -390,28 +397,28 @@ func (o *watchOpts) source(e *env) (source.Source, int) {
 }
 
 // logPathProblem says why path cannot be a log file, before anything is
-// started: it is a folder, or the folder it would be in does not exist
-// (hint then says what the watch would have done). A file that does not
-// exist yet in an existing folder is no problem.
+// started: it is (or names) a folder, or the folder it would be in does not
+// exist or is not one (hint then says what the watch would have done). A
+// file that does not exist yet in an existing folder is no problem.
 func logPathProblem(path, hint string) error {
+	if strings.HasSuffix(path, string(filepath.Separator)) {
+		return fmt.Errorf("%s names a folder (it ends in %c), not a log file", path, filepath.Separator)
+	}
 	st, err := os.Stat(path)
 	switch {
 	case err == nil && st.IsDir():
 		return fmt.Errorf("%s is a directory, not a log file", path)
 	case err == nil:
 		return nil
-	case !errors.Is(err, fs.ErrNotExist):
+	case !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR):
 		return err
 	}
 	dir := filepath.Dir(path)
-	st, err = os.Stat(dir)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
+	if msg := notAFolder(dir); msg != "" {
+		return fmt.Errorf("%s cannot be a file: %s", path, msg)
+	}
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("the folder of %s, %s, does not exist (%s)", path, dir, hint)
-	case err != nil:
-		return err
-	case !st.IsDir():
-		return fmt.Errorf("the folder of %s, %s, is not a directory", path, dir)
 	}
 	return nil
 }

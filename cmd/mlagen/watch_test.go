@@ -270,7 +270,8 @@ func TestWatchLogPathChecked(t *testing.T) {
 	}{
 		{[]string{"--log", dir, "--expect-kernel"}, []string{"--log: " + dir + " is a directory, not a log file"}},
 		{[]string{"--log", filepath.Join(noFolder, "x.log")}, []string{"--log: the folder of " + filepath.Join(noFolder, "x.log") + ", " + noFolder + ", does not exist (a typo?"}},
-		{[]string{"--log", filepath.Join(plain, "x.log")}, []string{"not a directory"}},
+		{[]string{"--log", filepath.Join(plain, "x.log")}, []string{"--log: " + filepath.Join(plain, "x.log") + " cannot be a file: " + plain + " is a file, not a directory"}},
+		{[]string{"--log", noFolder + "/"}, []string{"--log: " + noFolder + "/ names a folder (it ends in /), not a log file"}},
 		{append([]string{"--log", dir}, server...), []string{"cannot write the server log: " + dir + " is a directory, not a log file"}},
 		{append([]string{"--log", filepath.Join(noFolder, "x.log")}, server...), []string{"cannot write the server log: the folder of " + filepath.Join(noFolder, "x.log") + ", " + noFolder + ", does not exist", "not its folder"}},
 	}
@@ -279,6 +280,10 @@ func TestWatchLogPathChecked(t *testing.T) {
 		code, out, errs := runWatchArgs(t, args...)
 		if code != 2 || out != "" {
 			t.Errorf("watch %q = exit %d, stdout %q, stderr %q; want 2 and nothing on stdout", args, code, out, errs)
+		}
+		// With --json the same error is one object on stdout too.
+		if code, out, _ := runWatchArgs(t, append([]string{"--json"}, args...)...); code != 2 || !strings.Contains(out, `"command": "watch"`) || !strings.Contains(out, `"error": `) {
+			t.Errorf("watch --json %q = exit %d, stdout %q; want 2 and an error object", args, code, out)
 		}
 		for _, want := range tt.want {
 			if !strings.Contains(errs, want) {

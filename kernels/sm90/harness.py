@@ -45,7 +45,9 @@ Exit status 1 when the module fails a correctness case (a failing peer is
 reported, not counted). A configuration named with --variants that cannot
 serve a case or a shape (a Hopper-only one on another GPU, a bucket its
 table gives to a peer) declines it: the JSON lists it under "declined" (a
-timing row with "declined" and no time), and it is not a failure.
+timing row with "declined" and no time), and it is not a failure. Exit
+status 2 where torch or Triton is not installed (--help included): the
+harness runs on the machine with the GPU.
 """
 
 import argparse
@@ -65,9 +67,12 @@ try:
     import triton
     import triton.language as tl
     import triton.testing
-except ImportError as missing:
+except ModuleNotFoundError as missing:
     # Run where the GPU is, with the torch and Triton SGLang uses there; a
-    # traceback would not say that.
+    # traceback would not say that. An import failing inside either (a
+    # CUDA library, a mismatched release) keeps its own traceback.
+    if (missing.name or "").split(".")[0] not in ("torch", "triton"):
+        raise
     print(
         f"{os.path.basename(__file__)}: {missing}: the harness runs on the machine "
         "with the GPU, with the torch and Triton your SGLang installs "
