@@ -164,12 +164,16 @@ func runPatch(e *env, args []string) int {
 	if *check && (*revert || *dryRun) {
 		return usageError(e, "patch", "--check cannot be combined with --revert or --dry-run")
 	}
+	if *selection != "" && (*kernels != "" || *revert || *check) {
+		return usageError(e, "patch", "--selection renders the module to install: it cannot be combined with --kernels (a module already rendered), --revert or --check")
+	}
+	if *revert && (*kernels != "" || f.Changed("target") || *allow) {
+		return usageError(e, "patch", "--revert takes out whatever mlagen put in: --kernels, --target and --allow-unreached choose what to install, and do not apply")
+	}
+	// Flag mistakes first, then the tree they name.
 	root, code := oneRoot(e, f, *asJSON)
 	if code != exitOK {
 		return code
-	}
-	if *selection != "" && (*kernels != "" || *revert || *check) {
-		return usageError(e, "patch", "--selection renders the module to install: it cannot be combined with --kernels (a module already rendered), --revert or --check")
 	}
 	rec, err := patches.DefaultRecipe()
 	if err != nil {
