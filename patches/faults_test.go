@@ -449,3 +449,29 @@ func TestKernelModuleChecked(t *testing.T) {
 		t.Errorf("kernel_check.command = %+v", rep.Kernel)
 	}
 }
+
+// A revert reports each restored reference where it stands once written:
+// its line and column in the reverted file hold the old name, and the
+// line is the one the report quotes (the patched file's lines would point
+// past the blocks the revert takes out).
+func TestRevertReportsRestoredPlaces(t *testing.T) {
+	root := t.TempDir()
+	writeFiles(t, root, upstreamFiles())
+	runOK(t, patchJob(t, root))
+	rep := runOK(t, revertJob(t, root))
+	if len(rep.Wired) == 0 {
+		t.Fatal("the revert restored no reference")
+	}
+	old := mustRecipe(t).Old
+	for _, r := range rep.Wired {
+		lines := strings.Split(readFile(t, filepath.Join(root, r.Path)), "\n")
+		if r.Line < 1 || r.Line > len(lines) {
+			t.Errorf("%s: line %d is not in the file", r, r.Line)
+			continue
+		}
+		line := lines[r.Line-1]
+		if strings.TrimSpace(line) != r.Code || r.Col < 1 || !strings.HasPrefix(line[r.Col-1:], old) {
+			t.Errorf("%s: the reverted file's line %d is %q; want the quoted code with %s at column %d", r, r.Line, line, old, r.Col)
+		}
+	}
+}

@@ -33,6 +33,7 @@ func Revert(co *Checkout, opt Options) (*Result, error) {
 	rep := &Report{Command: "revert", Gate: rec.Gate, Old: rec.Old, New: rec.Dispatcher, Module: mod,
 		Scanned: len(co.Tree.Paths()), Parsed: s.Parsed(), NonUTF8: co.Tree.NonUTF8, Outside: co.Tree.Outside}
 	es := newEditSet()
+	var restored []resolve.Site
 	if mod != "" {
 		files := map[string]bool{}
 		sites := s.References(resolve.Def(mod, rec.Dispatcher), false).Sites
@@ -42,8 +43,8 @@ func Revert(co *Checkout, opt Options) (*Result, error) {
 			sites = append(sites, s.UnboundUses(mod, rec.Dispatcher)...)
 		}
 		sites = append(sites, s.throughReverted(mod).Sites...)
+		restored = sites
 		for _, site := range sites {
-			rep.Wired = append(rep.Wired, site.Ref)
 			files[site.Path] = true
 			if site.Rename {
 				es.add(site.Path, resolve.Edit{Start: site.Start, End: site.End, Text: rec.Old}, "")
@@ -62,6 +63,7 @@ func Revert(co *Checkout, opt Options) (*Result, error) {
 		}
 	}
 	changes := es.changes(co.Tree)
+	rep.Wired = restoredAt(restored, es, co.Tree, changes)
 	if mod != "" {
 		changes = append(changes, s.revertKernel(mod, rep, &es)...)
 	}
@@ -79,6 +81,32 @@ func Revert(co *Checkout, opt Options) (*Result, error) {
 		}
 	}
 	return &Result{Changes: changes, Report: rep}, nil
+}
+
+// restoredAt reports the restored references where they stand once the
+// revert is written (each site moved by the edits before it in its file),
+// not at the patched file's lines, which the removed blocks push down.
+func restoredAt(sites []resolve.Site, es editSet, t *resolve.Tree, changes []Change) []Ref {
+	after := map[string][]byte{}
+	for _, c := range changes {
+		after[c.Path] = c.After
+	}
+	var out []Ref
+	for _, site := range sites {
+		src, ok := after[site.Path]
+		if !ok {
+			out = append(out, site.Ref)
+			continue
+		}
+		off := site.Start
+		for _, e := range es.edits[site.Path] {
+			if e.End <= site.Start {
+				off += len(e.Text) - (e.End - e.Start)
+			}
+		}
+		out = append(out, resolve.RefAt(site.Path, src, off, site.Kind))
+	}
+	return out
 }
 
 // throughReverted lists the references to the dispatcher's name in

@@ -46,16 +46,27 @@ func mkRef(fi *Info, i int32, kind string) Ref {
 	st := fi.st
 	off := int(st.nodes[i].start)
 	line, col := st.LineCol(off)
+	return refAt(fi.path, st.src, off, line, col, kind)
+}
+
+// RefAt describes the reference at byte off of src, the content of the
+// file at path, for a report: where a run's edits moved it, say.
+func RefAt(path string, src []byte, off int, kind string) Ref {
+	line, col := LineCol(src, off)
+	return refAt(path, src, off, line, col, kind)
+}
+
+func refAt(path string, src []byte, off, line, col int, kind string) Ref {
 	ls := off - (col - 1)
-	le := bytes.IndexAny(st.src[ls:], "\r\n")
+	le := bytes.IndexAny(src[ls:], "\r\n")
 	if le < 0 {
-		le = len(st.src) - ls
+		le = len(src) - ls
 	}
-	code := strings.TrimSpace(string(st.src[ls : ls+le]))
+	code := strings.TrimSpace(string(src[ls : ls+le]))
 	if len(code) > 100 {
 		code = code[:97] + "..."
 	}
-	return Ref{Path: fi.path, Line: line, Col: col, Kind: kind, Code: code}
+	return Ref{Path: path, Line: line, Col: col, Kind: kind, Code: code}
 }
 
 // RefSet is the outcome of resolving every use in the parsed files against
