@@ -88,6 +88,8 @@ type watcher struct {
 	// answered is set once the smoke request succeeded while a kernel line
 	// is still awaited, until kernelBy.
 	answered bool
+	// absent: the source's last notice said its file does not exist (yet).
+	absent   bool
 	kernelBy time.Time
 
 	seen     map[sglanglog.Kind]*seenPhase
@@ -280,6 +282,7 @@ func (w *watcher) loop(ctx context.Context, items <-chan item) (Outcome, string)
 }
 
 func (w *watcher) notice(ev source.Event) {
+	w.absent = ev.Absent
 	w.rep.Notices = append(w.rep.Notices, Notice{AtS: w.since().Seconds(), Text: ev.Notice})
 	w.p.line("%s note: %s", stamp(w.since()), ev.Notice)
 	if ev.Restarted && len(w.seen) > 0 {
@@ -499,6 +502,8 @@ func (w *watcher) timedOut() (Outcome, string) {
 	}
 	v := fmt.Sprintf("TIMEOUT after %s: the server was not ready; %s", short(w.cfg.Timeout), w.lastPhaseText())
 	switch {
+	case w.det.Lines() == 0 && w.absent:
+		v += "; the log file never appeared"
 	case w.det.Lines() == 0:
 		v += "; the log stayed empty"
 	default:

@@ -299,6 +299,23 @@ func TestWatchLogPathChecked(t *testing.T) {
 	}
 }
 
+// A log file that never appears in an existing folder is waited for, and
+// the time-out says it never appeared, not that it stayed empty.
+func TestWatchLogNeverAppeared(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "server.log")
+	code, out, errs := runWatchArgs(t, "--timeout", "1s", "--log", missing)
+	if code != 3 || !strings.Contains(out, "TIMEOUT after 1") || !strings.Contains(out, "the log file never appeared") || strings.Contains(out, "stayed empty") {
+		t.Errorf("watch --log %s = exit %d\nstdout %s\nstderr %s\nwant 3 and a time-out saying the file never appeared", missing, code, out, errs)
+	}
+	// Once it exists, empty, the time-out says so.
+	if err := os.WriteFile(missing, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, _ := runWatchArgs(t, "--timeout", "1s", "--log", missing); code != 3 || !strings.Contains(out, "the log stayed empty") {
+		t.Errorf("watch --log (empty) = exit %d, stdout %s; want 3 and \"the log stayed empty\"", code, out)
+	}
+}
+
 func TestWatchHelpTeaches(t *testing.T) {
 	code, out, _ := runWatchArgs(t, "--help")
 	for _, want := range []string{"Examples:", "mlagen watch --env SGLANG_SM120_MMA_FLASHMLA=1 --log", "--expect-kernel", "--max-response-bytes", "--stop-grace",

@@ -87,7 +87,7 @@ func (fl *follower) close() {
 }
 
 func (fl *follower) notice(ctx context.Context, msg string, restarted bool) {
-	send(ctx, fl.out, Event{Notice: msg, Restarted: restarted})
+	send(ctx, fl.out, Event{Notice: msg, Restarted: restarted, Absent: fl.missing})
 }
 
 // step opens the file if needed, checks that the file being read is still

@@ -28,6 +28,9 @@ type Event struct {
 	// starts with the last bytes of that piece again, so that a phrase cut
 	// by the cap is whole in one of the two.
 	Continued bool
+	// Absent is set with the notice that the followed path does not exist
+	// (yet); any other notice means it does.
+	Absent bool
 }
 
 // Source is a log that can be read until it is lost or ctx ends.
