@@ -227,10 +227,11 @@ func selectionFor(s Sweep, budgets []Budget) (sel Selection, note string, leftOu
 	if !ok {
 		return HeuristicSelection(s.Target, s.Heads, budgets), "", nil, nil
 	}
-	if verr := measured.Validate(fitNames(budgets)); verr != nil {
+	fits := fitNames(budgets)
+	if verr := measured.Validate(fits); verr != nil {
 		note = fmt.Sprintf("the measured selection (%s/%s) does not fit this sweep (%v): static rule used",
 			SelectionDir, SelectionFile(s.Target), verr)
-		missing := measured.unfit(fitNames(budgets))
+		missing := measured.unfit(fits)
 		if len(missing) > 0 && len(measured.unfit(fitNames(CheckSweep(DefaultSweep(s.Target))))) == 0 {
 			leftOut = missing
 		}

@@ -127,9 +127,14 @@ func failed(e *env, cmd string, asJSON bool, code int, msg string, details ...st
 		failure(e, cmd, errors.New(text))
 	}
 	if asJSON {
-		emitJSON(e, errorReport{Command: cmd, Error: msg, Details: append([]string{}, details...)}, false)
+		jsonError(e, cmd, msg, details)
 	}
 	return code
+}
+
+// jsonError prints the errorReport of a failure on stdout.
+func jsonError(e *env, cmd, msg string, details []string) {
+	emitJSON(e, errorReport{Command: cmd, Error: msg, Details: append([]string{}, details...)}, false)
 }
 
 // writeFailed reports a failed changeset Apply on dir (exit 1). The writer

@@ -30,11 +30,7 @@ func runIn(t *testing.T, dir string, hook func(changeset.Step) error, args ...st
 // returns its error and details.
 func jsonFailure(t *testing.T, cmd, stdout string) (msg string, details []string) {
 	t.Helper()
-	var got struct {
-		Command string   `json:"command"`
-		Error   string   `json:"error"`
-		Details []string `json:"details"`
-	}
+	var got errorReport
 	dec := json.NewDecoder(strings.NewReader(stdout))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&got); err != nil {

@@ -329,12 +329,12 @@ func problem(e *env, cmd string, err error, asJSON bool) int {
 	fmt.Fprintf(e.stderr, "mlagen %s: %v\n", cmd, err)
 	if asJSON {
 		// CI reading --json gets an object either way.
-		out := errorReport{Command: cmd, Error: err.Error(), Details: []string{}}
+		msg, details := err.Error(), []string(nil)
 		var p *patches.Problem
 		if errors.As(err, &p) {
-			out.Error, out.Details = p.Msg, append(out.Details, p.Lines...)
+			msg, details = p.Msg, p.Lines
 		}
-		emitJSON(e, out, false)
+		jsonError(e, cmd, msg, details)
 	}
 	return exitFail
 }
