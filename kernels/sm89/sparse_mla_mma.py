@@ -316,6 +316,12 @@ _PROGRAM_TILES = {("ws", 64): 3, ("pp", 64): 2.5, ("ws", 16): 2, ("pp", 16): 1.2
 _COMBINE_TILES = 1
 
 
+def _cdiv(a, b):
+    # Plain integers: triton.cdiv is a constexpr function, about 6 µs a call
+    # on the host, and fitting one plan's split count takes dozens.
+    return -(-a // b)
+
+
 def fit_splits(name, batch, heads, tokens, sms):
     """`name`, or its sibling with another split count, for a call of `batch`
     rows, `heads` heads and `tokens` tokens a row on `sms` multiprocessors:
@@ -338,13 +344,13 @@ def fit_splits(name, batch, heads, tokens, sms):
     if not siblings or not sms:
         return name
     c = CONFIGS[name]
-    rows = batch * triton.cdiv(heads, c.block_h)
+    rows = batch * _cdiv(heads, c.block_h)
     program = _PROGRAM_TILES.get((c.family, c.block_h), max(_PROGRAM_TILES.values()))
 
     def cost(k):
         # A split's share is whole tiles (_split_range's arithmetic).
-        tiles = triton.cdiv(triton.cdiv(tokens, k), c.block_t)
-        waves = triton.cdiv(rows * k, sms)
+        tiles = _cdiv(_cdiv(tokens, k), c.block_t)
+        waves = _cdiv(rows * k, sms)
         return waves * (tiles + program) + (_COMBINE_TILES if k > 1 else 0)
 
     k = min(siblings, key=lambda k: (cost(k), k))
