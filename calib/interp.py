@@ -58,41 +58,47 @@ def _bf16_safe_dot(self, a, b, d, input_precision, max_num_imprecise_acc):
 interpreter.InterpreterBuilder.create_dot = _bf16_safe_dot
 
 
-def _patch_lang_once(patch_lang):
+def _patch_lang_once(patch_lang, executor):
     """Triton's interpreter patches the language modules a kernel's globals
     name (tl, tl.core: inspect.getmembers over each, its tensor and math)
     when a launch starts and restores them when it ends, and patches again
     on every call of a @triton.jit helper inside the launch, never restoring
-    that: tl.sum, tl.max and the modules' own helpers, thousands of calls, a
-    third of an interpreter run here. Patching is idempotent (a patched
-    member is no longer a builtin; the rest is set to equal functions), so
-    within one launch a helper whose module was patched already (the same
-    globals, so the same language modules) is skipped; the first call of
-    each module in a launch patches as Triton does."""
+    that: tl.sum, tl.max and the modules' own helpers, thousands of calls,
+    more than half of an interpreter run here. Patching is idempotent (a
+    patched member is no longer a builtin; the rest is set to equal
+    functions), so within one launch a helper whose module was patched
+    already (the same globals, so the same language modules) is skipped;
+    the launch's own patch, and the first call of each other module in it,
+    patch as Triton does."""
     patched = []  # the globals patched in the launch in progress
 
     def patch(fn):
         if any(g is fn.__globals__ for g in patched):
-            return interpreter._LangPatchScope()
-        starts = not patched  # launches don't nest: the first call is the launch's
+            return interpreter._LangPatchScope()  # a helper's: Triton drops it
         scope = patch_lang(fn)
         patched.append(fn.__globals__)
-        if starts:
-            restore = scope.restore
-
-            def restore_and_end():
-                patched.clear()
-                restore()
-
-            scope.restore = restore_and_end
         return scope
 
-    return patch
+    run = executor.__call__
+
+    def launch(self, *args, **kwargs):
+        patched.clear()
+        try:
+            return run(self, *args, **kwargs)
+        finally:
+            patched.clear()
+
+    return patch, launch
 
 
 # Where a release's interpreter is built otherwise, it runs as Triton ships it.
-if hasattr(interpreter, "_patch_lang") and hasattr(interpreter, "_LangPatchScope"):
-    interpreter._patch_lang = _patch_lang_once(interpreter._patch_lang)
+if all(
+    hasattr(interpreter, name)
+    for name in ("_patch_lang", "_LangPatchScope", "GridExecutor")
+):
+    interpreter._patch_lang, interpreter.GridExecutor.__call__ = _patch_lang_once(
+        interpreter._patch_lang, interpreter.GridExecutor
+    )
 
 # The other branches: no topk_length, and 3 x 48 = 144 > 128 rows, where the
 # combine kernel runs one program per (head, batch) instead of eight slices.
