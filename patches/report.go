@@ -42,7 +42,8 @@ type Report struct {
 	Recovered []string `json:"recovered"`
 	// Changes lists the files written (or, in a dry run, to be written).
 	Changes []FileChange `json:"changes"`
-	// NothingToDo: the tree already was in the requested state.
+	// NothingToDo: the tree already was in the requested state (patch and
+	// revert; verify's JSON leaves it out).
 	NothingToDo bool `json:"nothing_to_do"`
 	// Wired are the references that now go through the dispatcher (after a
 	// revert: those that were turned back); Missed those that do not.
@@ -165,7 +166,8 @@ type FileChange struct {
 }
 
 // MarshalJSON writes empty lists as [] rather than null, so that CI scripts
-// can count them without special cases.
+// can count them without special cases, and nothing_to_do only for the
+// commands that write (patch, revert).
 func (r *Report) MarshalJSON() ([]byte, error) {
 	type plain Report
 	c := plain(*r)
@@ -202,6 +204,14 @@ func (r *Report) MarshalJSON() ([]byte, error) {
 			rt.Heads = []RouteHop{}
 		}
 		c.Route = &rt
+	}
+	if c.Command == "verify" {
+		// verify (and patch --check) change nothing, so "nothing to do"
+		// would only read as a verdict it is not: the field is left out.
+		return json.Marshal(struct {
+			plain
+			NothingToDo *bool `json:"nothing_to_do,omitempty"`
+		}{plain: c})
 	}
 	return json.Marshal(c)
 }
