@@ -544,7 +544,9 @@ func CheckSweep(s Sweep) []Budget {
 }
 
 // Nearest finds the fitting variant closest to v: fewest halvings or
-// doublings of its parameters, SPLIT_K kept, larger tiles preferred on ties.
+// doublings of its parameters, SPLIT_K kept; on ties v's own tile (another
+// warp or stage count changes less of the kernel than another tile), then
+// larger tiles.
 func Nearest(t Target, v Variant) (Variant, bool) {
 	var best Variant
 	bestDist := -1
@@ -558,8 +560,11 @@ func Nearest(t Target, v Variant) (Variant, bool) {
 						continue
 					}
 					d := log2Dist(h, v.BlockH) + log2Dist(bt, v.BlockT) + log2Dist(w, v.NumWarps) + abs(st-v.NumStages)
+					same := h == v.BlockH && bt == v.BlockT
+					bestSame := best.BlockH == v.BlockH && best.BlockT == v.BlockT
 					better := bestDist < 0 || d < bestDist ||
-						(d == bestDist && h*bt > best.BlockH*best.BlockT)
+						(d == bestDist && same && !bestSame) ||
+						(d == bestDist && same == bestSame && h*bt > best.BlockH*best.BlockT)
 					if better {
 						best, bestDist = c, d
 					}

@@ -245,6 +245,28 @@ func TestNearestFits(t *testing.T) {
 	}
 }
 
+// A variant refused for a compiler quirk at its exact shape is pointed at
+// its own tile with another warp or stage count where one is as near as a
+// larger tile: that is what the quirk's text says compiles clean.
+func TestNearestKeepsTheTileOnTies(t *testing.T) {
+	for _, c := range []struct {
+		target string
+		v      Variant
+		want   string
+	}{
+		{"sm_120", Variant{BlockH: 16, BlockT: 16, SplitK: 1, NumWarps: 4, NumStages: 1}, "mma_h16_t16_k1_w4_s2"},
+		{"sm_100", Variant{BlockH: 64, BlockT: 32, SplitK: 1, NumWarps: 8, NumStages: 2, Pipelined: true}, "pp_h64_t32_k1_w8_s1"},
+	} {
+		tg, _ := LookupTarget(c.target)
+		if Check(tg, c.v).Fits {
+			t.Fatalf("%s %s fits: the case needs a refused variant", c.target, c.v.Name())
+		}
+		if n, ok := Nearest(tg, c.v); !ok || n.Name() != c.want {
+			t.Errorf("%s %s: nearest %s (ok=%v), want %s", c.target, c.v.Name(), n.Name(), ok, c.want)
+		}
+	}
+}
+
 func TestEmitNothingFits(t *testing.T) {
 	tg, _ := LookupTarget("sm_120")
 	s := DefaultSweep(tg)
