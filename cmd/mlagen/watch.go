@@ -44,7 +44,8 @@ kernel answers garbage, and that fails too. The request has what is left of
 The log comes from exactly one of:
   --log FILE          a file, followed like "tail -F" (it may not exist yet,
                       but its folder must; truncation, rewriting and rotation
-                      are noticed and reported)
+                      are noticed and reported); a pipe, <(...) included,
+                      is refused: its command goes to --cmd
   --cmd "COMMAND"     the output of a shell command, e.g. ssh HOST tail -F FILE;
                       a command that ends or fails is "log source lost" (exit 4)
   -- SERVER COMMAND   a server started here, with --env pairs added; its output
@@ -373,6 +374,9 @@ func (o *watchOpts) source(e *env) (source.Source, int) {
 			return nil, o.inputError(e, "cannot start the server: %v", err)
 		}
 		if err := logPathProblem(logPath, "the watch creates the log file, not its folder"); err != nil {
+			if errors.Is(err, errNotRegular) {
+				return nil, o.inputError(e, "cannot write the server log: %v; the watch reads the server's output back from this file, so it must be one (leave --log out for mlagen-server-TIME.log)", err)
+			}
 			return nil, o.inputError(e, "cannot write the server log: %v", err)
 		}
 		f, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
@@ -386,6 +390,14 @@ func (o *watchOpts) source(e *env) (source.Source, int) {
 		// it yet), but a missing folder is a typo that would only show as
 		// a time-out, and a folder can never be read as a log.
 		if err := logPathProblem(o.logPath, "a typo? The watch waits for a missing log file, not for a missing folder"); err != nil {
+			if errors.Is(err, errNotRegular) {
+				how := fmt.Sprintf("the command that writes it, or --cmd \"cat %s\"", o.logPath)
+				if strings.HasPrefix(o.logPath, "/dev/fd/") || strings.HasPrefix(o.logPath, "/proc/self/fd/") {
+					// --log <(command): the shell's pipe is not passed on.
+					how = "the command itself, not <(command)"
+				}
+				return nil, o.inputError(e, "--log: %v; --log follows a file, and a stream goes to --cmd (%s)", err, how)
+			}
 			return nil, o.inputError(e, "--log: %v", err)
 		}
 		f := &source.File{Path: o.logPath}
@@ -408,6 +420,8 @@ func logPathProblem(path, hint string) error {
 	switch {
 	case err == nil && st.IsDir():
 		return fmt.Errorf("%s is a directory, not a log file", path)
+	case err == nil && !st.Mode().IsRegular():
+		return fmt.Errorf("%s is %s: %w", path, source.FileKind(st.Mode()), errNotRegular)
 	case err == nil:
 		return nil
 	case !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR):
@@ -422,6 +436,12 @@ func logPathProblem(path, hint string) error {
 	}
 	return nil
 }
+
+// errNotRegular: a log path that is a pipe, a socket or a device. Opening a
+// named pipe blocks until its other end opens (a watch that never started,
+// or never ended), and a stream cannot be re-read from its start or
+// followed across rotation as a file is.
+var errNotRegular = errors.New("not a regular file")
 
 // terminalWidth is the column count of the terminal w, 0 if unknown.
 func terminalWidth(w io.Writer) int {

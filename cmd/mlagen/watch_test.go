@@ -264,6 +264,12 @@ func TestWatchLogPathChecked(t *testing.T) {
 	if err := os.WriteFile(plain, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A named pipe: opening it blocks until its other end opens, so a watch
+	// that took it would hang (following it) or never start (writing it).
+	pipe := filepath.Join(dir, "pipe")
+	if err := syscall.Mkfifo(pipe, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		args []string
 		want []string
@@ -272,6 +278,8 @@ func TestWatchLogPathChecked(t *testing.T) {
 		{[]string{"--log", filepath.Join(noFolder, "x.log")}, []string{"--log: the folder of " + filepath.Join(noFolder, "x.log") + ", " + noFolder + ", does not exist (a typo?"}},
 		{[]string{"--log", filepath.Join(plain, "x.log")}, []string{"--log: " + filepath.Join(plain, "x.log") + " cannot be a file: " + plain + " is a file, not a directory"}},
 		{[]string{"--log", noFolder + "/"}, []string{"--log: " + noFolder + "/ names a folder (it ends in /), not a log file"}},
+		{[]string{"--log", pipe}, []string{"--log: " + pipe + " is a named pipe: not a regular file", `--cmd "cat ` + pipe + `"`}},
+		{append([]string{"--log", pipe}, server...), []string{"cannot write the server log: " + pipe + " is a named pipe: not a regular file", "leave --log out"}},
 		{append([]string{"--log", dir}, server...), []string{"cannot write the server log: " + dir + " is a directory, not a log file"}},
 		{append([]string{"--log", filepath.Join(noFolder, "x.log")}, server...), []string{"cannot write the server log: the folder of " + filepath.Join(noFolder, "x.log") + ", " + noFolder + ", does not exist", "not its folder"}},
 	}

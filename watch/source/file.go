@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"syscall"
 	"time"
 )
 
@@ -169,7 +170,9 @@ func (fl *follower) checkRewritten(ctx context.Context) error {
 }
 
 func (fl *follower) open(ctx context.Context) error {
-	fh, err := os.Open(fl.Path)
+	// Without O_NONBLOCK, opening a named pipe waits for a writer, past any
+	// time-out; a regular file reads the same either way.
+	fh, err := os.OpenFile(fl.Path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		if !fl.missing {
 			fl.missing = true
@@ -185,6 +188,13 @@ func (fl *follower) open(ctx context.Context) error {
 	if err != nil {
 		fh.Close()
 		return &LostError{What: "cannot stat " + fl.Path, Err: err}
+	}
+	if !info.Mode().IsRegular() {
+		// A pipe, socket or device cannot be read from its start again or
+		// followed across rotation; mlagen watch refuses one given as
+		// --log, and this is one that took the file's place since.
+		fh.Close()
+		return &LostError{What: fl.Path + " is " + FileKind(info.Mode()) + ", not a regular file"}
 	}
 	fl.fh, fl.info, fl.offset, fl.start = fh, info, 0, nil
 	if fl.missing {
@@ -243,4 +253,18 @@ func (fl *follower) read(ctx context.Context) error {
 // file is left behind (rotation, end of a server) so no line is lost.
 func (fl *follower) flushPartial(ctx context.Context) {
 	fl.lines.flush(func(ev Event) bool { return send(ctx, fl.out, ev) })
+}
+
+// FileKind names a mode that is neither a regular file's nor a directory's,
+// for messages: "a named pipe", "a socket", "a device".
+func FileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "not a file"
 }

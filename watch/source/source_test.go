@@ -127,6 +127,28 @@ func TestFileOwnLogNoEarlierRunNote(t *testing.T) {
 	}
 }
 
+// A named pipe where the log file should be (one that took a missing
+// file's place after mlagen watch checked --log) ends the source at once,
+// saying what it is: opened for reading the usual way it would wait for a
+// writer past every time-out.
+func TestFileNamedPipeIsLost(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "server.log")
+	if err := syscall.Mkfifo(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, result := run(t, context.Background(), &File{Path: path, Poll: 2 * time.Millisecond})
+	var err error
+	select {
+	case err = <-result:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the file source still waits on a named pipe after 5s")
+	}
+	var lost *LostError
+	if !errors.As(err, &lost) || !strings.Contains(err.Error(), path+" is a named pipe, not a regular file") {
+		t.Errorf("Run = %v, want a *LostError saying %s is a named pipe", err, path)
+	}
+}
+
 func TestFileTruncation(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "server.log")
 	appendFile(t, path, "old 1\nold 2\nold 3\n")
