@@ -374,7 +374,7 @@ func (o *watchOpts) source(e *env) (source.Source, int) {
 			return nil, o.inputError(e, "cannot start the server: %v", err)
 		}
 		if err := logPathProblem(logPath, "the watch creates the log file, not its folder"); err != nil {
-			if errors.Is(err, errNotRegular) {
+			if errors.Is(err, source.ErrNotRegular) {
 				return nil, o.inputError(e, "cannot write the server log: %v; the watch reads the server's output back from this file, so it must be one (leave --log out for mlagen-server-TIME.log)", err)
 			}
 			return nil, o.inputError(e, "cannot write the server log: %v", err)
@@ -390,7 +390,7 @@ func (o *watchOpts) source(e *env) (source.Source, int) {
 		// it yet), but a missing folder is a typo that would only show as
 		// a time-out, and a folder can never be read as a log.
 		if err := logPathProblem(o.logPath, "a typo? The watch waits for a missing log file, not for a missing folder"); err != nil {
-			if errors.Is(err, errNotRegular) {
+			if errors.Is(err, source.ErrNotRegular) {
 				how := fmt.Sprintf("the command that writes it, or --cmd \"cat %s\"", o.logPath)
 				if strings.HasPrefix(o.logPath, "/dev/fd/") || strings.HasPrefix(o.logPath, "/proc/self/fd/") {
 					// --log <(command): the shell's pipe is not passed on.
@@ -421,7 +421,7 @@ func logPathProblem(path, hint string) error {
 	case err == nil && st.IsDir():
 		return fmt.Errorf("%s is a directory, not a log file", path)
 	case err == nil && !st.Mode().IsRegular():
-		return fmt.Errorf("%s is %s: %w", path, source.FileKind(st.Mode()), errNotRegular)
+		return fmt.Errorf("%s is %s: %w", path, source.FileKind(st.Mode()), source.ErrNotRegular)
 	case err == nil:
 		return nil
 	case !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR):
@@ -436,12 +436,6 @@ func logPathProblem(path, hint string) error {
 	}
 	return nil
 }
-
-// errNotRegular: a log path that is a pipe, a socket or a device. Opening a
-// named pipe blocks until its other end opens (a watch that never started,
-// or never ended), and a stream cannot be re-read from its start or
-// followed across rotation as a file is.
-var errNotRegular = errors.New("not a regular file")
 
 // terminalWidth is the column count of the terminal w, 0 if unknown.
 func terminalWidth(w io.Writer) int {

@@ -255,6 +255,13 @@ func (fl *follower) flushPartial(ctx context.Context) {
 	fl.lines.flush(func(ev Event) bool { return send(ctx, fl.out, ev) })
 }
 
+// ErrNotRegular: a log path that is a pipe, a socket or a device. Opening a
+// named pipe blocks until its other end opens (a watch that never started,
+// or never ended), and a stream cannot be re-read from its start or
+// followed across rotation as a file is. mlagen watch refuses such a --log
+// with it.
+var ErrNotRegular = errors.New("not a regular file")
+
 // FileKind names a mode that is neither a regular file's nor a directory's,
 // for messages: "a named pipe", "a socket", "a device".
 func FileKind(m fs.FileMode) string {
