@@ -45,7 +45,8 @@ The log comes from exactly one of:
   --log FILE          a file, followed like "tail -F" (it may not exist yet,
                       but its folder must; truncation, rewriting and rotation
                       are noticed and reported); a pipe, <(...) included,
-                      is refused: its command goes to --cmd
+                      is refused: its command goes to --cmd; so is a file
+                      you cannot read: --cmd "sudo tail -n +1 -F FILE"
   --cmd "COMMAND"     the output of a shell command, e.g. ssh HOST tail -F FILE;
                       a command that ends or fails is "log source lost" (exit 4)
   -- SERVER COMMAND   a server started here, with --env pairs added; its output
@@ -98,8 +99,8 @@ Exit status:
   1    failure: a failure signature, a server that exited before ready, a
        wrong or empty answer, /health not OK, a phase >25% slower than
        --baseline, the MMA kernel required and not run
-  2    bad usage, such as a --log that is a folder or lies in a folder that
-       does not exist (nothing was started or written)
+  2    bad usage, such as a --log that is a folder, lies in a folder that
+       does not exist or cannot be read (nothing was started or written)
   3    time-out: not ready, or no answer to the smoke request, within
        --timeout (the last phase reached is named)
   4    log source lost: the log could not be read any more (server state unknown)
@@ -400,6 +401,9 @@ func (o *watchOpts) source(e *env) (source.Source, int) {
 			}
 			return nil, o.inputError(e, "--log: %v", err)
 		}
+		if err := logReadProblem(o.logPath); err != nil {
+			return nil, o.inputError(e, "--log: cannot read %s: %v; run the watch as a user who can read it, or give --cmd a command that can (--cmd \"sudo tail -n +1 -F %s\")", o.logPath, err, o.logPath)
+		}
 		f := &source.File{Path: o.logPath}
 		if o.fromEnd {
 			f.Offset = -1
@@ -435,6 +439,29 @@ func logPathProblem(path, hint string) error {
 		return fmt.Errorf("the folder of %s, %s, does not exist (%s)", path, dir, hint)
 	}
 	return nil
+}
+
+// logReadProblem says why an existing log file cannot be opened for
+// reading (its permissions, mostly: a server run by another user often
+// writes its log for that user alone). Found only by the file source's first
+// open, it ended the watch as a lost source, exit 4, as if a watch had been
+// under way; it is an input the watch cannot use, found before anything
+// starts. A file that does not exist yet is waited for, as before.
+// O_NONBLOCK: a named pipe that took the file's place since the check must
+// not block the open.
+func logReadProblem(path string) error {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err // the path is in the caller's message already
+	}
+	if err != nil {
+		return err
+	}
+	return f.Close()
 }
 
 // terminalWidth is the column count of the terminal w, 0 if unknown.

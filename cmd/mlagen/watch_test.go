@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -255,6 +257,107 @@ func TestWatchUsageErrors(t *testing.T) {
 // typo that would otherwise only show as a time-out, or as a lost log).
 // Each case has a short --timeout so that, without the check, it fails
 // quickly with the wrong status instead of hanging.
+// An existing --log the watch cannot read is an input it cannot use: exit
+// 2 before anything starts, with the way round it, not "log source lost"
+// (exit 4) from the file source's first open. Root reads any file, so as
+// root (CI) the watch runs as nobody, through setpriv, from a copy of this
+// test binary, which testscript.Main runs as mlagen under that name.
+func TestWatchLogUnreadable(t *testing.T) {
+	dir := t.TempDir()
+	logPath := filepath.Join(dir, "server.log")
+	if err := os.WriteFile(logPath, []byte("starting\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"--log: cannot read " + logPath + ": permission denied", `--cmd "sudo tail -n +1 -F ` + logPath + `"`}
+	check := func(name string, code int, out, errs string, json bool) {
+		t.Helper()
+		if code != 2 {
+			t.Errorf("%s: exit %d, want 2; stdout %q, stderr %q", name, code, out, errs)
+		}
+		if json != strings.Contains(out, `"error": `) {
+			t.Errorf("%s: stdout %q; want an error object exactly with --json", name, out)
+		}
+		for _, w := range want {
+			if !strings.Contains(errs, w) {
+				t.Errorf("%s: stderr %q lacks %q", name, errs, w)
+			}
+		}
+	}
+	args := []string{"--timeout", "2s", "--log", logPath}
+	if os.Geteuid() != 0 {
+		if err := os.Chmod(logPath, 0); err != nil {
+			t.Fatal(err)
+		}
+		code, out, errs := runWatchArgs(t, args...)
+		check("watch", code, out, errs, false)
+		code, out, errs = runWatchArgs(t, append([]string{"--json"}, args...)...)
+		check("watch --json", code, out, errs, true)
+		return
+	}
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Skip("root without setpriv (util-linux): no user to whom the file's mode refuses it")
+	}
+	// nobody has to reach the log's folder and run the copy: the test's own
+	// two folders are opened up, and the rest of the way must be open.
+	for _, d := range []string{dir, filepath.Dir(dir)} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for d := filepath.Dir(filepath.Dir(dir)); ; d = filepath.Dir(d) {
+		if st, err := os.Stat(d); err != nil || st.Mode().Perm()&0o001 == 0 {
+			t.Skipf("%s is closed to other users (TMPDIR?): nobody cannot reach the log", d)
+		}
+		if d == filepath.Dir(d) {
+			break
+		}
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "mlagen")
+	copyFile(t, self, bin)
+	for _, json := range []bool{false, true} {
+		argv := append([]string{"--reuid=65534", "--regid=65534", "--clear-groups", bin, "watch"}, args...)
+		if json {
+			argv = append(argv, "--json")
+		}
+		var out, errs bytes.Buffer
+		cmd := exec.Command(setpriv, argv...)
+		cmd.Stdout, cmd.Stderr = &out, &errs
+		code := 0
+		if err := cmd.Run(); err != nil {
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) {
+				t.Fatal(err)
+			}
+			code = ee.ExitCode()
+		}
+		check(strings.Join(argv, " "), code, out.String(), errs.String(), json)
+	}
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	src, err := os.Open(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	dst, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(dst, src); err != nil {
+		t.Fatal(err)
+	}
+	if err := dst.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestWatchLogPathChecked(t *testing.T) {
 	dir := t.TempDir()
 	noFolder := filepath.Join(dir, "typo")

@@ -194,7 +194,7 @@ func (fl *follower) open(ctx context.Context) error {
 		// followed across rotation; mlagen watch refuses one given as
 		// --log, and this is one that took the file's place since.
 		fh.Close()
-		return &LostError{What: fl.Path + " is " + FileKind(info.Mode()) + ", not a regular file"}
+		return &LostError{What: fl.Path + " is " + FileKind(info.Mode()), Err: ErrNotRegular}
 	}
 	fl.fh, fl.info, fl.offset, fl.start = fh, info, 0, nil
 	if fl.missing {
@@ -259,7 +259,7 @@ func (fl *follower) flushPartial(ctx context.Context) {
 // named pipe blocks until its other end opens (a watch that never started,
 // or never ended), and a stream cannot be re-read from its start or
 // followed across rotation as a file is. mlagen watch refuses such a --log
-// with it.
+// with it, and the file source ends with it where one took the file's place.
 var ErrNotRegular = errors.New("not a regular file")
 
 // FileKind names a mode that is neither a regular file's nor a directory's,

@@ -144,7 +144,7 @@ func TestFileNamedPipeIsLost(t *testing.T) {
 		t.Fatal("the file source still waits on a named pipe after 5s")
 	}
 	var lost *LostError
-	if !errors.As(err, &lost) || !strings.Contains(err.Error(), path+" is a named pipe, not a regular file") {
+	if !errors.As(err, &lost) || !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), path+" is a named pipe: not a regular file") {
 		t.Errorf("Run = %v, want a *LostError saying %s is a named pipe", err, path)
 	}
 }
