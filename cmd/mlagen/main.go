@@ -143,5 +143,5 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Run 'mlagen <command> --help' (or 'mlagen help <command>') for a command's flags and examples.")
 	fmt.Fprintln(w, "Exit status: 0 success, 1 the job found a problem, 2 bad usage or a missing or unreadable input")
-	fmt.Fprintln(w, "(nothing written); watch adds 3 (time-out) and 4 (log source lost).")
+	fmt.Fprintln(w, "(nothing written); watch adds 3 (time-out), 4 (log source lost) and 130 (interrupted).")
 }

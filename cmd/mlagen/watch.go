@@ -59,7 +59,7 @@ The log comes from exactly one of:
                       (also what a server that exited leaves running).
 
 Which kernel served: mlagen's kernel module logs, once per process, either
-  mlagen: sparse-MLA decode on the MMA kernel (ENTRY, target T, config NAME)
+  mlagen: sparse-MLA decode on the MMA kernel (ENTRY, target T, config NAME, H heads)
   mlagen: sparse-MLA decode not on the MMA kernel (ENTRY): REASON; SGLang's kernel runs
 and the watch reports what it saw. When it starts the server with
 SGLANG_SM120_MMA_FLASHMLA set true (1, true, yes or y; by --env or inherited),
