@@ -269,12 +269,12 @@ func TestWatchLogUnreadable(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{"--log: cannot read " + logPath + ": permission denied", `--cmd "sudo tail -n +1 -F ` + logPath + `"`}
-	check := func(name string, code int, out, errs string, json bool) {
+	check := func(name string, code int, out, errs string, asJSON bool) {
 		t.Helper()
 		if code != 2 {
 			t.Errorf("%s: exit %d, want 2; stdout %q, stderr %q", name, code, out, errs)
 		}
-		if json != strings.Contains(out, `"error": `) {
+		if asJSON != strings.Contains(out, `"error": `) {
 			t.Errorf("%s: stdout %q; want an error object exactly with --json", name, out)
 		}
 		for _, w := range want {
@@ -319,9 +319,9 @@ func TestWatchLogUnreadable(t *testing.T) {
 	}
 	bin := filepath.Join(dir, "mlagen")
 	copyFile(t, self, bin)
-	for _, json := range []bool{false, true} {
+	for _, asJSON := range []bool{false, true} {
 		argv := append([]string{"--reuid=65534", "--regid=65534", "--clear-groups", bin, "watch"}, args...)
-		if json {
+		if asJSON {
 			argv = append(argv, "--json")
 		}
 		var out, errs bytes.Buffer
@@ -335,7 +335,7 @@ func TestWatchLogUnreadable(t *testing.T) {
 			}
 			code = ee.ExitCode()
 		}
-		check(strings.Join(argv, " "), code, out.String(), errs.String(), json)
+		check(strings.Join(argv, " "), code, out.String(), errs.String(), asJSON)
 	}
 }
 
