@@ -3,6 +3,7 @@ package gen
 import (
 	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -13,17 +14,26 @@ import (
 // Results is the part of a harness results file (harness.py) that
 // selection reads.
 type Results struct {
-	Target      string `json:"target"`
-	GPU         string `json:"gpu"`
-	Torch       string `json:"torch"`
-	Triton      string `json:"triton"`
-	Date        string `json:"date"`
-	Correctness []struct {
-		Variant string `json:"variant"`
-		Case    string `json:"case"`
-		Passed  bool   `json:"passed"`
-	} `json:"correctness"`
-	Timing []Timing `json:"timing"`
+	Target string `json:"target"`
+	GPU    string `json:"gpu"`
+	Torch  string `json:"torch"`
+	Triton string `json:"triton"`
+	Date   string `json:"date"`
+	// Variants is the harness's --variants ("selected", "all" or a list),
+	// and Command its command line: files of harnesses that did not record
+	// Variants say it there.
+	Variants    string      `json:"variants"`
+	Command     string      `json:"command"`
+	Correctness []CaseCheck `json:"correctness"`
+	Timing      []Timing    `json:"timing"`
+}
+
+// CaseCheck is a correctness row: one configuration on one harness case,
+// against the float64 reference.
+type CaseCheck struct {
+	Variant string `json:"variant"`
+	Case    string `json:"case"`
+	Passed  bool   `json:"passed"`
 }
 
 // EntryWholeCall marks a timing row of the whole-call entry point
@@ -122,6 +132,8 @@ func AddRelease(r, other Results) (Results, error) {
 		return r, fmt.Errorf("%s results, not %s", other.Target, r.Target)
 	case other.GPU != r.GPU:
 		return r, fmt.Errorf("timed on %s, not on %s: other releases' rows must come from the same GPU", other.GPU, r.GPU)
+	case other.EntryPointsOnly():
+		return r, errEntryPointsOnly()
 	case other.Triton == "" || other.Triton == r.Triton:
 		return r, fmt.Errorf("timed under Triton %q, as the results it would add to: give one run per release", other.Triton)
 	}
@@ -142,14 +154,50 @@ func ParseResults(data []byte) (Results, error) {
 	if err := json.Unmarshal(data, &r); err != nil {
 		return r, fmt.Errorf("results: %w", err)
 	}
-	if r.Target == "" || len(r.Timing) == 0 {
-		return r, fmt.Errorf("results: no target or no timing rows (run the harness without --no-timing)")
+	// The other JSON files a user holds beside results, named for what
+	// they are: each has its own fields.
+	var fields map[string]json.RawMessage
+	_ = json.Unmarshal(data, &fields)
+	has := func(k string) bool { _, ok := fields[k]; return ok }
+	switch {
+	case has("table") && has("batch_bounds"):
+		return r, errors.New("results: this is a selection (what mlagen select writes), not harness results: give it to mlagen emit or patch --selection, and select the harness's results file")
+	case has("rows") && has("sms"):
+		return r, errors.New("results: this is gpu/splits.py's output (the split counts fitted to the GPU), not harness results: select the harness's results file")
+	case r.Target == "":
+		return r, errors.New("results: no target: not a harness results file")
+	case len(r.Timing) == 0:
+		return r, errors.New("results: no timing rows (a harness run with --no-timing, or one that stopped before its timings): run the harness without --no-timing")
 	}
 	return r, nil
 }
 
+// EntryPointsOnly says whether r comes from the harness's --variants
+// selected: it times the module's entry points, each shape on the
+// configuration the module's built-in tables pick (and names the row after
+// it), so a selection made from it would only repeat those tables.
+func (r Results) EntryPointsOnly() bool {
+	if r.Variants != "" {
+		return r.Variants == "selected"
+	}
+	args := strings.Fields(r.Command)
+	for i, a := range args {
+		if a == "--variants=selected" || a == "--variants" && i+1 < len(args) && args[i+1] == "selected" {
+			return true
+		}
+	}
+	return false
+}
+
+// errEntryPointsOnly is why select refuses such results.
+func errEntryPointsOnly() error {
+	return fmt.Errorf("the harness ran with --variants selected: it timed the module's entry points, each shape on the configuration the module's built-in tables pick, so a selection from it would only repeat those tables; run it with --variants all (the default) to time every configuration")
+}
+
 // SelectMeasured picks, for every (heads, batch, topk) bucket, the fastest
-// variant among fits that passed every correctness case. A call's time is
+// variant among fits that passed every correctness case and were checked
+// at all (a correctness row, or a timing row's own check): a run with
+// --no-check times configurations it never compared with the reference. A call's time is
 // its CUDA-graph replay time where measured (what SGLang's decode sees),
 // else its plain launch time. A bucket with no passing MMA variant gets the
 // SIMT baseline, which the bundle hands back to SGLang's own kernel.
@@ -167,13 +215,20 @@ func ParseResults(data []byte) (Results, error) {
 // over the token totals they timed; without them the whole call runs the
 // per-cache tables at the call's total tokens.
 func SelectMeasured(r Results, fits map[string]bool, source string) (Selection, error) {
+	if r.EntryPointsOnly() {
+		return Selection{}, errEntryPointsOnly()
+	}
 	ranked := rankShapes(r, fits)
 	r = r.ownRelease()
-	if timed, _ := Coverage(r, fits); len(timed) == 0 {
+	timed, _ := Coverage(r, fits)
+	if len(timed) == 0 {
 		// Every bucket would go to the SIMT baseline, as if each
 		// configuration had failed: say what the rows are instead.
 		return Selection{}, fmt.Errorf("results time none of the sweep's configurations per cache (their timing rows name only: %s)%s",
 			timedNames(r), untimedHint(r))
+	}
+	if unchecked := Unchecked(r, fits); len(unchecked) > 0 && len(unchecked) == len(timedConfigs(r, fits)) {
+		return Selection{}, fmt.Errorf("results check none of the %d configurations they time against the reference (no correctness rows for them: a harness run with --no-check?), and select chooses only checked ones: run the harness without --no-check", len(unchecked))
 	}
 	s, missing := measuredSelection(r, ranked, "", bucketTopk)
 	s.Target, s.Source = r.Target, source
@@ -413,12 +468,7 @@ type timed struct {
 // GPU's release, and where that cannot tell two variants apart, the one
 // that holds up under the releases SGLang installs goes first.
 func rankShapes(r Results, fits map[string]bool) map[shape][]timed {
-	failed := map[string]bool{}
-	for _, c := range r.Correctness {
-		if !c.Passed {
-			failed[c.Variant] = true
-		}
-	}
+	failed, checked := checks(r)
 	// A variant timed twice at one shape counts with its faster time.
 	fastest := map[shape]map[string]float64{}
 	// The same for the other releases' rows: shape, release, variant.
@@ -433,6 +483,9 @@ func rankShapes(r Results, fits map[string]bool) map[shape][]timed {
 		candidate := fits[t.Variant] || IsPeer(t.Variant)
 		if !ok || !candidate || failed[t.Variant] || (t.Passed != nil && !*t.Passed) {
 			continue
+		}
+		if !IsPeer(t.Variant) && !checked[t.Variant] {
+			continue // never compared with the reference
 		}
 		k := shape{entryOf(t), t.Heads, t.Batch, t.Topk}
 		if t.Triton != "" && t.Triton != r.Triton {
@@ -532,6 +585,52 @@ func Coverage(r Results, fits map[string]bool) (timed, fitting []string) {
 	slices.Sort(timed)
 	slices.Sort(fitting)
 	return slices.Compact(timed), slices.Compact(fitting)
+}
+
+// checks are the configurations that failed a correctness case, and those
+// compared with the reference at all: a correctness row, or a timing row
+// that carries its own check.
+func checks(r Results) (failed, checked map[string]bool) {
+	failed, checked = map[string]bool{}, map[string]bool{}
+	for _, c := range r.Correctness {
+		checked[c.Variant] = true
+		if !c.Passed {
+			failed[c.Variant] = true
+		}
+	}
+	for _, t := range r.Timing {
+		if t.Passed != nil {
+			checked[t.Variant] = true
+		}
+	}
+	return failed, checked
+}
+
+// timedConfigs are the sweep's configurations (fits) that r times, any
+// entry, sorted.
+func timedConfigs(r Results, fits map[string]bool) []string {
+	var out []string
+	for _, t := range r.Timing {
+		if _, ok := t.time(); ok && fits[t.Variant] {
+			out = append(out, t.Variant)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// Unchecked are the sweep's configurations that r times but never
+// compared with the reference: no correctness row, and no timing row that
+// carries its own check. Select never chooses them.
+func Unchecked(r Results, fits map[string]bool) []string {
+	_, checked := checks(r)
+	var out []string
+	for _, name := range timedConfigs(r, fits) {
+		if !checked[name] {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // kernelOf is a configuration's name with its split count set to 1, the

@@ -1,7 +1,9 @@
 package gen
 
 import (
+	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -20,7 +22,8 @@ const coverageRows = `
 func TestNearTies(t *testing.T) {
 	// Every bucket shape is timed once by "a"; three shapes add rivals.
 	data := `{"target": "sm_90", "gpu": "g", "torch": "t", "triton": "3.6.0", "date": "d",
-	 "correctness": [{"variant": "bad", "case": "x", "passed": false}],
+	 "correctness": [{"variant": "bad", "case": "x", "passed": false}, {"variant": "a", "case": "x", "passed": true},
+	  {"variant": "b", "case": "x", "passed": true}, {"variant": "c", "case": "x", "passed": true}],
 	 "timing": [
 	  {"variant": "a", "batch": 1, "topk": 512, "us": 50, "graph_us": 10.0},
 	  {"variant": "b", "batch": 1, "topk": 512, "us": 50, "graph_us": 10.1},
@@ -63,8 +66,24 @@ func TestNearTies(t *testing.T) {
 	}
 }
 
-// timingRows wraps timing rows (see row) in a results file.
+// timingRows wraps timing rows (see row) in a results file in which every
+// configuration they time passed a correctness case.
 func timingRows(rows ...string) string {
+	var checks []string
+	for _, m := range variantRE.FindAllStringSubmatch(strings.Join(rows, "\n"), -1) {
+		if c := fmt.Sprintf(`{"variant": %q, "case": "x", "passed": true}`, m[1]); !slices.Contains(checks, c) {
+			checks = append(checks, c)
+		}
+	}
+	return `{"target": "sm_90", "gpu": "g", "torch": "t", "triton": "3.6.0", "date": "d",
+	 "correctness": [` + strings.Join(checks, ", ") + `], "timing": [` + strings.Join(rows, ",\n") + `]}`
+}
+
+var variantRE = regexp.MustCompile(`"variant": "([^"]+)"`)
+
+// uncheckedRows wraps timing rows in a results file with no correctness
+// rows, as the harness's --no-check writes.
+func uncheckedRows(rows ...string) string {
 	return `{"target": "sm_90", "gpu": "g", "torch": "t", "triton": "3.6.0", "date": "d",
 	 "correctness": [], "timing": [` + strings.Join(rows, ",\n") + `]}`
 }
@@ -267,7 +286,8 @@ func TestNearTiesBrokenByOtherReleases(t *testing.T) {
 	// at B1 k2048, and d ties a peer's time at B16 k512. Rows under 3.8.0
 	// (and one under 3.7.1) time some of them again.
 	data := `{"target": "sm_120", "gpu": "g", "torch": "t", "triton": "3.6.0", "date": "d",
-	 "correctness": [],
+	 "correctness": [{"variant": "a", "case": "x", "passed": true}, {"variant": "b", "case": "x", "passed": true},
+	  {"variant": "c", "case": "x", "passed": true}, {"variant": "d", "case": "x", "passed": true}],
 	 "timing": [
 	  {"variant": "a", "batch": 1, "topk": 512, "us": 1, "graph_us": 10.0},
 	  {"variant": "b", "batch": 1, "topk": 512, "us": 1, "graph_us": 10.1},
@@ -323,5 +343,95 @@ func TestNearTiesBrokenByOtherReleases(t *testing.T) {
 	}
 	if sel.Table[0][0] != "a" {
 		t.Errorf("without 3.8.0's rows B1 k512 chose %s, want a", sel.Table[0][0])
+	}
+}
+
+// The harness's --variants selected names each row after the configuration
+// the module's tables picked, so its rows look like a sweep's; a selection
+// from them would only repeat the built-in tables. The file says which run
+// it is (variants), or its command line does (files from before).
+func TestSelectMeasuredEntryPointsOnly(t *testing.T) {
+	var rows []string
+	for _, b := range []int{1, 16, 64, 128} {
+		rows = append(rows, row("a", b, 512, 10), row("a", b, 2048, 10))
+	}
+	fits := map[string]bool{"a": true}
+	for _, c := range []struct {
+		name, variants, command string
+		refused                 bool
+	}{
+		{"recorded", "selected", "", true},
+		{"in the command", "", "python3 harness.py --variants selected --out x.json", true},
+		{"in the command, one word", "", "python3 harness.py --variants=selected", true},
+		{"all", "all", "python3 harness.py --variants all", false},
+		{"a list", "a,b", "python3 harness.py --variants a,b", false},
+		{"the default", "", "python3 harness.py --out x.json", false},
+		{"a list naming it", "", "python3 harness.py --variants selected_x", false},
+	} {
+		var r Results
+		if err := json.Unmarshal([]byte(timingRows(rows...)), &r); err != nil {
+			t.Fatal(err)
+		}
+		r.Variants, r.Command = c.variants, c.command
+		_, err := SelectMeasured(r, fits, "test")
+		if got := err != nil && strings.Contains(err.Error(), "--variants selected: it timed the module's entry points"); got != c.refused {
+			t.Errorf("%s: error %v, refused %v, want %v", c.name, err, got, c.refused)
+		}
+		base, _ := ParseResults([]byte(timingRows(rows...)))
+		base.Triton = "3.8.0"
+		if _, err := AddRelease(base, r); (err != nil && strings.Contains(err.Error(), "--variants selected")) != c.refused {
+			t.Errorf("%s as --also: error %v, want refused %v", c.name, err, c.refused)
+		}
+	}
+}
+
+// A configuration never compared with the reference (no correctness row,
+// no timing row with its own check, as a --no-check run leaves it) is never
+// chosen, however fast; results that check none of theirs are refused.
+func TestSelectMeasuredUnchecked(t *testing.T) {
+	var rows []string
+	for _, b := range []int{1, 16, 64, 128} {
+		for _, tk := range []int{512, 2048} {
+			rows = append(rows, row("checked", b, tk, 10), row("fast", b, tk, 5))
+		}
+	}
+	fits := map[string]bool{"checked": true, "fast": true}
+	r, err := ParseResults([]byte(uncheckedRows(rows...)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := SelectMeasured(r, fits, "test"); err == nil || !strings.Contains(err.Error(), "results check none of the 2 configurations they time") {
+		t.Errorf("nothing checked: error %v", err)
+	}
+	if diff := cmp.Diff([]string{"checked", "fast"}, Unchecked(r, fits)); diff != "" {
+		t.Errorf("Unchecked (-want +got):\n%s", diff)
+	}
+	r.Correctness = append(r.Correctness, CaseCheck{"checked", "x", true})
+	sel, err := SelectMeasured(r, fits, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range sel.Table {
+		for _, name := range line {
+			if name != "checked" {
+				t.Errorf("table %v chooses an unchecked configuration", sel.Table)
+			}
+		}
+	}
+	if diff := cmp.Diff([]string{"fast"}, Unchecked(r, fits)); diff != "" {
+		t.Errorf("Unchecked (-want +got):\n%s", diff)
+	}
+	// A timing row's own check counts: "fast" then wins where it passed.
+	passed := true
+	for i := range r.Timing {
+		if r.Timing[i].Variant == "fast" {
+			r.Timing[i].Passed = &passed
+		}
+	}
+	if sel, err = SelectMeasured(r, fits, "test"); err != nil || sel.Table[0][0] != "fast" {
+		t.Errorf("with its rows' checks: %v, %v; want fast chosen", sel.Table, err)
+	}
+	if got := Unchecked(r, fits); len(got) != 0 {
+		t.Errorf("Unchecked = %v, want none", got)
 	}
 }

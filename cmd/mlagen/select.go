@@ -56,10 +56,13 @@ as RESULTS.json's do.
 
 Only what the results time can be chosen. A kernel of the sweep (a
 configuration at any split count) with no per-cache row is never chosen,
-and select names those under the table. Results of the harness's
---variants selected time the module's entry points, none of its
-configurations, so select refuses them (exit 1): run the harness with
---variants all, its default, to choose again.
+and select names those under the table; so is a configuration the
+results never compared with the reference (no correctness row, as the
+harness's --no-check leaves it), and results that check none are refused
+(exit 1). Results of the harness's --variants selected time the module's
+entry points, each shape on the configuration the built-in tables pick, so
+select refuses them too (exit 1; the file's "variants", or its command
+line): run the harness with --variants all, its default, to choose again.
 
 Peers: the harness also times what SGLang runs without mlagen (FlashMLA,
 FlashInfer, SGLang's own Triton path) on the same inputs, as rows named
@@ -90,13 +93,15 @@ Run it from the repository root: the results path is recorded as given, and
 the default --selections folder is relative to it.
 
 Exit status: 0 written (or, with --check, the same), 1 results select
-cannot choose from (a shape untimed, or only the entry points timed),
+cannot choose from (a shape untimed, a run of --variants selected, which
+times only the entry points, or of --no-check, which checks nothing),
 --check found a difference (the diff is printed) or a write that failed,
 2 bad flags, a results or --also file that cannot be read or is not
 harness results, results of another GPU than --target or than RESULTS.json
 (--also: or of its Triton release), or a --selections folder that does
 not exist or is not one (nothing written). With --json every failure after
-the flags also prints {"command", "error", "details"} on stdout.
+the flags also prints {"command", "error", "details"} on stdout, or, where
+--check found a difference, the report with an "error" (and the diff).
 `
 
 // selectReport is select's --json output.
@@ -110,12 +115,17 @@ type selectReport struct {
 	File      string        `json:"file"`
 	Mode      string        `json:"mode"` // "write", "dry-run" or "check"
 	Differs   bool          `json:"differs"`
-	Diff      string        `json:"diff,omitempty"`
+	// Error is set where the run fails (exit 1): --check found a difference.
+	Error string `json:"error,omitempty"`
+	Diff  string `json:"diff,omitempty"`
 	// Untimed are the sweep's kernels (a configuration less its split
 	// count: gen.Coverage) with no per-cache row in the results at any
 	// split count, of Kernels in all: the selection never chooses them.
 	Untimed []string `json:"untimed_kernels"`
 	Kernels int      `json:"kernels"`
+	// Unchecked are the configurations the results time but never
+	// compared with the reference (gen.Unchecked): never chosen.
+	Unchecked []string `json:"unchecked"`
 	// Heads are the head counts the per-cache rows time: with one, that
 	// count's choices serve every H (a rank's 16 heads included).
 	Heads []int `json:"per_cache_heads"`
@@ -140,6 +150,7 @@ func runSelect(e *env, args []string) int {
 	f := newCmdFlags("select", selectUsage)
 	var sf sweepFlags
 	sf.register(f.FlagSet, "", "GPU target the sweep flags describe (default: the results file's target)")
+	_ = f.MarkHidden("heads") // emit's alone: refused below, with why
 	var dir string
 	f.StringVar(&dir, "selections", gen.SelectionDir, "the selections `DIR` to write <target>.json into (relative to the repository root by default)")
 	f.alias(&dir, "out", "selections")
@@ -156,6 +167,9 @@ func runSelect(e *env, args []string) int {
 	}
 	if *dryRun && *check {
 		return usageError(e, "select", "--dry-run and --check are exclusive")
+	}
+	if f.Changed("heads") {
+		return usageError(e, "select", "--heads is not read: select takes the head counts from the results' rows (time yours with the harness's --heads)")
 	}
 	// An input select cannot use (unreadable, not results, another GPU's
 	// or release's, no folder to write into) is bad usage, exit 2; with
@@ -194,7 +208,7 @@ func runSelect(e *env, args []string) int {
 		return usageError(e, "select", "%v", err)
 	}
 	if s.Target.Name != res.Target {
-		return bad("%s holds %s results, not %s", path, res.Target, s.Target.Name)
+		return bad("%s holds %s results, not %s (leave --target out: select takes it from the results)", path, res.Target, s.Target.Name)
 	}
 	if msg := notAFolder(dir); msg != "" {
 		return bad("--selections %s (--selections names the folder to write %s into)", msg, gen.SelectionFile(s.Target))
@@ -225,6 +239,7 @@ func runSelect(e *env, args []string) int {
 	code := exitOK
 	if rep.Mode == "check" && rep.Differs {
 		code = exitFail
+		rep.Error = rep.File + " differs from what the results give"
 	}
 	if *asJSON {
 		return max(code, emitJSON(e, rep, true))
@@ -258,6 +273,7 @@ func selection(s gen.Sweep, res gen.Results, path, dir string) (selectReport, ch
 			rep.Untimed = append(rep.Untimed, k)
 		}
 	}
+	rep.Unchecked = append([]string{}, gen.Unchecked(res, fits)...)
 	for _, t := range gen.NearTies(res, fits, gen.NearTiePercent/100.0) {
 		rep.NearTies = append(rep.NearTies, nearTie(t))
 	}
@@ -308,8 +324,12 @@ func printSelection(w io.Writer, t gen.Target, rep selectReport) {
 		}
 	}
 	if len(rep.Untimed) > 0 {
-		fmt.Fprintf(w, "note: the results time %d of the sweep's %d kernels per cache (at any split count); these are never chosen (the harness's --variants all times every one): %s\n",
-			rep.Kernels-len(rep.Untimed), rep.Kernels, strings.Join(rep.Untimed, ", "))
+		fmt.Fprintf(w, "note: the results time %d of the sweep's %d kernels per cache (at any split count); the %d they leave out are never chosen (the harness's --variants all times every one): %s\n",
+			rep.Kernels-len(rep.Untimed), rep.Kernels, len(rep.Untimed), strings.Join(rep.Untimed, ", "))
+	}
+	if len(rep.Unchecked) > 0 {
+		fmt.Fprintf(w, "note: the results time %d configurations they never compared with the reference (no correctness row: a harness run with --no-check); these are never chosen: %s\n",
+			len(rep.Unchecked), strings.Join(rep.Unchecked, ", "))
 	}
 	if len(rep.Heads) == 1 {
 		// One table for every H: where that H is not a rank's 16, a
@@ -340,8 +360,10 @@ func printSelection(w io.Writer, t gen.Target, rep selectReport) {
 		}
 	}
 	switch {
-	case rep.Mode == "check" && rep.Differs:
+	case rep.Mode == "check" && rep.Differs && filepath.Dir(rep.File) == filepath.Clean(gen.SelectionDir):
 		fmt.Fprintf(w, "%s differs from what the results give:\n%sRun 'mlagen select' without --check, rebuild and re-emit ('make kernels'), and commit the result.\n", rep.File, rep.Diff)
+	case rep.Mode == "check" && rep.Differs:
+		fmt.Fprintf(w, "%s differs from what the results give:\n%sRun 'mlagen select' without --check to rewrite it.\n", rep.File, rep.Diff)
 	case rep.Mode == "check":
 		fmt.Fprintf(w, "%s is what the results give\n", rep.File)
 	case rep.Mode == "write" && rep.Differs && filepath.Dir(rep.File) == filepath.Clean(gen.SelectionDir):

@@ -2299,6 +2299,10 @@ def main(argv=None):
             [os.path.relpath(__file__)] + (argv if argv is not None else sys.argv[1:])
         ),
         "env": {k: os.environ[k] for k in ("DISABLE_MMA_V3", GATE) if k in os.environ},
+        # What was timed: "selected" (the entry points, each shape on the
+        # configuration the built-in tables pick) or every configuration
+        # (mlagen select chooses only from the latter).
+        "variants": args.variants,
         "peaks": gpu_peaks(args, device),
         "peers": [],
         "correctness": [],
