@@ -82,6 +82,9 @@ func PlanDir(dir string, files []File) (DirPlan, error) {
 	if err != nil {
 		return p, err
 	}
+	if err := otherTarget(dir, files); err != nil {
+		return p, err
+	}
 	pl := planner{dir: dir, old: old, manifest: haveManifest, final: manifest{}, keep: manifest{}}
 	var refusals []error
 	emitted := map[string]bool{}
@@ -105,6 +108,53 @@ func PlanDir(dir string, files []File) (DirPlan, error) {
 	}
 	pl.finish(&p)
 	return p, nil
+}
+
+// otherTarget refuses to replace a generated file that another target's
+// emit wrote (its header's command names that --target) with this one's:
+// `emit --target sm_90 --kernels kernels/sm120` would turn a folder named
+// and installed as one GPU's module into another's, with no word of it.
+func otherTarget(dir string, files []File) error {
+	for _, f := range files {
+		now := emittedTarget(f.Data)
+		cur, exists, err := changeset.Read(dir, f.Name)
+		if err != nil || !exists || now == "" {
+			continue // PlanDir reports the read error itself
+		}
+		if was := emittedTarget(cur); was != "" && was != now {
+			return fmt.Errorf("%s holds mlagen's %s files (%s's header records --target %s), and emit would replace them with %s's: emit into another --kernels DIR (%s's default is kernels/%s), or move that folder's files out first",
+				dir, was, f.Name, was, now, now, strings.ReplaceAll(now, "_", ""))
+		}
+	}
+	return nil
+}
+
+// emittedTarget is the target of the emit command a generated Python
+// file's header records, "" where it records none.
+func emittedTarget(data []byte) string {
+	if !bytes.HasPrefix(data, []byte(GeneratedHeader)) {
+		return ""
+	}
+	for i, line := range strings.SplitN(string(data), "\n", 4) {
+		rest, ok := strings.CutPrefix(line, "# Command: ")
+		if !ok || i > 2 {
+			continue
+		}
+		args := strings.Fields(rest)
+		for j, a := range args {
+			v, ok := strings.CutPrefix(a, "--target=")
+			if !ok && a == "--target" && j+1 < len(args) {
+				v, ok = args[j+1], true
+			}
+			if ok {
+				if t, err := LookupTarget(v); err == nil {
+					return t.Name
+				}
+				return v
+			}
+		}
+	}
+	return ""
 }
 
 // Manifest is the manifest PlanDir writes beside files: a directory that
@@ -288,7 +338,7 @@ func readManifest(dir string) (manifest, bool, error) {
 	for n := 1; sc.Scan(); n++ {
 		f := manifestLine.FindStringSubmatch(sc.Text())
 		if f == nil {
-			return nil, false, fmt.Errorf("%s line %d: want \"<sha256>  <file name>\"; it is written by emit, not by hand: restore it from version control, or delete it (emit then trusts the files' headers)", filepath.Join(dir, ManifestName), n)
+			return nil, false, fmt.Errorf("%s line %d: want \"<sha256>  <file name>\"; it is written by emit, not by hand: restore it from version control; deleting it makes emit trust the files' headers alone, and overwrite a hand edit in any file that has one (keep your edits elsewhere first)", filepath.Join(dir, ManifestName), n)
 		}
 		m[f[2]] = append(m[f[2]], f[1])
 	}

@@ -147,6 +147,16 @@ func TestPlanDirRefuses(t *testing.T) {
 			emitInto(t, dir, emission("v1", 1, 4))
 			appendTo(t, filepath.Join(dir, ManifestName), "not a hash line\n")
 		}, []string{".mlagen.sha256 line 6", "restore it from version control"}},
+		{"another target's files", func(t *testing.T, dir string) {
+			// emit --target sm_90 --kernels kernels/sm120: the folder's
+			// module would silently become the other GPU's.
+			var sm90 []File
+			for _, f := range emission("v1", 1, 4) {
+				f.Data = []byte(strings.Replace(string(f.Data), "--target sm_120", "--target=sm90", 1))
+				sm90 = append(sm90, f)
+			}
+			emitInto(t, dir, sm90)
+		}, []string{"out holds mlagen's sm_90 files (", "header records --target sm_90), and emit would replace them with sm_120's", "sm_120's default is kernels/sm120"}},
 		{"symlink named like a generated file", func(t *testing.T, dir string) {
 			must(t, os.MkdirAll(dir, 0o755))
 			must(t, os.Symlink("/etc/hostname", filepath.Join(dir, "index.py")))

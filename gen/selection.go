@@ -201,6 +201,9 @@ func ParseSelection(data []byte) (Selection, error) {
 	if t, err := LookupTarget(sel.Target); err != nil || t.Name != sel.Target {
 		return sel, fmt.Errorf("not a selection: its target %q is not one of mlagen's", sel.Target)
 	}
+	if err := sel.validShape(); err != nil {
+		return sel, fmt.Errorf("not a selection: %w", err)
+	}
 	return sel, nil
 }
 
@@ -253,36 +256,45 @@ func fitNames(budgets []Budget) map[string]bool {
 // Validate checks the tables' shapes, that the heads bounds ascend, and
 // that every name is among fits.
 func (s Selection) Validate(fits map[string]bool) error {
+	if err := s.validShape(); err != nil {
+		return fmt.Errorf("selection: %w", err)
+	}
+	if unfit := s.unfit(fits); len(unfit) > 0 {
+		return fmt.Errorf("selection names %s, which is not a fitting variant of this sweep (emit with the sweep flags its results were timed with, or re-run `mlagen select` on results timed with these)", unfit[0])
+	}
+	return nil
+}
+
+// validShape checks what makes a selection one whatever the sweep: the
+// tables' shapes and that the heads bounds ascend, the whole call's too.
+func (s Selection) validShape() error {
 	if len(s.BatchBounds) == 0 || len(s.TopkBounds) == 0 {
-		return fmt.Errorf("selection: no batch or topk buckets")
+		return fmt.Errorf("no batch or topk buckets")
 	}
 	prev := 0
 	for _, h := range s.FewerHeads {
 		if h.MaxHeads <= prev {
-			return fmt.Errorf("selection: heads bound %d after %d (want ascending, positive bounds)", h.MaxHeads, prev)
+			return fmt.Errorf("heads bound %d after %d (want ascending, positive bounds)", h.MaxHeads, prev)
 		}
 		prev = h.MaxHeads
 	}
 	for i, table := range s.Tables() {
 		if len(table) != len(s.BatchBounds) {
-			return fmt.Errorf("selection: heads bucket %d has %d batch rows for %d batch buckets", i, len(table), len(s.BatchBounds))
+			return fmt.Errorf("heads bucket %d has %d batch rows for %d batch buckets", i, len(table), len(s.BatchBounds))
 		}
 		for j, row := range table {
 			if len(row) != len(s.TopkBounds) {
-				return fmt.Errorf("selection: heads bucket %d, batch bucket %d has %d entries for %d topk buckets", i, j, len(row), len(s.TopkBounds))
+				return fmt.Errorf("heads bucket %d, batch bucket %d has %d entries for %d topk buckets", i, j, len(row), len(s.TopkBounds))
 			}
 		}
 	}
 	if s.WholeCall != nil {
 		if s.WholeCall.WholeCall != nil {
-			return fmt.Errorf("selection: the whole call's selection has a whole call of its own")
+			return fmt.Errorf("the whole call's selection has a whole call of its own")
 		}
-		if err := s.WholeCall.Validate(fits); err != nil {
+		if err := s.WholeCall.validShape(); err != nil {
 			return fmt.Errorf("whole call: %w", err)
 		}
-	}
-	if unfit := s.unfit(fits); len(unfit) > 0 {
-		return fmt.Errorf("selection names %s, which is not a fitting variant of this sweep (emit with the sweep flags its results were timed with, or re-run `mlagen select` on results timed with these)", unfit[0])
 	}
 	return nil
 }

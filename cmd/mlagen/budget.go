@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"github.com/mlagen/mlagen/gen"
 )
 
@@ -26,6 +27,7 @@ func runBudget(e *env, args []string) int {
 	f := newCmdFlags("budget", budgetUsage)
 	var sf sweepFlags
 	sf.register(f.FlagSet, "sm_120", "GPU target: "+targetNames())
+	_ = f.MarkHidden("heads") // emit's alone: refused below, with why
 	asJSON := f.Bool("json", false, "print JSON instead of text")
 	table := f.Bool("table", false, "one line per variant instead of the breakdowns")
 	if done, code := f.parse(e, args); done {
@@ -33,6 +35,12 @@ func runBudget(e *env, args []string) int {
 	}
 	if done, code := f.noArgs(e); done {
 		return code
+	}
+	if *asJSON && *table {
+		return usageError(e, "budget", "--json and --table are exclusive (the JSON has every variant's budget)")
+	}
+	if f.Changed("heads") {
+		return usageError(e, "budget", "--heads does not change a budget (a program's heads are its BLOCK_H); it chooses emit's heuristic selection")
 	}
 	s, err := sf.sweep(f.FlagSet)
 	if err != nil {
@@ -51,6 +59,10 @@ func runBudget(e *env, args []string) int {
 	}
 	if *asJSON {
 		out := map[string]any{"target": s.Target.Name, "variants": bs, "fitting": fits, "refused": len(bs) - fits}
+		if code != exitOK {
+			// A failure is an object with "error" for CI, as every command's.
+			out["error"] = fmt.Sprintf("no variant of the sweep fits %s", s.Target.Name)
+		}
 		// calibrated_with only where a calibration covers the target.
 		if c := gen.CalibrationOf(s.Target); c.Calibrated() {
 			out["calibrated_with"] = c.Compiler

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -72,7 +73,8 @@ was), 2 bad flags, a --kernels path through a file (the folder or a folder
 above it), or a --selection file that cannot be read, is not a selection,
 or is for another GPU than --target (nothing written). With --json every
 failure after the flags also prints {"command", "error", "details"} on
-stdout.
+stdout, or, where the report itself is printed (--check found a
+difference, nothing fits), the report with an "error".
 `
 
 // emitOpts is what runEmit reads from its flags.
@@ -111,12 +113,15 @@ func runEmit(e *env, args []string) int {
 		em.SelectionNote = selectionNote(o.sweep, em)
 	}
 	if len(em.Fitting()) == 0 {
+		msg := fmt.Sprintf("no variant of the sweep fits %s; nothing written (see 'mlagen budget' for the breakdowns)", o.sweep.Target.Name)
 		if o.asJSON {
-			emitJSON(e, emitReport(o, em, gen.DirPlan{}), false)
+			rep := emitReport(o, em, gen.DirPlan{})
+			rep["error"] = msg
+			emitJSON(e, rep, false)
 		} else {
 			printVerdicts(e.stdout, o.sweep, em.Budgets)
 		}
-		fmt.Fprintf(e.stderr, "mlagen emit: no variant of the sweep fits %s; nothing written (see 'mlagen budget' for the breakdowns)\n", o.sweep.Target.Name)
+		fmt.Fprintf(e.stderr, "mlagen emit: %s\n", msg)
 		return exitFail
 	}
 	plan, err := gen.PlanDir(o.dir, em.Files)
@@ -133,7 +138,11 @@ func runEmit(e *env, args []string) int {
 		code = exitFail
 	}
 	if o.asJSON {
-		return max(code, emitJSON(e, emitReport(o, em, plan), true))
+		rep := emitReport(o, em, plan)
+		if code != exitOK {
+			rep["error"] = fmt.Sprintf("%s differs from what '%s' would emit", o.dir, em.Command)
+		}
+		return max(code, emitJSON(e, rep, true))
 	}
 	if em.SelectionNote != "" {
 		fmt.Fprintf(e.stdout, "note: %s\n", em.SelectionNote)
@@ -218,6 +227,14 @@ func notAFolder(dir string) string {
 		// A path under a file fails with ENOTDIR, not ENOENT: go up
 		// until something exists, whatever the error.
 		st, err := os.Stat(d)
+		if lst, lerr := os.Lstat(d); err != nil && lerr == nil && lst.Mode()&fs.ModeSymlink != 0 {
+			// A dangling link would read as a folder still to create.
+			to, _ := os.Readlink(d)
+			if d == filepath.Clean(dir) {
+				return fmt.Sprintf("%s is a symlink to %s, which does not exist", dir, to)
+			}
+			return fmt.Sprintf("%s: %s is a symlink to %s, which does not exist", dir, d, to)
+		}
 		switch {
 		case err == nil && st.IsDir():
 			return ""

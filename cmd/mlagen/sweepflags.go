@@ -31,7 +31,7 @@ type sweepFlags struct {
 // (select: the results file) and passes "".
 func (f *sweepFlags) register(fs *pflag.FlagSet, targetDefault, targetHelp string) {
 	fs.StringVar(&f.target, "target", targetDefault, targetHelp)
-	fs.IntVar(&f.heads, "heads", 64, "query heads per rank (H); used for selection, any H runs")
+	fs.IntVar(&f.heads, "heads", 64, "query heads per rank (H) for the heuristic selection, where no measured one applies; any H runs")
 	fs.IntSliceVar(&f.blockH, "block-h", nil, "heads per program of the tl.dot family (mma_*; pp_* and ws_* take only their\n--pp-split-k and --ws-* flags), powers of two >= 16 (default: the target's curated sweep)")
 	fs.IntSliceVar(&f.blockT, "block-t", nil, "tokens per tile, powers of two >= 16")
 	fs.IntSliceVar(&f.splitK, "split-k", nil, "programs per (batch, head block) over the token list, >= 1")
@@ -80,6 +80,10 @@ func (f *sweepFlags) sweep(fs *pflag.FlagSet) (gen.Sweep, error) {
 			return s, err
 		}
 		*l.dst = ks
+	}
+	if len(s.PPSplitK) > 0 && len(s.PPTiles) == 0 {
+		// No tile to sweep the counts over: the flag would do nothing.
+		return s, fmt.Errorf("--pp-split-k: %s has no pipelined mma.sync family (pp_*): its Gluon kernels are the warp-specialised ws_* (--ws-split-k, --ws-cluster-split-k, --ws-narrow-split-k)", t.Name)
 	}
 	return s, s.Validate()
 }
