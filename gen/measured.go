@@ -1,11 +1,13 @@
 package gen
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -152,7 +154,7 @@ func AddRelease(r, other Results) (Results, error) {
 func ParseResults(data []byte) (Results, error) {
 	var r Results
 	if err := json.Unmarshal(data, &r); err != nil {
-		return r, fmt.Errorf("results: %w", err)
+		return r, fmt.Errorf("results: %w", JSONError(data, err))
 	}
 	// The other JSON files a user holds beside results, named for what
 	// they are: each has its own fields.
@@ -170,6 +172,46 @@ func ParseResults(data []byte) (Results, error) {
 		return r, errors.New("results: no timing rows (a harness run with --no-timing, or one that stopped before its timings): run the harness without --no-timing")
 	}
 	return r, nil
+}
+
+// JSONError says where in data a decoding error lies and what was
+// wanted there, in the file's terms (line, column, field), not the
+// decoder's Go types; other errors pass through.
+func JSONError(data []byte, err error) error {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		line, col := lineCol(data, syn.Offset)
+		return fmt.Errorf("not JSON: line %d, column %d: %v", line, col, syn)
+	case errors.As(err, &typ):
+		line, col := lineCol(data, typ.Offset)
+		want := "a " + typ.Type.Kind().String()
+		switch k := typ.Type.Kind(); {
+		case k == reflect.Struct || k == reflect.Map:
+			want = "an object"
+		case k == reflect.Slice || k == reflect.Array:
+			want = "a list"
+		case k == reflect.Bool:
+			want = "true or false"
+		case k >= reflect.Int && k <= reflect.Float64:
+			want = "a number"
+		}
+		where := "the file"
+		if typ.Field != "" {
+			where = fmt.Sprintf("%q", typ.Field)
+		}
+		return fmt.Errorf("line %d, column %d: %s is a JSON %s, want %s", line, col, where, typ.Value, want)
+	}
+	return err
+}
+
+// lineCol is the 1-based line and column of byte offset off in data.
+func lineCol(data []byte, off int64) (int, int) {
+	off = min(max(off, 0), int64(len(data)))
+	before := data[:off]
+	line := bytes.Count(before, []byte("\n")) + 1
+	return line, int(off) - (bytes.LastIndexByte(before, '\n') + 1) + 1
 }
 
 // EntryPointsOnly says whether r comes from the harness's --variants

@@ -435,3 +435,23 @@ func TestSelectMeasuredUnchecked(t *testing.T) {
 		t.Errorf("Unchecked = %v, want none", got)
 	}
 }
+
+// A decoding error says where it lies in the file and what was wanted,
+// not the decoder's Go types.
+func TestJSONError(t *testing.T) {
+	for _, c := range []struct{ data, want string }{
+		{`[1, 2]`, "results: line 1, column 2: the file is a JSON array, want an object"},
+		{"{\"target\": \"sm_120\",\n \"timing\": {\"a\": 1}}", `results: line 2, column 13: "timing" is a JSON object, want a list`},
+		{"{\"target\": \"sm_120\",\n \"timing\": [1,,]}", "results: not JSON: line 2, column 16: invalid character ',' looking for beginning of value"},
+		{`{"target": 5}`, `results: line 1, column 13: "target" is a JSON number, want a string`},
+	} {
+		_, err := ParseResults([]byte(c.data))
+		if err == nil || err.Error() != c.want {
+			t.Errorf("ParseResults(%q) = %v, want %q", c.data, err, c.want)
+		}
+	}
+	if _, err := ParseSelection([]byte(`{"target": "sm_120", "batch_bounds": "x"}`)); err == nil ||
+		err.Error() != `not a selection: line 1, column 41: "batch_bounds" is a JSON string, want a list` {
+		t.Errorf("ParseSelection: %v", err)
+	}
+}

@@ -188,7 +188,7 @@ func ParseSelection(data []byte) (Selection, error) {
 	var sel Selection
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(data, &fields); err != nil {
-		return sel, fmt.Errorf("not a selection: %w", err)
+		return sel, fmt.Errorf("not a selection: %w", JSONError(data, err))
 	}
 	if _, timed := fields["timing"]; timed {
 		return sel, errors.New("this is a results file of the harness, not a selection: `mlagen select --selections DIR` on it writes DIR/<target>.json")
@@ -196,7 +196,7 @@ func ParseSelection(data []byte) (Selection, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&sel); err != nil {
-		return sel, fmt.Errorf("not a selection: %w", err)
+		return sel, fmt.Errorf("not a selection: %w", JSONError(data, err))
 	}
 	if t, err := LookupTarget(sel.Target); err != nil || t.Name != sel.Target {
 		return sel, fmt.Errorf("not a selection: its target %q is not one of mlagen's", sel.Target)
