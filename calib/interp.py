@@ -33,6 +33,7 @@ import functools
 import importlib.util
 import io
 import json
+import math
 import os
 import sys
 import tempfile
@@ -315,6 +316,21 @@ def check_peaks(harness):
     want("both flags", rates(p), (2000.0, 400.0))
     p = peaks(flags(), props("NVIDIA GB10", 0, 0))
     want("GB10", rates(p), (273.0, None))
+    # A qualifier the row lacks is another card: its own memory rate, no
+    # compute term; the same qualifier-free names keep their row.
+    pro = next(k for k in harness.KNOWN_GPUS if k[0] == "RTX PRO 6000")
+    for name in (
+        "NVIDIA RTX PRO 6000 Blackwell Workstation Edition",
+        "NVIDIA RTX PRO 6000 Blackwell Server Edition",
+    ):
+        want(name, rates(peaks(flags(), props(name, 0, 0))), (pro[1], pro[2]))
+    for name in (
+        "NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition",
+        "NVIDIA GeForce RTX 5090 Laptop GPU",
+        "NVIDIA H100 NVL",
+        "NVIDIA GH200 480GB",
+    ):
+        want(name, rates(peaks(flags(), props(name, 14001000, 256))), (896.064, None))
     want("no rate known", peaks(flags(), props("NVIDIA X", 0, 0)), None)
     want("floor without rates", floor(None), None)
     want(
@@ -369,6 +385,13 @@ def check_results_file(harness):
             harness.write_results(path, {"section": 2})
         if order != ["fsync", "replace"]:
             failures.append(f"synced and renamed in the order {order}")
+        # JSON has no NaN: a check of unwritten rows gives NaN or inf, and
+        # mlagen select could not read a file that held one.
+        harness.write_results(path, {"rel_err": math.nan, "lse": [1.5, -math.inf]})
+        with open(path) as f:
+            text = f.read()
+        if json.loads(text) != {"rel_err": None, "lse": [1.5, None]}:
+            failures.append(f"non-finite numbers written as {text!r}")
         link = os.path.join(folder, "link.json")
         os.symlink(path, link)
         harness.write_results(link, {"section": 3})
@@ -383,6 +406,43 @@ def check_results_file(harness):
     print(
         f"results file written whole or not at all: {'ok' if not failures else 'FAIL'}"
     )
+    return len(failures)
+
+
+def check_args(harness):
+    """The number of failures of the harness's flag checks, each printed:
+    every mistake below exits 2 from parse_args, before anything runs."""
+    failures = []
+    with tempfile.TemporaryDirectory() as folder:
+        for argv in (
+            ["--batches", "0"],
+            ["--heads", "abc"],
+            ["--whole-batches", ""],
+            ["--extra-topks", "x"],
+            ["--peak-gbps", "nan"],
+            ["--peak-tflops", "-1"],
+            ["--out", os.path.join(folder, "missing", "r.json")],
+            ["--out", folder],
+            ["--sglang", os.path.join(folder, "missing")],
+            ["--peers", "flashmla,nope"],
+            ["--device", "cuda:1"],
+        ):
+            try:
+                with contextlib.redirect_stderr(io.StringIO()):
+                    harness.parse_args(argv)
+                failures.append(f"{argv} accepted")
+            except SystemExit as e:
+                if e.code != 2:
+                    failures.append(f"{argv} exits {e.code}, not 2")
+        # The control: good values pass.
+        good = ["--out", os.path.join(folder, "r.json"), "--peers", "flashmla,file:x"]
+        try:
+            harness.parse_args(good + ["--batches", "1,64", "--extra-topks", "0,512"])
+        except SystemExit as e:
+            failures.append(f"{good} refused ({e.code})")
+    for f in failures:
+        print(f"harness flags: {f} FAIL")
+    print(f"harness flag mistakes exit 2 up front: {'ok' if not failures else 'FAIL'}")
     return len(failures)
 
 
@@ -639,5 +699,19 @@ if __name__ == "__main__":
         + check_results_file(harness)
         + check_layers(harness)
         + check_layer_wiring(harness)
+        + check_args(harness)
     )
-    sys.exit(harness.main(argv) or failed)
+    # The file says "complete": false until the last section is written.
+    written = []
+    write = harness.write_results
+
+    def recording(path, report):
+        written.append(report["complete"])
+        write(path, report)
+
+    harness.write_results = recording
+    code = harness.main(argv)
+    if not written or written[-1] is not True or False not in written:
+        print(f'results file: "complete" written as {written} FAIL')
+        failed += 1
+    sys.exit(code or failed)

@@ -24,8 +24,11 @@ type Results struct {
 	// Variants is the harness's --variants ("selected", "all" or a list),
 	// and Command its command line: files of harnesses that did not record
 	// Variants say it there.
-	Variants    string      `json:"variants"`
-	Command     string      `json:"command"`
+	Variants string `json:"variants"`
+	Command  string `json:"command"`
+	// Complete is false in the file of a harness run cut short (it is
+	// rewritten after each section); files from before it have none.
+	Complete    *bool       `json:"complete"`
 	Correctness []CaseCheck `json:"correctness"`
 	Timing      []Timing    `json:"timing"`
 }
@@ -136,6 +139,8 @@ func AddRelease(r, other Results) (Results, error) {
 		return r, fmt.Errorf("timed on %s, not on %s: other releases' rows must come from the same GPU", other.GPU, r.GPU)
 	case other.EntryPointsOnly():
 		return r, errEntryPointsOnly()
+	case other.Complete != nil && !*other.Complete:
+		return r, errIncomplete()
 	case other.Triton == "" || other.Triton == r.Triton:
 		return r, fmt.Errorf("timed under Triton %q, as the results it would add to: give one run per release", other.Triton)
 	}
@@ -231,6 +236,11 @@ func (r Results) EntryPointsOnly() bool {
 	return false
 }
 
+// errIncomplete is why select refuses the file of a run cut short.
+func errIncomplete() error {
+	return errors.New("the harness run did not finish (its file says \"complete\": false: it was stopped or crashed, and holds only the sections before that), so a selection from it would choose among the shapes it reached: run the harness again to the end")
+}
+
 // errEntryPointsOnly is why select refuses such results.
 func errEntryPointsOnly() error {
 	return fmt.Errorf("the harness ran with --variants selected: it timed the module's entry points, each shape on the configuration the module's built-in tables pick, so a selection from it would only repeat those tables; run it with --variants all (the default) to time every configuration")
@@ -259,6 +269,9 @@ func errEntryPointsOnly() error {
 func SelectMeasured(r Results, fits map[string]bool, source string) (Selection, error) {
 	if r.EntryPointsOnly() {
 		return Selection{}, errEntryPointsOnly()
+	}
+	if r.Complete != nil && !*r.Complete {
+		return Selection{}, errIncomplete()
 	}
 	ranked := rankShapes(r, fits)
 	r = r.ownRelease()

@@ -455,3 +455,33 @@ func TestJSONError(t *testing.T) {
 		t.Errorf("ParseSelection: %v", err)
 	}
 }
+
+// The file of a harness run cut short says "complete": false: its rows
+// stop at the section it reached, and a selection from them would choose
+// among those. Refused, as RESULTS.json and as --also; files from before
+// the field (none) are read as they were.
+func TestSelectMeasuredIncomplete(t *testing.T) {
+	var rows []string
+	for _, b := range []int{1, 16, 64, 128} {
+		rows = append(rows, row("a", b, 512, 10), row("a", b, 2048, 10))
+	}
+	fits := map[string]bool{"a": true}
+	for _, c := range []struct {
+		field   string
+		refused bool
+	}{{`"complete": false,`, true}, {`"complete": true,`, false}, {``, false}} {
+		r, err := ParseResults([]byte(strings.Replace(timingRows(rows...), `"date": "d",`, `"date": "d", `+c.field, 1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = SelectMeasured(r, fits, "test")
+		if got := err != nil && strings.Contains(err.Error(), `the harness run did not finish (its file says "complete": false`); got != c.refused {
+			t.Errorf("%q: error %v, want refused %v", c.field, err, c.refused)
+		}
+		base, _ := ParseResults([]byte(timingRows(rows...)))
+		base.Triton = "3.8.0"
+		if _, err := AddRelease(base, r); (err != nil) != c.refused {
+			t.Errorf("%q as --also: error %v, want refused %v", c.field, err, c.refused)
+		}
+	}
+}

@@ -36,13 +36,15 @@ It writes one JSON file, to send back or to give to ``mlagen select``, which
 turns it into the static selection (and hands the buckets a peer wins back
 to SGLang's own path).
 
-    python3 harness.py                       # everything, results.json here
+    python3 harness.py                       # everything, into results.json beside this script
     python3 harness.py --variants selected   # the module's entry points only: a few minutes
     python3 harness.py --variants mma_h16_t16_k1_w8_s1 --no-timing
     python3 harness.py --out /tmp/r.json --batches 1,64 --topks 512 --no-whole-call
 
 Exit status 1 when the module fails a correctness case (a failing peer is
-reported, not counted). A configuration named with --variants that cannot
+reported, not counted), 2 for a usage mistake, found before anything runs
+(a flag's value, an --out folder that does not exist, no CUDA GPU torch can
+use). A configuration named with --variants that cannot
 serve a case or a shape (a Hopper-only one on another GPU, a bucket its
 table gives to a peer) declines it: the JSON lists it under "declined" (a
 timing row with "declined" and no time), and it is not a failure. Exit
@@ -98,6 +100,9 @@ GATE = "SGLANG_SM120_MMA_FLASHMLA"
 # numbers come from. The first match wins, so more specific names come
 # first; --peak-gbps and --peak-tflops override. A GPU not listed gets its
 # memory rate from its own properties (peak_gbps_of) and no compute term.
+# A name with a qualifier its row does not have (a laptop or Max-Q part, an
+# NVL or Grace Hopper module) is another card with other rates: it is not
+# taken for the row (known_gpu).
 KNOWN_GPUS = [
     ("H200", 4300.0, 790.0, "measured: copy bandwidth and a bf16 GEMM"),
     ("H100 PCIe", 2000.0, 756.0, "datasheet"),
@@ -113,6 +118,17 @@ KNOWN_GPUS = [
     ("A100", 2039.0, 312.0, "datasheet, 80 GB SXM"),
     ("GB10", 273.0, None, "DGX Spark datasheet (memory only)"),
 ]
+QUALIFIERS = ("Laptop", "Max-Q", "NVL", "GH200", "GB200")
+
+
+def known_gpu(name):
+    """The KNOWN_GPUS row of a device name, or None: the first row whose
+    name it contains, unless it has a qualifier that row's name has not."""
+    for row in KNOWN_GPUS:
+        other = [q for q in QUALIFIERS if q in name and q not in row[0]]
+        if row[0] in name and not other:
+            return row
+    return None
 
 
 def load_module(path):
@@ -838,7 +854,7 @@ def gpu_peaks(args, device, props=None):
     if props is None and device.type == "cuda":
         props = torch.cuda.get_device_properties(device)
     name = props.name if props is not None else "cpu"
-    known = next((k for k in KNOWN_GPUS if k[0] in name), None)
+    known = known_gpu(name)
     sources = []
 
     def rate(flag, row, what):
@@ -867,6 +883,19 @@ def gpu_peaks(args, device, props=None):
     return {"gpu": name, "gbps": gbps, "tflops": tflops, "source": source}
 
 
+def finite(x):
+    """x with every non-finite float (a check of rows a kernel left
+    unwritten gives NaN or inf) as None: JSON has no NaN, and mlagen select
+    would not read the file."""
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    if isinstance(x, dict):
+        return {k: finite(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [finite(v) for v in x]
+    return x
+
+
 def write_results(path, report):
     """Write the results file whole or not at all: into a file beside it,
     then renamed over it, so that a run stopped while writing (Ctrl-C, a
@@ -875,15 +904,16 @@ def write_results(path, report):
     a symbolic link's target is the file replaced. The bytes reach the disk
     before the rename, so a power cut cannot leave an empty file in place
     of the last one."""
+    report = finite(report)
     if os.path.exists(path) and not os.path.isfile(path):
         with open(path, "w") as f:
-            json.dump(report, f, indent=1)
+            json.dump(report, f, indent=1, allow_nan=False)
         return
     real = os.path.realpath(path)
     partial = f"{real}.{os.getpid()}.partial"
     try:
         with open(partial, "w") as f:
-            json.dump(report, f, indent=1)
+            json.dump(report, f, indent=1, allow_nan=False)
             f.flush()
             os.fsync(f.fileno())
         os.replace(partial, real)
@@ -1448,6 +1478,9 @@ class PeerFile:
         return got
 
 
+PEER_NAMES = ("flashmla", "flashinfer", "sglang-triton", "simt-baseline")
+
+
 def find_peers(spec, simt, device, report):
     """The peers --peers names ("auto": every built-in one, "none"), those
     absent reported in report["peers"] with the reason; returns the
@@ -1736,20 +1769,31 @@ def run_whole_call_timing(bundle, configs, peers, args, gen, device, report, sav
         tokens = args.window + extra
         shape = {"entry": "whole call", "heads": heads, "batch": batch, "topk": tokens}
         shape.update(window=args.window, extra=extra)
-        sets = [
-            whole_call_set(heads, batch, args.window, extra, gen, device)
-            for _ in range(input_sets(layers_of(args, batch)))
-        ]
-        rows = time_whole_call_shape(
-            bundle,
-            configs,
-            peers,
-            shape,
-            sets,
-            report["peaks"],
-            args.reps_ms,
-            layers_of(args, batch),
-        )
+        try:
+            sets = [
+                whole_call_set(heads, batch, args.window, extra, gen, device)
+                for _ in range(input_sets(layers_of(args, batch)))
+            ]
+            rows = time_whole_call_shape(
+                bundle,
+                configs,
+                peers,
+                shape,
+                sets,
+                report["peaks"],
+                args.reps_ms,
+                layers_of(args, batch),
+            )
+        except torch.cuda.OutOfMemoryError:
+            # A prefill-sized batch (--whole-batches 2048) with its float64
+            # reference may not fit a card: say so and go on to the next.
+            sets = rows = None
+            torch.cuda.empty_cache()
+            why = f"out of GPU memory at {heads} heads, batch {batch}, {tokens} tokens: not timed"
+            print(why, flush=True)
+            report["declined"].append({**shape, "variant": "all", "declined": why})
+            save()
+            continue
         for row in rows:
             if "passed" in row:
                 report["correctness"].append(
@@ -1959,7 +2003,10 @@ def parse_args(argv):
         help="seed of the random caches and queries (default: %(default)s)",
     )
     ap.add_argument(
-        "--device", default="cuda", help="cpu runs under TRITON_INTERPRET=1"
+        "--device",
+        default="cuda",
+        choices=("cuda", "cpu"),
+        help="cuda: the current GPU (another one: CUDA_VISIBLE_DEVICES=N); cpu runs under TRITON_INTERPRET=1",
     )
     ap.add_argument("--tiny", action="store_true", help="one small case, no timing")
     args = ap.parse_args(argv)
@@ -1967,6 +2014,44 @@ def parse_args(argv):
         ap.error(
             f"--layers {args.layers}: give 0 (no layer timing) or 2 or more calls a graph"
         )
+    # Mistakes found now, not after minutes of checks.
+    for flag in ("batches", "topks", "heads", "whole_heads", "whole_batches"):
+        text = getattr(args, flag)
+        try:
+            good = min(ints(text)) >= 1
+        except ValueError:
+            good = False
+        if not good:
+            ap.error(
+                f"--{flag.replace('_', '-')} {text!r}: want a comma list of positive integers"
+            )
+    try:
+        good = min(ints(args.extra_topks)) >= 0
+    except ValueError:
+        good = False
+    if not good:
+        ap.error(
+            f"--extra-topks {args.extra_topks!r}: want a comma list of token counts"
+        )
+    for flag in ("peak_tflops", "peak_gbps"):
+        value = getattr(args, flag)
+        if value is not None and not (math.isfinite(value) and value > 0):
+            ap.error(f"--{flag.replace('_', '-')} {value}: want a positive number")
+    out = os.path.abspath(args.out)
+    if os.path.isdir(out):
+        ap.error(f"--out {args.out} is a folder: give the results file's path")
+    if not os.path.isdir(os.path.dirname(out)):
+        ap.error(f"--out {args.out}: its folder does not exist")
+    if args.sglang and not os.path.isdir(os.path.join(args.sglang, "sglang")):
+        ap.error(
+            f"--sglang {args.sglang}: no sglang package in it (give the folder that holds sglang/, such as ~/sglang/python)"
+        )
+    if args.peers not in ("auto", "none"):
+        for name in args.peers.split(","):
+            if name not in PEER_NAMES and not name.startswith("file:"):
+                ap.error(
+                    f"--peers: unknown peer {name!r} ({', '.join(PEER_NAMES)}, file:PATH)"
+                )
     if args.tiny or args.device != "cuda":
         args.no_timing = True
     return args
@@ -1981,8 +2066,14 @@ def runnables(bundle, simt, wanted, device):
         return {}
     names = (list(bundle.CONFIGS) + [SIMT]) if wanted == "all" else wanted.split(",")
     unknown = [n for n in names if n != SIMT and n not in bundle.CONFIGS]
-    if unknown:
-        sys.exit(f"--variants: {', '.join(unknown)} not in {BUNDLE}'s CONFIGS")
+    if unknown or not names:
+        # A usage mistake, as argparse's: exit 2.
+        print(
+            f"{os.path.basename(__file__)}: error: --variants: {', '.join(unknown) or 'empty'}: "
+            f"not in {BUNDLE}'s CONFIGS (all, selected, or names from its CONFIGS)",
+            file=sys.stderr,
+        )
+        sys.exit(2)
     out = {}
     for n in names:
         if n == SIMT:
@@ -2277,6 +2368,14 @@ def main(argv=None):
     args = parse_args(argv)
     WARM_ONLY = args.warm_only
     device = DEVICE = torch.device(args.device)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        print(
+            f"{os.path.basename(__file__)}: torch {torch.__version__} finds no CUDA GPU it can use "
+            "(no GPU, a CPU-only torch, or a driver older than its CUDA): run it where "
+            "SGLang runs, with the torch SGLang installs there",
+            file=sys.stderr,
+        )
+        return 2
     if args.sglang:
         sys.path.insert(0, os.path.abspath(args.sglang))
     bundle = load_module(os.path.join(HERE, BUNDLE))
@@ -2303,6 +2402,9 @@ def main(argv=None):
         # configuration the built-in tables pick) or every configuration
         # (mlagen select chooses only from the latter).
         "variants": args.variants,
+        # True once the last section is written: a run cut short (Ctrl-C,
+        # a crash) leaves false, and mlagen select refuses it.
+        "complete": False,
         "peaks": gpu_peaks(args, device),
         "peers": [],
         "correctness": [],
@@ -2347,6 +2449,7 @@ def main(argv=None):
             run_whole_call_timing(
                 bundle, configs, peers, args, gen, device, report, save
             )
+    report["complete"] = True
     save()
     failed += sum(
         1
@@ -2354,7 +2457,8 @@ def main(argv=None):
         if r.get("impl") == "mlagen" and r.get("passed") is False
     )
     print(
-        f"wrote {args.out}: {len(report['correctness'])} correctness rows "
+        ("warm-only, nothing written: " if WARM_ONLY else f"wrote {args.out}: ")
+        + f"{len(report['correctness'])} correctness rows "
         f"({len(report['declined'])} more declined), "
         f"{len(report['dispatch'])} through the selection, {len(report['supports'])} supports() checks "
         f"({failed} failed), {len(report['timing'])} timing rows"
