@@ -243,13 +243,15 @@ func errIncomplete() error {
 
 // errEntryPointsOnly is why select refuses such results.
 func errEntryPointsOnly() error {
-	return fmt.Errorf("the harness ran with --variants selected: it timed the module's entry points, each shape on the configuration the module's built-in tables pick, so a selection from it would only repeat those tables; run it with --variants all (the default) to time every configuration")
+	return errors.New("the harness ran with --variants selected: it timed the module's entry points, each shape on the configuration the module's built-in tables pick, so a selection from it would only repeat those tables; run it with --variants all (the default) to time every configuration")
 }
 
 // SelectMeasured picks, for every (heads, batch, topk) bucket, the fastest
 // variant among fits that passed every correctness case and were checked
 // at all (a correctness row, or a timing row's own check): a run with
-// --no-check times configurations it never compared with the reference. A call's time is
+// --no-check times configurations it never compared with the reference.
+// Results of the harness's --variants selected, or of a run cut short, are
+// refused. A call's time is
 // its CUDA-graph replay time where measured (what SGLang's decode sees),
 // else its plain launch time. A bucket with no passing MMA variant gets the
 // SIMT baseline, which the bundle hands back to SGLang's own kernel.
