@@ -446,6 +446,59 @@ def check_args(harness):
     return len(failures)
 
 
+def check_out_of_memory(harness):
+    """The number of failures of a whole-call shape that does not fit the
+    GPU's memory, each printed: it is declined, saved, and the shapes after
+    it still run (a prefill batch of 2048 with its float64 reference can
+    exceed a card's memory)."""
+    import torch
+
+    made, timed, saves = [], [], []
+
+    def whole_call_set(heads, batch, *rest):
+        made.append(batch)
+        if batch == 2048:
+            raise torch.cuda.OutOfMemoryError("CUDA out of memory (stub)")
+        return {"batch": batch}
+
+    def time_shape(bundle, configs, peers, shape, sets, *rest):
+        timed.append(shape["batch"])
+        return [{"variant": "x", **shape, "us": 1.0}]
+
+    args = argparse.Namespace(
+        whole_heads="16",
+        extra_topks="512",
+        whole_batches="1,2048,16",
+        window=128,
+        layers=0,
+        reps_ms=1,
+    )
+    report = {"peaks": None, "correctness": [], "timing": [], "declined": []}
+    with stubbed(
+        harness,
+        whole_call_set=whole_call_set,
+        time_whole_call_shape=time_shape,
+        whole_call_table=lambda rows: "",
+    ):
+        harness.run_whole_call_timing(
+            None, [], [], args, None, None, report, lambda: saves.append(1)
+        )
+    failures = []
+    if timed != [1, 16]:
+        failures.append(f"timed batches {timed}, not [1, 16]")
+    declined = [(d["batch"], d["declined"][:20]) for d in report["declined"]]
+    if declined != [(2048, "out of GPU memory at")]:
+        failures.append(f"declined {declined}")
+    if len(saves) != 3:
+        failures.append(f"saved {len(saves)} times, not once a shape")
+    for f in failures:
+        print(f"out of memory: {f} FAIL")
+    print(
+        f"a shape out of GPU memory declined, the rest run: {'ok' if not failures else 'FAIL'}"
+    )
+    return len(failures)
+
+
 def check_layers(harness):
     """The number of failures of the layer timing, each printed. With
     stand-ins for the CUDA graph and the timer, a graph of k calls replays
@@ -700,6 +753,7 @@ if __name__ == "__main__":
         + check_layers(harness)
         + check_layer_wiring(harness)
         + check_args(harness)
+        + check_out_of_memory(harness)
     )
     # The file says "complete": false until the last section is written.
     written = []

@@ -1769,6 +1769,7 @@ def run_whole_call_timing(bundle, configs, peers, args, gen, device, report, sav
         tokens = args.window + extra
         shape = {"entry": "whole call", "heads": heads, "batch": batch, "topk": tokens}
         shape.update(window=args.window, extra=extra)
+        out_of_memory = False
         try:
             sets = [
                 whole_call_set(heads, batch, args.window, extra, gen, device)
@@ -1786,7 +1787,10 @@ def run_whole_call_timing(bundle, configs, peers, args, gen, device, report, sav
             )
         except torch.cuda.OutOfMemoryError:
             # A prefill-sized batch (--whole-batches 2048) with its float64
-            # reference may not fit a card: say so and go on to the next.
+            # reference may not fit a card: say so and go on to the next,
+            # once the error (and the tensors its frames hold) is gone.
+            out_of_memory = True
+        if out_of_memory:
             sets = rows = None
             torch.cuda.empty_cache()
             why = f"out of GPU memory at {heads} heads, batch {batch}, {tokens} tokens: not timed"
