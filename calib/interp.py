@@ -20,9 +20,13 @@ Before the harness, it checks the whole call's plan hand-off on the host
 right after it with the same objects, and to no other call), and that the
 harness records a case a forced configuration refuses as declined, not as a
 crash or a failure (check_declines), and where the roofline floor's peak
-rates come from on GPUs listed, not listed and given by flags (check_peaks),
-and that a write of the results file stopped midway leaves the previous
-file whole (check_results_file).
+rates come from on GPUs listed, not listed, named with a qualifier their
+row lacks and given by flags (check_peaks), that a write of the results
+file stopped midway leaves the previous file whole and that no NaN reaches
+it (check_results_file), that flag mistakes exit 2 before anything runs
+(check_args), and that a whole-call shape out of GPU memory is declined
+and the run goes on (check_out_of_memory); and, around the harness's own
+run, that its file says "complete": false until the last section.
 
     TRITON_INTERPRET=1 python3 calib/interp.py kernels/sm90/harness.py [OUT.json] [--all]
 """
