@@ -138,9 +138,9 @@ func AddRelease(r, other Results) (Results, error) {
 	case other.GPU != r.GPU:
 		return r, fmt.Errorf("timed on %s, not on %s: other releases' rows must come from the same GPU", other.GPU, r.GPU)
 	case other.EntryPointsOnly():
-		return r, errEntryPointsOnly()
+		return r, ErrEntryPointsOnly
 	case other.Complete != nil && !*other.Complete:
-		return r, errIncomplete()
+		return r, ErrIncomplete
 	case other.Triton == "" || other.Triton == r.Triton:
 		return r, fmt.Errorf("timed under Triton %q, as the results it would add to: give one run per release", other.Triton)
 	}
@@ -236,15 +236,14 @@ func (r Results) EntryPointsOnly() bool {
 	return false
 }
 
-// errIncomplete is why select refuses the file of a run cut short.
-func errIncomplete() error {
-	return errors.New("the harness run did not finish (its file says \"complete\": false: it was stopped or crashed, and holds only the sections before that), so a selection from it would choose among the shapes it reached: run the harness again to the end")
-}
+// ErrIncomplete is why select refuses the file of a run cut short: the
+// job's problem (exit 1), not a file it cannot read, whichever place the
+// file is given in.
+var ErrIncomplete = errors.New("the harness run did not finish (its file says \"complete\": false: it was stopped or crashed, and holds only the sections before that), so a selection from it would choose among the shapes it reached: run the harness again to the end")
 
-// errEntryPointsOnly is why select refuses such results.
-func errEntryPointsOnly() error {
-	return errors.New("the harness ran with --variants selected: it timed the module's entry points, each shape on the configuration the module's built-in tables pick, so a selection from it would only repeat those tables; run it with --variants all (the default) to time every configuration")
-}
+// ErrEntryPointsOnly is why select refuses such results (exit 1, as
+// ErrIncomplete).
+var ErrEntryPointsOnly = errors.New("the harness ran with --variants selected: it timed the module's entry points, each shape on the configuration the module's built-in tables pick, so a selection from it would only repeat those tables; run it with --variants all (the default) to time every configuration")
 
 // SelectMeasured picks, for every (heads, batch, topk) bucket, the fastest
 // variant among fits that passed every correctness case and were checked
@@ -270,10 +269,10 @@ func errEntryPointsOnly() error {
 // per-cache tables at the call's total tokens.
 func SelectMeasured(r Results, fits map[string]bool, source string) (Selection, error) {
 	if r.EntryPointsOnly() {
-		return Selection{}, errEntryPointsOnly()
+		return Selection{}, ErrEntryPointsOnly
 	}
 	if r.Complete != nil && !*r.Complete {
-		return Selection{}, errIncomplete()
+		return Selection{}, ErrIncomplete
 	}
 	ranked := rankShapes(r, fits)
 	r = r.ownRelease()
@@ -285,7 +284,7 @@ func SelectMeasured(r Results, fits map[string]bool, source string) (Selection, 
 			timedNames(r), untimedHint(r))
 	}
 	if unchecked := Unchecked(r, fits); len(unchecked) > 0 && len(unchecked) == len(timedConfigs(r, fits)) {
-		return Selection{}, fmt.Errorf("results check none of the %d configurations they time against the reference (no correctness rows for them: a harness run with --no-check?), and select chooses only checked ones: run the harness without --no-check", len(unchecked))
+		return Selection{}, fmt.Errorf("results check none of the %d configurations they time against the reference (no correctness rows, no timing row with its own check: a harness run with --no-check and --no-whole-call?), and select chooses only checked ones: run the harness without --no-check", len(unchecked))
 	}
 	s, missing := measuredSelection(r, ranked, "", bucketTopk)
 	s.Target, s.Source = r.Target, source
@@ -389,15 +388,37 @@ func choices(k shape, ranked []timed) []timed {
 }
 
 // measuredBatches is bucketBatch plus every other batch the entry's rows
-// timed, ascending (the whole call: the batches it timed).
+// timed, ascending. The whole call: the batches its largest head count
+// timed at every token count. A shape the harness declined there (out of
+// GPU memory at a prefill batch, say) drops that batch's bucket, whose
+// calls go to the largest bucket below it, rather than leave a table
+// with a hole.
 func measuredBatches(r Results, entry string) []int {
 	var batches []int
 	if entry == "" {
 		batches = slices.Clone(bucketBatch)
+		for _, t := range r.Timing {
+			if t.Batch > 0 && entryOf(t) == entry {
+				batches = append(batches, t.Batch)
+			}
+		}
+		slices.Sort(batches)
+		return slices.Compact(batches)
 	}
+	heads, topks := timedHeads(r, entry), timedTopks(r, entry)
+	if len(heads) == 0 {
+		return nil
+	}
+	top := heads[len(heads)-1]
+	timed := map[[2]int]bool{}
 	for _, t := range r.Timing {
-		if t.Batch > 0 && entryOf(t) == entry {
-			batches = append(batches, t.Batch)
+		if _, ok := t.time(); ok && t.Batch > 0 && entryOf(t) == entry && t.Heads == top {
+			timed[[2]int{t.Batch, t.Topk}] = true
+		}
+	}
+	for bt := range timed {
+		if !slices.ContainsFunc(topks, func(tk int) bool { return !timed[[2]int{bt[0], tk}] }) {
+			batches = append(batches, bt[0])
 		}
 	}
 	slices.Sort(batches)

@@ -485,3 +485,46 @@ func TestSelectMeasuredIncomplete(t *testing.T) {
 		}
 	}
 }
+
+// A whole-call batch the largest head count did not time at every token
+// count (the harness declines a shape out of GPU memory, and memory grows
+// with the heads) gives no bucket: its calls go to the largest one below,
+// and the rest of the table stands, where it used to be refused.
+func TestSelectMeasuredWholeCallBatchDeclined(t *testing.T) {
+	var rows []string
+	for _, h := range []int{16, 64} {
+		for _, b := range []int{1, 16, 64, 128, 2048} {
+			for _, tk := range []int{512, 2048} {
+				rows = append(rows, rowAt("a", "", h, min(b, 128), tk, 10))
+			}
+			for _, tk := range []int{640, 2176} {
+				if h == 64 && b == 2048 && tk == 2176 {
+					continue // out of memory: declined
+				}
+				rows = append(rows, rowAt("a", EntryWholeCall, h, b, tk, 10))
+			}
+		}
+	}
+	r, err := ParseResults([]byte(timingRows(rows...)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sel, err := SelectMeasured(r, map[string]bool{"a": true}, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]int{1, 16, 64, 0}, sel.WholeCall.BatchBounds); diff != "" {
+		t.Errorf("whole-call batch bounds (-want +got):\n%s", diff)
+	}
+	// Timed at every token count, batch 2048 is a bucket of its own.
+	rows = append(rows, rowAt("a", EntryWholeCall, 64, 2048, 2176, 10))
+	if r, err = ParseResults([]byte(timingRows(rows...))); err != nil {
+		t.Fatal(err)
+	}
+	if sel, err = SelectMeasured(r, map[string]bool{"a": true}, "test"); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]int{1, 16, 64, 128, 0}, sel.WholeCall.BatchBounds); diff != "" {
+		t.Errorf("with batch 2048 timed, bounds (-want +got):\n%s", diff)
+	}
+}

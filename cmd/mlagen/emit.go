@@ -228,7 +228,7 @@ func notAFolder(dir string) string {
 		// A path under a file fails with ENOTDIR, not ENOENT: go up
 		// until something exists, whatever the error.
 		st, err := os.Stat(d)
-		if lst, lerr := os.Lstat(d); err != nil && lerr == nil && lst.Mode()&fs.ModeSymlink != 0 {
+		if lst, lerr := os.Lstat(d); errors.Is(err, fs.ErrNotExist) && lerr == nil && lst.Mode()&fs.ModeSymlink != 0 {
 			// A dangling link would read as a folder still to create.
 			to, _ := os.Readlink(d)
 			if d == filepath.Clean(dir) {

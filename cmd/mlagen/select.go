@@ -57,8 +57,9 @@ as RESULTS.json's do.
 Only what the results time can be chosen. A kernel of the sweep (a
 configuration at any split count) with no per-cache row is never chosen,
 and select names those under the table; so is a configuration the
-results never compared with the reference (no correctness row, as the
-harness's --no-check leaves it), and results that check none are refused
+results never compared with the reference (no correctness row and no
+timing row with its own check: the harness's --no-check checks only the
+whole call's timed shapes), and results that check none are refused
 (exit 1). Results of the harness's --variants selected time the module's
 entry points, each shape on the configuration the built-in tables pick, so
 select refuses them too (exit 1; the file's "variants", or its command
@@ -93,8 +94,9 @@ Run it from the repository root: the results path is recorded as given, and
 the default --selections folder is relative to it.
 
 Exit status: 0 written (or, with --check, the same), 1 results select
-cannot choose from (a shape untimed, a run of --variants selected, which
-times only the entry points, or of --no-check, which checks nothing),
+cannot choose from (a shape untimed; a run of --variants selected, which
+times only the entry points, or one with no check at all, or one cut short,
+as RESULTS.json or --also),
 --check found a difference (the diff is printed) or a write that failed,
 2 bad flags, a results or --also file that cannot be read or is not
 harness results, results of another GPU than --target or than RESULTS.json
@@ -195,6 +197,10 @@ func runSelect(e *env, args []string) int {
 		other, err := gen.ParseResults(data)
 		if err == nil {
 			res, err = gen.AddRelease(res, other)
+		}
+		if errors.Is(err, gen.ErrEntryPointsOnly) || errors.Is(err, gen.ErrIncomplete) {
+			// Results it reads but cannot choose from, as RESULTS.json's.
+			return failed(e, "select", *asJSON, exitFail, fmt.Sprintf("--also %s: %v", p, err))
 		}
 		if err != nil {
 			return bad("--also %s: %v", p, err)
@@ -328,7 +334,7 @@ func printSelection(w io.Writer, t gen.Target, rep selectReport) {
 			rep.Kernels-len(rep.Untimed), rep.Kernels, len(rep.Untimed), strings.Join(rep.Untimed, ", "))
 	}
 	if len(rep.Unchecked) > 0 {
-		fmt.Fprintf(w, "note: the results time %d configurations they never compared with the reference (no correctness row: a harness run with --no-check); these are never chosen: %s\n",
+		fmt.Fprintf(w, "note: the results time %d configurations they never compared with the reference (no correctness row, no checked timing row); these are never chosen: %s\n",
 			len(rep.Unchecked), strings.Join(rep.Unchecked, ", "))
 	}
 	if len(rep.Heads) == 1 {

@@ -252,11 +252,6 @@ func TestWatchUsageErrors(t *testing.T) {
 	}
 }
 
-// A --log that can never be a log file is bad usage, found before anything
-// is started: a directory, or a file in a folder that does not exist (a
-// typo that would otherwise only show as a time-out, or as a lost log).
-// Each case has a short --timeout so that, without the check, it fails
-// quickly with the wrong status instead of hanging.
 // An existing --log the watch cannot read is an input it cannot use: exit
 // 2 before anything starts, with the way round it, not "log source lost"
 // (exit 4) from the file source's first open. Root reads any file, so as
@@ -358,6 +353,11 @@ func copyFile(t *testing.T, from, to string) {
 	}
 }
 
+// A --log that can never be a log file is bad usage, found before anything
+// is started: a directory, or a file in a folder that does not exist (a
+// typo that would otherwise only show as a time-out, or as a lost log).
+// Each case has a short --timeout so that, without the check, it fails
+// quickly with the wrong status instead of hanging.
 func TestWatchLogPathChecked(t *testing.T) {
 	dir := t.TempDir()
 	noFolder := filepath.Join(dir, "typo")

@@ -2018,11 +2018,12 @@ def parse_args(argv):
         ap.error(
             f"--layers {args.layers}: give 0 (no layer timing) or 2 or more calls a graph"
         )
-    # Mistakes found now, not after minutes of checks.
+    # Mistakes found now, not after minutes of checks. An empty list times
+    # nothing of its kind (the device scripts' warm-up runs pass one).
     for flag in ("batches", "topks", "heads", "whole_heads", "whole_batches"):
         text = getattr(args, flag)
         try:
-            good = min(ints(text)) >= 1
+            good = all(n >= 1 for n in ints(text))
         except ValueError:
             good = False
         if not good:
@@ -2030,7 +2031,7 @@ def parse_args(argv):
                 f"--{flag.replace('_', '-')} {text!r}: want a comma list of positive integers"
             )
     try:
-        good = min(ints(args.extra_topks)) >= 0
+        good = all(n >= 0 for n in ints(args.extra_topks))
     except ValueError:
         good = False
     if not good:
