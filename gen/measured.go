@@ -161,8 +161,11 @@ func ParseResults(data []byte) (Results, error) {
 	if err := json.Unmarshal(data, &r); err != nil {
 		return r, fmt.Errorf("results: %w", JSONError(data, err))
 	}
-	// The other JSON files a user holds beside results, named for what
-	// they are: each has its own fields.
+	if r.Target != "" && len(r.Timing) > 0 {
+		return r, nil
+	}
+	// Not results: the other JSON files a user holds beside them, named
+	// for what they are by their own fields.
 	var fields map[string]json.RawMessage
 	_ = json.Unmarshal(data, &fields)
 	has := func(k string) bool { _, ok := fields[k]; return ok }
@@ -173,10 +176,9 @@ func ParseResults(data []byte) (Results, error) {
 		return r, errors.New("results: this is gpu/splits.py's output (the split counts fitted to the GPU), not harness results: select the harness's results file")
 	case r.Target == "":
 		return r, errors.New("results: no target: not a harness results file")
-	case len(r.Timing) == 0:
+	default:
 		return r, errors.New("results: no timing rows (a harness run with --no-timing, or one that stopped before its timings): run the harness without --no-timing")
 	}
-	return r, nil
 }
 
 // JSONError says where in data a decoding error lies and what was
@@ -283,8 +285,8 @@ func SelectMeasured(r Results, fits map[string]bool, source string) (Selection, 
 		return Selection{}, fmt.Errorf("results time none of the sweep's configurations per cache (their timing rows name only: %s)%s",
 			timedNames(r), untimedHint(r))
 	}
-	if unchecked := Unchecked(r, fits); len(unchecked) > 0 && len(unchecked) == len(timedConfigs(r, fits)) {
-		return Selection{}, fmt.Errorf("results check none of the %d configurations they time against the reference (no correctness rows, no timing row with its own check: a harness run with --no-check and --no-whole-call?), and select chooses only checked ones: run the harness without --no-check", len(unchecked))
+	if timedCfg := timedConfigs(r, fits); len(unchecked(r, timedCfg)) == len(timedCfg) {
+		return Selection{}, fmt.Errorf("results check none of the %d configurations they time against the reference (no correctness rows, no timing row with its own check: a harness run with --no-check and --no-whole-call?), and select chooses only checked ones: run the harness without --no-check", len(timedCfg))
 	}
 	s, missing := measuredSelection(r, ranked, "", bucketTopk)
 	s.Target, s.Source = r.Target, source
@@ -701,9 +703,14 @@ func timedConfigs(r Results, fits map[string]bool) []string {
 // compared with the reference: no correctness row, and no timing row that
 // carries its own check. Select never chooses them.
 func Unchecked(r Results, fits map[string]bool) []string {
+	return unchecked(r, timedConfigs(r, fits))
+}
+
+// unchecked are the names among timed that r never checked.
+func unchecked(r Results, timed []string) []string {
 	_, checked := checks(r)
 	var out []string
-	for _, name := range timedConfigs(r, fits) {
+	for _, name := range timed {
 		if !checked[name] {
 			out = append(out, name)
 		}

@@ -82,9 +82,6 @@ func PlanDir(dir string, files []File) (DirPlan, error) {
 	if err != nil {
 		return p, err
 	}
-	if err := otherTarget(dir, files); err != nil {
-		return p, err
-	}
 	pl := planner{dir: dir, old: old, manifest: haveManifest, final: manifest{}, keep: manifest{}}
 	var refusals []error
 	emitted := map[string]bool{}
@@ -93,6 +90,9 @@ func PlanDir(dir string, files []File) (DirPlan, error) {
 		if err := pl.file(f); err != nil {
 			refusals = append(refusals, err)
 		}
+	}
+	if pl.foreign != nil {
+		return p, pl.foreign // the folder is another GPU's: nothing else matters
 	}
 	stale, err := pl.staleNames(emitted)
 	if err != nil {
@@ -110,52 +110,20 @@ func PlanDir(dir string, files []File) (DirPlan, error) {
 	return p, nil
 }
 
-// otherTarget refuses to replace a generated file that another target's
-// emit wrote (its header's command names that --target) with this one's:
-// `emit --target sm_90 --kernels kernels/sm120` would turn a folder named
-// and installed as one GPU's module into another's, with no word of it.
-func otherTarget(dir string, files []File) error {
-	for _, f := range files {
-		now := emittedTarget(f.Data)
-		cur, exists, err := changeset.Read(dir, f.Name)
-		if err != nil || !exists || now == "" {
-			continue // PlanDir reports the read error itself
-		}
-		if was := emittedTarget(cur); was != "" && was != now {
-			return fmt.Errorf("%s holds mlagen's %s files (%s's header records --target %s), and emit would replace them with %s's: emit into another --kernels DIR (%s's default is kernels/%s), or move that folder's files out first",
-				dir, was, f.Name, was, now, now, strings.ReplaceAll(now, "_", ""))
-		}
-	}
-	return nil
-}
-
-// emittedTarget is the target of the emit command a generated Python
-// file's header records, "" where it records none.
+// emittedTarget is the --target of the emit command a generated Python
+// file's header records (its first lines), "" where it records none.
 func emittedTarget(data []byte) string {
-	if !bytes.HasPrefix(data, []byte(GeneratedHeader)) {
+	m := headerTargetRE.FindSubmatch(data)
+	if m == nil {
 		return ""
 	}
-	for i, line := range strings.SplitN(string(data), "\n", 4) {
-		rest, ok := strings.CutPrefix(line, "# Command: ")
-		if !ok || i > 2 {
-			continue
-		}
-		args := strings.Fields(rest)
-		for j, a := range args {
-			v, ok := strings.CutPrefix(a, "--target=")
-			if !ok && a == "--target" && j+1 < len(args) {
-				v, ok = args[j+1], true
-			}
-			if ok {
-				if t, err := LookupTarget(v); err == nil {
-					return t.Name
-				}
-				return v
-			}
-		}
+	if t, err := LookupTarget(string(m[1])); err == nil {
+		return t.Name
 	}
-	return ""
+	return string(m[1])
 }
+
+var headerTargetRE = regexp.MustCompile(`\A` + regexp.QuoteMeta(GeneratedHeader) + `\n(?:#.*\n)?# Command: .*?--target[ =](\S+)`)
 
 // Manifest is the manifest PlanDir writes beside files: a directory that
 // holds exactly files and this has nothing to change. Golden tests that
@@ -175,6 +143,11 @@ type planner struct {
 	manifest bool     // there is one
 	final    manifest // hashes of the files emitted
 	keep     manifest // old hashes of the files replaced or removed
+	// foreign refuses the whole plan: a generated file another target's
+	// emit wrote (its header's --target) would be replaced by this one's,
+	// turning a folder named and installed as one GPU's module into
+	// another's (emit --target sm_90 --kernels kernels/sm120).
+	foreign  error
 	statuses []FileStatus
 	creates  []changeset.Change
 	replaces []changeset.Change
@@ -186,6 +159,10 @@ type planner struct {
 func (pl *planner) file(f File) error {
 	pl.final[f.Name] = []string{hash(f.Data)}
 	cur, exists, err := changeset.Read(pl.dir, f.Name)
+	if was, now := emittedTarget(cur), emittedTarget(f.Data); pl.foreign == nil && was != "" && now != "" && was != now {
+		pl.foreign = fmt.Errorf("%s holds mlagen's %s files (%s's header records --target %s), and emit would replace them with %s's: emit into another --kernels DIR (%s's default is kernels/%s), or move that folder's files out first",
+			pl.dir, was, f.Name, was, now, now, strings.ReplaceAll(now, "_", ""))
+	}
 	switch {
 	case err != nil:
 		return err

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -313,7 +312,13 @@ func TestWatchLogUnreadable(t *testing.T) {
 		t.Fatal(err)
 	}
 	bin := filepath.Join(dir, "mlagen")
-	copyFile(t, self, bin)
+	exe, err := os.ReadFile(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, exe, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	for _, asJSON := range []bool{false, true} {
 		argv := append([]string{"--reuid=65534", "--regid=65534", "--clear-groups", bin, "watch"}, args...)
 		if asJSON {
@@ -331,25 +336,6 @@ func TestWatchLogUnreadable(t *testing.T) {
 			code = ee.ExitCode()
 		}
 		check(strings.Join(argv, " "), code, out.String(), errs.String(), asJSON)
-	}
-}
-
-func copyFile(t *testing.T, from, to string) {
-	t.Helper()
-	src, err := os.Open(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	dst, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(dst, src); err != nil {
-		t.Fatal(err)
-	}
-	if err := dst.Close(); err != nil {
-		t.Fatal(err)
 	}
 }
 

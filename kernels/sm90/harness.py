@@ -1502,10 +1502,8 @@ def find_peers(spec, simt, device, report):
             peer = SIMTBaseline(simt)
         elif name in builtin:
             peer = builtin[name]()
-        else:
-            sys.exit(
-                f"--peers: unknown peer {name!r} (flashmla, flashinfer, sglang-triton, simt-baseline, file:PATH)"
-            )
+        else:  # parse_args refused it already
+            raise ValueError(f"unknown peer {name!r}")
         why = peer.absent(device)
         row = {"name": peer.name, "present": why is None}
         if why:
