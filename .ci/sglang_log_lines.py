@@ -6,7 +6,8 @@ rules to be held to (watch/sglanglog's TestReleaseLogLines).
 Walks every .py file under SGLANG_DIR (the `sglang` package of an unpacked
 wheel) and finds each string that a call is given (a log call's message,
 an exception's text) and that mentions weight loading, graph capture, the
-server being ready or SIGQUIT. Each is rendered as the log would show it:
+server being ready or SIGQUIT, or is a server's start (`server_args=`).
+Each is rendered as the log would show it:
 an f-string's fields from the enclosing function's own string assignments
 where they come from one (`capture_name = f"{role} decode"`, every branch
 of it), "CUDA graph" for `graph_backend[...]`, a list for a batch list (a
@@ -14,8 +15,11 @@ name ending in `bs` or `num_tokens`), 12.34 for a float field, 1
 otherwise; a %-format message the same way. Prints `PATH:LINE<TAB>TEXT`,
 one rendering a line; and for the scheduler's log prefix (the rank tags
 it adds, `DP1 ATTN_CP1 TP1 ...`) `PATH:LINE<TAB>prefix<TAB>LINE`, a whole
-line with every tag, its stamp with and without milliseconds. Exits 1 if
-it finds nothing.
+line with every tag, its stamp with and without milliseconds. And for each
+message a logger writes below an error's level with its traceback
+(`logger.warning("...", exc_info=True)`: the server goes on)
+`PATH:LINE<TAB>handled<TAB>TEXT`, each field that is not one of the
+function's own strings shown as `{}`. Exits 1 if it finds nothing.
 """
 
 import ast
@@ -25,13 +29,21 @@ import sys
 
 WANTED = re.compile(
     r"(?i)load weight (?:begin|end)|capture .*graph|fired up and ready|sigquit"
+    r"|^server_args="
 )
+# The levels at which a logged traceback is not a failure: logger.warning(
+# "...", exc_info=True) writes its message, then the traceback, and goes on.
+HANDLED_LEVELS = ("warning", "warn", "info", "debug")
+# What a handled message's fields show: watch's list of handled messages
+# (watch/sglanglog/handled.go) holds them in this form.
+HOLE = "{}"
 LIMIT = 64  # renderings of one string, at most
 
 
-def renderings(node, env):
+def renderings(node, env, hole=None):
     """Every text the string expression `node` can take, or [] where it is
-    not a string expression."""
+    not a string expression. With hole, a field that is not one of the
+    function's own strings shows as hole instead of a sample value."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return [node.value]
     if isinstance(node, ast.JoinedStr):
@@ -40,17 +52,26 @@ def renderings(node, env):
             if isinstance(part, ast.Constant):
                 options = [str(part.value)]
             else:
-                options = field(part, env)
+                options = [hole] if hole and not own(part, env) else field(part, env)
             texts = [t + o for t in texts for o in options][:LIMIT]
         return texts
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        left, right = renderings(node.left, env), renderings(node.right, env)
+        left, right = renderings(node.left, env, hole), renderings(
+            node.right, env, hole
+        )
         return [a + b for a in left for b in right][:LIMIT]
     if isinstance(node, ast.IfExp):
-        return (renderings(node.body, env) + renderings(node.orelse, env))[:LIMIT]
+        return (renderings(node.body, env, hole) + renderings(node.orelse, env, hole))[
+            :LIMIT
+        ]
     if isinstance(node, ast.Name) and node.id in env:
         return env[node.id]
     return []
+
+
+def own(part, env):
+    """Whether an f-string field is a name the function assigned strings to."""
+    return isinstance(part.value, ast.Name) and part.value.id in env
 
 
 def field(part, env):
@@ -71,8 +92,11 @@ def field(part, env):
     return ["1"]
 
 
-def percent(text):
-    """A %-format message with its conversions filled in."""
+def percent(text, hole=None):
+    """A %-format message with its conversions filled in (with hole, each
+    one shows as hole)."""
+    if hole:
+        return re.sub(r"%(?:\.\d+)?[sdrf]", hole, text)
     text = re.sub(r"%(?:\.\d+)?f", "12.34", text)
     return re.sub(r"%[sdr]", "1", text)
 
@@ -116,12 +140,33 @@ class Calls(ast.NodeVisitor):
         for t in texts:
             if WANTED.search(t):
                 self.found.append((node.lineno, percent(t) if "%" in t else t))
+        if handled(node) and node.args:
+            for t in renderings(node.args[0], self.envs[-1], HOLE):
+                t = percent(t, HOLE) if "%" in t else t
+                # The record's first line is what the log prefix heads.
+                first = t.splitlines()[0] if t else t
+                self.found.append((node.lineno, "handled\t" + first))
         self.generic_visit(node)
+
+
+def handled(call):
+    """Whether the call logs a traceback below an error's level: a logger's
+    warning, info or debug with exc_info set."""
+    func = call.func
+    if not (isinstance(func, ast.Attribute) and func.attr in HANDLED_LEVELS):
+        return False
+    if "log" not in ast.unparse(func.value).lower():
+        return False
+    return any(
+        k.arg == "exc_info"
+        and not (isinstance(k.value, ast.Constant) and not k.value.value)
+        for k in call.keywords
+    )
 
 
 # A file that has none of these words cannot render a wanted line: most of
 # the tree is skipped unparsed.
-MENTIONS = re.compile(rb"(?i)load weight|fired up|capture|sigquit")
+MENTIONS = re.compile(rb"(?i)load weight|fired up|capture|sigquit|server_args|exc_info")
 
 
 def parse(path):

@@ -103,8 +103,12 @@ func (w *watcher) kernelSaid() string {
 
 func (w *watcher) kernelNeverRan() (Outcome, string) {
 	if w.rep.Kernel.Served == "unknown" {
-		w.p.line("%s kernel: no line of mlagen's kernel module came (required: %s). Is the tree the server imports patched, and does SGLang reach the route on this GPU? mlagen verify proves the wiring and prints the route from the model backend's calls, with the GPUs they run on (stock SGLang calls the sm_120 entry on compute capability 12.x GPUs only)",
-			stamp(w.since()), w.rep.Kernel.RequiredBecause)
+		gate := ""
+		if !strings.Contains(w.rep.Kernel.RequiredBecause, "SGLANG_SM120_MMA_FLASHMLA") {
+			gate = " Was the server started with SGLANG_SM120_MMA_FLASHMLA=1 in its environment? With the gate unset the module says nothing. Its line is logged at INFO: a server started with --log-level warning or above does not show it."
+		}
+		w.p.line("%s kernel: no line of mlagen's kernel module came (required: %s).%s Is the tree the server imports patched, and does SGLang reach the route on this GPU? mlagen verify proves the wiring and prints the route from the model backend's calls, with the GPUs they run on (stock SGLang calls the sm_120 entry on compute capability 12.x GPUs only)",
+			stamp(w.since()), w.rep.Kernel.RequiredBecause, gate)
 	} else {
 		w.p.line("%s kernel: the MMA kernel was required (%s) and did not run", stamp(w.since()), w.rep.Kernel.RequiredBecause)
 	}
@@ -126,4 +130,10 @@ func (w *watcher) kernelVerdict() string {
 		return fmt.Sprintf("; the MMA kernel did not run (%s), SGLang's kernel served (--expect-kernel makes that a failure)", w.kernelSaid())
 	}
 	return ""
+}
+
+// StartsRun reports whether a raw log line is the one with which a run of
+// SGLang's server begins (source.File's StartsRun).
+func StartsRun(line string) bool {
+	return sglanglog.MatchStart(sglanglog.Parse(sglanglog.StripEscapes(line)).Text)
 }

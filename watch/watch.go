@@ -13,6 +13,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	neturl "net/url"
+	"regexp"
 	"strings"
 	"time"
 
@@ -62,6 +64,31 @@ type Config struct {
 	KernelWait time.Duration
 }
 
+// listeningRE finds the address in Uvicorn's "Uvicorn running on
+// http://0.0.0.0:30000 (Press CTRL+C to quit)".
+var listeningRE = regexp.MustCompile(`Uvicorn running on (https?://[^\s]+)`)
+
+// sameAddress reports whether the server's own address and --url can be
+// the same server: the same port (a wildcard host such as 0.0.0.0 serves
+// every address of the machine, so hosts are not compared).
+func sameAddress(listening, url string) bool {
+	return portOf(listening) == portOf(url)
+}
+
+func portOf(u string) string {
+	p, err := neturl.Parse(u)
+	if err != nil {
+		return ""
+	}
+	if port := p.Port(); port != "" {
+		return port
+	}
+	if p.Scheme == "https" {
+		return "443"
+	}
+	return "80"
+}
+
 // ContextLines is how many lines before a failure are shown with it.
 const ContextLines = 20
 
@@ -85,9 +112,27 @@ type watcher struct {
 	det      sglanglog.Detector
 	rep      *Report
 
+	// smoking receives the smoke request's result while it is asked; the
+	// log is read meanwhile, since a kernel that fails does so on that
+	// request. nil when no request is out.
+	smoking     chan smoke.Result
+	cancelSmoke context.CancelFunc
+	smokeLeft   time.Duration // what was left of the time-out when asked
+	// ended: the log ended (endErr says how) while the smoke request was
+	// out; what it said is all there is.
+	ended  bool
+	endErr error
+	// listening is the address the server's log says it serves on
+	// ("Uvicorn running on http://..."), for a smoke request that cannot
+	// connect.
+	listening string
 	// answered is set once the smoke request succeeded while a kernel line
 	// is still awaited, until kernelBy.
 	answered bool
+	// keepServer: the watch fails for a reason that is not the server's
+	// (a slower start than the baseline), and a server it started, which
+	// answered correctly, is left running.
+	keepServer bool
 	// absent: the source's last notice said its file does not exist (yet).
 	absent   bool
 	kernelBy time.Time
@@ -139,6 +184,7 @@ func Run(ctx context.Context, cfg Config) *Report {
 		w.p.line("mlagen watch: the MMA kernel must serve decode (%s): READY needs the kernel module's line saying so", cfg.ExpectKernelWhy)
 	}
 	outcome, verdict := w.loop(ctx, items)
+	w.stopSmoke()
 
 	// Stop reading, then wait (boundedly) for the source to let go, so no
 	// "ssh ... tail -F" is left behind.
@@ -152,12 +198,13 @@ func Run(ctx context.Context, cfg Config) *Report {
 	drain.Stop()
 
 	if st, ok := cfg.Source.(source.Stopper); ok {
-		if outcome != Ready {
+		if outcome != Ready && !w.keepServer {
+			w.p.line("stopping the server the watch started (SIGTERM to its process group, SIGKILL after the grace); a second Ctrl-C ends mlagen at once and leaves it as it is")
 			w.rep.Server = st.Stop()
 			w.p.line("%s", w.rep.Server)
 		}
 	}
-	if d, ok := cfg.Source.(source.Detacher); ok && outcome == Ready {
+	if d, ok := cfg.Source.(source.Detacher); ok && (outcome == Ready || w.keepServer) {
 		w.rep.Server = d.Detach()
 		w.p.line("%s", w.rep.Server)
 	}
@@ -233,7 +280,9 @@ func (w *watcher) loop(ctx context.Context, items <-chan item) (Outcome, string)
 		if w.answered && !now.Before(w.kernelBy) {
 			return w.kernelNeverRan()
 		}
-		if !now.Before(deadline) {
+		if !now.Before(deadline) && w.smoking == nil {
+			// (The smoke request has the same deadline and says itself
+			// what it was waiting for.)
 			return w.timedOut()
 		}
 		if !now.Before(nextStatus) {
@@ -256,13 +305,31 @@ func (w *watcher) loop(ctx context.Context, items <-chan item) (Outcome, string)
 		if w.answered && w.kernelBy.Before(wake) {
 			wake = w.kernelBy
 		}
-		timer, stopTimer := w.clk.After(wake.Sub(now))
+		var timer <-chan time.Time
+		stopTimer := func() {}
+		switch {
+		case w.smoking == nil:
+			timer, stopTimer = w.clk.After(wake.Sub(now))
+		case w.det.Open():
+			// While the smoke request is out only the end of a failure
+			// being read is timed (the request has its own deadline); so
+			// a replayed log waits for the answer, as a real one would.
+			timer, stopTimer = w.clk.After(w.quietAt.Sub(now))
+		}
 		select {
 		case it := <-items:
 			stopTimer()
 			if it.end {
 				if it.err == nil && ctx.Err() != nil {
 					return w.interrupted()
+				}
+				if w.smoking != nil {
+					// No more lines will come, but the request is out: its
+					// answer (or the connection the exit broke) decides,
+					// then the log's end is taken (smoked).
+					w.ended, w.endErr = true, it.err
+					items = nil
+					continue
 				}
 				return w.sourceEnded(it.err)
 			}
@@ -271,6 +338,11 @@ func (w *watcher) loop(ctx context.Context, items <-chan item) (Outcome, string)
 				continue
 			}
 			if o, v, done := w.line(ctx, it.ev); done {
+				return o, v
+			}
+		case res := <-w.smoking:
+			stopTimer()
+			if o, v, done := w.smoked(ctx, res); done {
 				return o, v
 			}
 		case <-timer:
@@ -285,16 +357,28 @@ func (w *watcher) notice(ev source.Event) {
 	w.absent = ev.Absent
 	w.rep.Notices = append(w.rep.Notices, Notice{AtS: w.since().Seconds(), Text: ev.Notice})
 	w.p.line("%s note: %s", stamp(w.since()), ev.Notice)
-	if ev.Restarted && len(w.seen) > 0 {
-		// The log was emptied and is being written again: a restarted
-		// server goes through every phase anew.
-		w.seen = map[sglanglog.Kind]*seenPhase{}
-		w.order = nil
-		w.last = nil
-		w.firstLog = time.Time{}
-		w.rep.Timeline = []Mark{}
-		w.p.line("%s note: phases start over", stamp(w.since()))
+	if ev.Restarted {
+		// The log was emptied and is being written again.
+		w.startOver()
 	}
+}
+
+// startOver forgets what the log said of an earlier run of the server: a
+// restarted server goes through every phase anew, and only its own lines
+// can say that the MMA kernel serves it. Failures seen stay (with
+// --keep-going they are part of what happened).
+func (w *watcher) startOver() {
+	if len(w.seen) == 0 && len(w.rep.Kernel.Lines) == 0 && w.listening == "" {
+		return
+	}
+	w.seen = map[sglanglog.Kind]*seenPhase{}
+	w.order = nil
+	w.last = nil
+	w.firstLog = time.Time{}
+	w.listening = ""
+	w.rep.Timeline = []Mark{}
+	w.rep.Kernel = newKernelReport(w.cfg)
+	w.p.line("%s note: phases start over (the kernel module's lines too)", stamp(w.since()))
 }
 
 // line handles one log line (or a piece of a long one); done reports that
@@ -324,6 +408,26 @@ func (w *watcher) line(ctx context.Context, ev source.Event) (Outcome, string, b
 	rec := sglanglog.Parse(raw)
 	if ev.Continued {
 		rec = sglanglog.ParsePiece(raw)
+	}
+	if !ev.Continued && sglanglog.MatchStart(rec.Text) && (len(w.seen) > 0 || len(w.rep.Kernel.Lines) > 0) {
+		// A second server_args= line: the log goes on with another run of
+		// the server (an earlier run's log appended to, "tee -a", read from
+		// its start; or a server restarted under the watch), and only that
+		// run can say that it is ready and that the MMA kernel serves it. A
+		// smoke request sent on the earlier run's "ready" is not its answer.
+		text := fmt.Sprintf("log line %d: the server starts again", w.det.Lines())
+		if w.smoking != nil || w.answered {
+			text += "; what it answered before is set aside"
+			w.stopSmoke()
+			w.rep.Smoke = nil
+			w.answered = false
+		}
+		w.rep.Notices = append(w.rep.Notices, Notice{AtS: w.since().Seconds(), Text: text})
+		w.p.line("%s note: %s", stamp(w.since()), text)
+		w.startOver()
+	}
+	if m := listeningRE.FindStringSubmatch(rec.Text); m != nil && w.listening == "" {
+		w.listening = m[1]
 	}
 	if w.firstLog.IsZero() && !rec.Stamp.IsZero() {
 		w.firstLog = rec.Stamp
@@ -402,6 +506,9 @@ func (w *watcher) status() {
 	d := w.since()
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s waiting: ", stamp(d))
+	if w.smoking != nil {
+		b.WriteString("for the smoke request's answer; ")
+	}
 	if w.answered {
 		fmt.Fprintf(&b, "for the kernel module's line, %s more; ", short(w.kernelBy.Sub(w.clk.Now())))
 	}
@@ -424,6 +531,13 @@ func (w *watcher) status() {
 // watch stops here.
 func (w *watcher) failure(f *sglanglog.Failure) bool {
 	if f == nil {
+		return false
+	}
+	if f.Kind == sglanglog.Handled {
+		// SGLang logged it as a warning and went on: said, not counted.
+		text := fmt.Sprintf("log line %d: %s: %s", f.Line, f.Title, clip(f.Summary, 160))
+		w.rep.Notices = append(w.rep.Notices, Notice{AtS: w.since().Seconds(), Text: text})
+		w.p.line("%s note: %s", stamp(w.since()), text)
 		return false
 	}
 	w.rep.Failures = append(w.rep.Failures, *f)
@@ -476,8 +590,11 @@ func (w *watcher) failed() (Outcome, string) {
 		noun = "failure"
 	}
 	v := fmt.Sprintf("FAILED after %s: %d %s (%s)", short(w.since()), len(fs), noun, strings.Join(parts, ", "))
-	if !w.cfg.KeepGoing {
+	if !w.cfg.KeepGoing && len(fs) > 0 && fs[len(fs)-1].Kind != "server-exit" {
 		v += "; stopped at the first, --keep-going collects them all"
+	}
+	if w.smoking != nil {
+		v += "; the server had logged ready, and this came while the smoke request was out"
 	}
 	return Failed, v + "."
 }
@@ -509,6 +626,11 @@ func (w *watcher) timedOut() (Outcome, string) {
 	default:
 		info.LastLineAgoS = now.Sub(w.lastAt).Seconds()
 		v += fmt.Sprintf("; the last of %d log lines came %s ago: \"%s\"", w.det.Lines(), short(now.Sub(w.lastAt)), clip(strings.TrimSpace(w.lastLine), 120))
+	}
+	if k, ok := w.cfg.Source.(source.StderrKeeper); ok {
+		if tail := k.StderrTail(); len(tail) > 0 {
+			v += fmt.Sprintf("; the log command's stderr ends with: %s", clip(strings.Join(tail, " | "), 300))
+		}
 	}
 	w.rep.Timeout = info
 	if len(w.rep.Failures) > 0 {
@@ -584,12 +706,46 @@ func (w *watcher) ready(ctx context.Context) (Outcome, string, bool) {
 		}
 	}
 	w.rep.Phases = w.durations()
+	w.askSmoke(ctx)
+	return "", "", false
+}
 
-	res, left := w.smoke(ctx)
+// askSmoke sends the smoke request, within what is left of the time-out,
+// while the loop goes on reading the log: a kernel that fails does so on
+// this request, and its traceback is the answer to give.
+func (w *watcher) askSmoke(ctx context.Context) {
+	req := w.cfg.Smoke
+	w.smokeLeft = w.deadline.Sub(w.clk.Now())
+	sctx, cancel := context.WithTimeout(ctx, w.smokeLeft)
+	done := make(chan smoke.Result, 1)
+	go func() { done <- smoke.Run(sctx, req) }()
+	w.smoking, w.cancelSmoke = done, cancel
+}
+
+// stopSmoke ends a smoke request still out (the watch ended otherwise)
+// and waits for it, so that nothing is left asking the server.
+func (w *watcher) stopSmoke() {
+	if w.smoking == nil {
+		return
+	}
+	w.cancelSmoke()
+	<-w.smoking
+	w.smoking = nil
+}
+
+// smoked takes the smoke request's result: print it, compare with the
+// baseline, and see whether the MMA kernel served (waiting for its line
+// when it must).
+func (w *watcher) smoked(ctx context.Context, res smoke.Result) (Outcome, string, bool) {
+	w.cancelSmoke()
+	w.smoking = nil
+	w.rep.Smoke = &res
 	if ctx.Err() != nil {
 		o, v := w.interrupted()
 		return o, v, true
 	}
+	w.printSmoke(res)
+	left := w.smokeLeft
 	regressed := w.compareBaseline()
 
 	switch {
@@ -603,8 +759,14 @@ func (w *watcher) ready(ctx context.Context) (Outcome, string, bool) {
 		w.rep.Timeout = &TimeoutInfo{AfterS: w.cfg.Timeout.Seconds(), LastPhase: sglanglog.Ready.ID()}
 		return TimedOut, fmt.Sprintf("TIMEOUT after %s: the server logged ready, but the smoke request got no answer within the %s left of --timeout %s: %s.", short(w.since()), short(left), short(w.cfg.Timeout), res.Problem), true
 	case !res.OK:
-		return Failed, fmt.Sprintf("FAILED after %s: the server logged ready but the smoke request failed: %s.", short(w.since()), res.Problem), true
+		exited := ""
+		var exit *source.ExitError
+		if w.ended && errors.As(w.endErr, &exit) {
+			exited = "; meanwhile " + exit.Error()
+		}
+		return Failed, fmt.Sprintf("FAILED after %s: the server logged ready but the smoke request failed: %s%s%s.", short(w.since()), res.Problem, w.smokeHint(res), exited), true
 	case len(regressed) > 0:
+		w.keepServer = true
 		return Failed, fmt.Sprintf("FAILED after %s: the server answered correctly, but %s regressed more than %d%% against %s.", short(w.since()), strings.Join(regressed, ", "), int(baseline.Limit*100), w.cfg.BaselinePath), true
 	}
 	if w.kernelSettled() {
@@ -613,6 +775,10 @@ func (w *watcher) ready(ctx context.Context) (Outcome, string, bool) {
 	}
 	// The kernel module logs at first use; the line may still be on its way.
 	w.answered = true
+	if w.ended {
+		o, v := w.sourceEnded(w.endErr)
+		return o, v, true
+	}
 	w.kernelBy = w.clk.Now().Add(w.cfg.KernelWait)
 	if w.kernelBy.After(w.deadline) {
 		w.kernelBy = w.deadline
@@ -621,22 +787,26 @@ func (w *watcher) ready(ctx context.Context) (Outcome, string, bool) {
 	return "", "", false
 }
 
-// smoke asks the server, within what is left of the time-out, and prints
-// what it answered; left is the time it was given.
-func (w *watcher) smoke(ctx context.Context) (smoke.Result, time.Duration) {
-	req := w.cfg.Smoke
-	left := w.deadline.Sub(w.clk.Now())
-	sctx, cancel := context.WithTimeout(ctx, left)
-	res := smoke.Run(sctx, req)
-	cancel()
-	w.rep.Smoke = &res
-	if ctx.Err() != nil {
-		return res, left
+// smokeHint is what a failed smoke request's verdict adds: where the log
+// says the server listens, when it could not be reached at --url, and the
+// API key a server started with --api-key wants.
+func (w *watcher) smokeHint(res smoke.Result) string {
+	switch {
+	case res.Unauthorized && w.cfg.Smoke.APIKey == "":
+		return " (give its key with --api-key-env NAME, NAME an environment variable holding it)"
+	case res.HealthStatus == 0 && w.listening != "" && !sameAddress(w.listening, w.cfg.Smoke.URL):
+		return fmt.Sprintf(" (the log says the server listens on %s: give that as --url)", w.listening)
 	}
+	return ""
+}
+
+// printSmoke prints what the server answered.
+func (w *watcher) printSmoke(res smoke.Result) {
+	req := w.cfg.Smoke
 	now := stamp(w.since())
 	if res.HealthStatus == 200 {
 		w.p.line("%s smoke: GET /health -> 200 OK", now)
-		if res.Endpoint != "" && !res.TimedOut {
+		if res.Endpoint != "" && (res.OK || res.Answer != "") {
 			verdict := "ok"
 			if !res.OK {
 				verdict = "WRONG"
@@ -647,7 +817,6 @@ func (w *watcher) smoke(ctx context.Context) (smoke.Result, time.Duration) {
 	if !res.OK {
 		w.p.line("%s smoke: FAILED: %s", now, res.Problem)
 	}
-	return res, left
 }
 
 func (w *watcher) readyVerdict() (Outcome, string) {

@@ -312,6 +312,16 @@ func TestWatchOneLineOfContextIsSingular(t *testing.T) {
 	}
 }
 
+// A slower start than the baseline fails the watch, but the server it
+// started answered correctly: it is left running, not stopped.
+func TestWatchRegressionLeavesTheServerRunning(t *testing.T) {
+	fast := &baseline.File{Phases: []baseline.Phase{ph("load-weights", 33), ph("cuda-graph-capture", 20), ph("startup", 66)}}
+	o := watchReplay(t, fixture{steps: fakesglang.CleanStart(), stop: true, cfg: func(c *Config) { c.Baseline, c.BaselinePath = fast, "fast.json" }})
+	if o.rep.ExitCode != 1 || o.src.stopped != 0 {
+		t.Errorf("exit %d, Stop called %d times; want 1 and 0", o.rep.ExitCode, o.src.stopped)
+	}
+}
+
 func TestWatchStartedServerRunsOnWhenReady(t *testing.T) {
 	o := watchReplay(t, fixture{steps: fakesglang.CleanStart(), stop: true})
 	if o.rep.ExitCode != 0 || o.src.stopped != 0 {

@@ -36,15 +36,21 @@ ready) with the time since the watch began; every known failure signature
 segmentation fault, abort, kill, CUDA graph capture failure, NCCL error) stops
 the watch with the failure and the 20 log lines before it. Signatures match
 failures as they are reported (an exception line, a fatal error, a killed
-job), not words in a warning. Once the server says it is ready, GET /health
-and one greedy request prove it computes: a server that starts with a broken
-kernel answers garbage, and that fails too. The request has what is left of
---timeout, and a response longer than --max-response-bytes is an error.
+job), not words in a warning, nor the traceback SGLang logs below a warning
+for an exception it handled (noted). Once the server says it is ready, GET
+/health and one greedy request prove it computes: a server that starts with
+a broken kernel answers garbage, and that fails too; the log is read while
+the request is out, and a failure there ends the watch with it. The request
+has what is left of --timeout, and a response longer than
+--max-response-bytes is an error.
 
 The log comes from exactly one of:
   --log FILE          a file, followed like "tail -F" (it may not exist yet,
                       but its folder must; truncation, rewriting and rotation
-                      are noticed and reported); a pipe, <(...) included,
+                      are noticed and reported; a file that holds earlier
+                      runs is read from the last one's server_args= line,
+                      and one logged meanwhile starts the phases and the
+                      kernel lines over); a pipe, <(...) included,
                       is refused: its command goes to --cmd; so is a file
                       you cannot read: --cmd "sudo tail -n +1 -F FILE"
   --cmd "COMMAND"     the output of a shell command, e.g. ssh HOST tail -F FILE;
@@ -88,6 +94,9 @@ Examples:
   mlagen watch --log server.log --save-baseline start.json --save-answer answer.txt
   mlagen watch --log server.log --baseline start.json --expect-file answer.txt
 
+  # A server started with --api-key wants it with the smoke request:
+  SGLANG_KEY=sk-... mlagen watch --log server.log --api-key-env SGLANG_KEY
+
   # CI: the report as JSON on stdout (its "kernel" says which kernel
   # served), progress on stderr:
   mlagen watch --log server.log --json > watch.json
@@ -98,9 +107,12 @@ Exit status:
   0    ready, and the server answered correctly (on the MMA kernel, when required)
   1    failure: a failure signature, a server that exited before ready, a
        wrong or empty answer, /health not OK, a phase >25% slower than
-       --baseline, the MMA kernel required and not run
+       --baseline (a server the watch started answered correctly, and is
+       left running), the MMA kernel required and not run
   2    bad usage, such as a --log that is a folder, lies in a folder that
-       does not exist or cannot be read (nothing was started or written)
+       does not exist or cannot be read, or a --save-baseline or
+       --save-answer in a folder that does not exist (nothing was started
+       or written)
   3    time-out: not ready, or no answer to the smoke request, within
        --timeout (the last phase reached is named)
   4    log source lost: the log could not be read any more (server state unknown)
@@ -127,6 +139,7 @@ type watchOpts struct {
 	expectKernel                bool
 	maxResponse                 int64
 	stopGrace                   time.Duration
+	apiKeyEnv                   string
 }
 
 var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
@@ -185,6 +198,7 @@ func (o *watchOpts) flagSet() *cmdFlags {
 	fs.StringVar(&o.saveAnswer, "save-answer", "", "after a good start, write the answer to `FILE`")
 	fs.IntVar(&o.maxTokens, "max-tokens", 16, "tokens to generate for the smoke request")
 	fs.Int64Var(&o.maxResponse, "max-response-bytes", smoke.DefaultMaxResponseBytes, "a smoke response longer than this many `BYTES` is an error (it is never cut short)")
+	fs.StringVar(&o.apiKeyEnv, "api-key-env", "", "a server started with --api-key wants its key with each request: send the one in environment variable `NAME` (as a Bearer token)")
 	fs.BoolVar(&o.openai, "openai", false, "ask /v1/completions instead of SGLang's native /generate")
 	fs.StringVar(&o.model, "model", "", "model name for --openai (default: the first of /v1/models)")
 	fs.StringVar(&o.saveBaseline, "save-baseline", "", "after a good start, write its phase durations to `FILE`")
@@ -326,6 +340,18 @@ func (o *watchOpts) check(e *env, fs *pflag.FlagSet) int {
 		return watchUsageError(e, "give --expect or --expect-file, not both")
 	case o.model != "" && !o.openai:
 		return watchUsageError(e, "--model only applies with --openai")
+	case o.apiKeyEnv != "" && e.getenv(o.apiKeyEnv) == "":
+		return watchUsageError(e, "--api-key-env %s: that environment variable is unset or empty; export the server's key in it first (a name, not the key itself)", o.apiKeyEnv)
+	}
+	for _, save := range []struct{ flag, path string }{{"--save-baseline", o.saveBaseline}, {"--save-answer", o.saveAnswer}} {
+		// Found now, not after a ten-minute start that then cannot be
+		// recorded: a folder, or a file in a folder that does not exist.
+		if save.path == "" {
+			continue
+		}
+		if err := filePathProblem(save.path, "file", "a typo? The watch writes the file, not its folder"); err != nil {
+			return watchUsageError(e, "%s: %v", save.flag, err)
+		}
 	}
 	for _, kv := range o.env {
 		if !envNameRE.MatchString(kv) {
@@ -343,6 +369,9 @@ func (o *watchOpts) check(e *env, fs *pflag.FlagSet) int {
 // its answer must be.
 func (o *watchOpts) smokeRequest(e *env, fs *pflag.FlagSet, human io.Writer) (smoke.Request, int) {
 	req := smoke.Request{URL: o.url, Prompt: o.prompt, MaxTokens: o.maxTokens, OpenAI: o.openai, Model: o.model, Contains: o.expect, MaxResponseBytes: o.maxResponse}
+	if o.apiKeyEnv != "" {
+		req.APIKey = e.getenv(o.apiKeyEnv)
+	}
 	if o.expectFile != "" {
 		data, err := os.ReadFile(o.expectFile)
 		if err != nil {
@@ -374,7 +403,7 @@ func (o *watchOpts) source(e *env) (source.Source, int) {
 		if _, err := exec.LookPath(o.server[0]); err != nil {
 			return nil, o.inputError(e, "cannot start the server: %v", err)
 		}
-		if err := logPathProblem(logPath, "the watch creates the log file, not its folder"); err != nil {
+		if err := filePathProblem(logPath, "log file", "the watch creates the log file, not its folder"); err != nil {
 			if errors.Is(err, source.ErrNotRegular) {
 				return nil, o.inputError(e, "cannot write the server log: %v; the watch reads the server's output back from this file, so it must be one (leave --log out for mlagen-server-TIME.log)", err)
 			}
@@ -390,7 +419,7 @@ func (o *watchOpts) source(e *env) (source.Source, int) {
 		// A missing file is waited for (the server may not have created
 		// it yet), but a missing folder is a typo that would only show as
 		// a time-out, and a folder can never be read as a log.
-		if err := logPathProblem(o.logPath, "a typo? The watch waits for a missing log file, not for a missing folder"); err != nil {
+		if err := filePathProblem(o.logPath, "log file", "a typo? The watch waits for a missing log file, not for a missing folder"); err != nil {
 			if errors.Is(err, source.ErrNotRegular) {
 				how := fmt.Sprintf("the command that writes it, or --cmd \"cat %s\"", o.logPath)
 				if strings.HasPrefix(o.logPath, "/dev/fd/") || strings.HasPrefix(o.logPath, "/proc/self/fd/") {
@@ -404,7 +433,7 @@ func (o *watchOpts) source(e *env) (source.Source, int) {
 		if err := logReadProblem(o.logPath); err != nil {
 			return nil, o.inputError(e, "--log: cannot read %s: %v; run the watch as a user who can read it, or give --cmd a command that can (--cmd \"sudo tail -n +1 -F %s\")", o.logPath, err, o.logPath)
 		}
-		f := &source.File{Path: o.logPath}
+		f := &source.File{Path: o.logPath, StartsRun: watch.StartsRun}
 		if o.fromEnd {
 			f.Offset = -1
 		}
@@ -412,18 +441,19 @@ func (o *watchOpts) source(e *env) (source.Source, int) {
 	}
 }
 
-// logPathProblem says why path cannot be a log file, before anything is
-// started: it is (or names) a folder, or the folder it would be in does not
-// exist or is not one (hint then says what the watch would have done). A
-// file that does not exist yet in an existing folder is no problem.
-func logPathProblem(path, hint string) error {
+// filePathProblem says why path cannot be the file it is meant to be (what:
+// "log file"), before anything is started: it is (or names) a folder, or
+// the folder it would be in does not exist or is not one (hint then says
+// what the watch would have done). A file that does not exist yet in an
+// existing folder is no problem.
+func filePathProblem(path, what, hint string) error {
 	if strings.HasSuffix(path, string(filepath.Separator)) {
-		return fmt.Errorf("%s names a folder (it ends in %c), not a log file", path, filepath.Separator)
+		return fmt.Errorf("%s names a folder (it ends in %c), not a %s", path, filepath.Separator, what)
 	}
 	st, err := os.Stat(path)
 	switch {
 	case err == nil && st.IsDir():
-		return fmt.Errorf("%s is a directory, not a log file", path)
+		return fmt.Errorf("%s is a directory, not a %s", path, what)
 	case err == nil && !st.Mode().IsRegular():
 		return fmt.Errorf("%s is %s: %w", path, source.FileKind(st.Mode()), source.ErrNotRegular)
 	case err == nil:

@@ -242,6 +242,9 @@ func TestWatchUsageErrors(t *testing.T) {
 		{[]string{"--log", "x", "--stop-grace", "1s"}, "--stop-grace only applies"},
 		{[]string{"--stop-grace", "0s", "--", "sh"}, "--stop-grace must be positive"},
 		{[]string{"--log", "x", "--expect-kernel=maybe"}, "invalid argument"},
+		{[]string{"--log", "x", "--api-key-env", "MLAGEN_TEST_NO_SUCH_VAR"}, "--api-key-env MLAGEN_TEST_NO_SUCH_VAR: that environment variable is unset or empty"},
+		{[]string{"--log", "x", "--save-baseline", filepath.Join(dir, "typo", "base.json")}, "--save-baseline: the folder of "},
+		{[]string{"--log", "x", "--save-answer", dir}, "--save-answer: " + dir + " is a directory, not a file"},
 	}
 	for _, tt := range tests {
 		code, out, errs := runWatchArgs(t, tt.args...)
@@ -587,5 +590,34 @@ func TestWatchKernelExpectation(t *testing.T) {
 		if got != tt.want || (got && why != tt.why) || !strings.Contains(note.String(), tt.notice) || (tt.notice == "" && note.Len() > 0) {
 			t.Errorf("%q with %s=%q: required %v (%q), note %q; want %v (%q), note %q", tt.args, gateVar, tt.env, got, why, note.String(), tt.want, tt.why, tt.notice)
 		}
+	}
+}
+
+// A server started with --api-key: the key named by --api-key-env goes with
+// the smoke request, and without it the verdict says how to give it.
+func TestWatchAPIKeyFromTheEnvironment(t *testing.T) {
+	dir := t.TempDir()
+	logPath := filepath.Join(dir, "server.log")
+	os.WriteFile(logPath, []byte(fakesglang.Text(fakesglang.CleanStart())), 0o644)
+	fake := fakesglang.NewServer()
+	fake.APIKey = "sk-from-env"
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	run := func(args ...string) (int, string) {
+		var out, errb bytes.Buffer
+		getenv := func(name string) string {
+			if name == "SGLANG_KEY" {
+				return "sk-from-env"
+			}
+			return ""
+		}
+		code := mainEnv(&env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: getenv}, append([]string{"watch", "--log", logPath, "--url", srv.URL}, args...))
+		return code, out.String() + errb.String()
+	}
+	if code, out := run(); code != 1 || !strings.Contains(out, "401") || !strings.Contains(out, "--api-key-env") {
+		t.Errorf("without the key: exit %d; want 1, a 401 and the flag named:\n%s", code, out)
+	}
+	if code, out := run("--api-key-env", "SGLANG_KEY"); code != 0 {
+		t.Errorf("with --api-key-env SGLANG_KEY: exit %d; want 0:\n%s", code, out)
 	}
 }

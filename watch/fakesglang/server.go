@@ -22,6 +22,9 @@ type Server struct {
 	// Hang makes /generate and /v1/completions never answer: they wait
 	// until the client gives up, as a server stuck in its first decode does.
 	Hang bool
+	// APIKey, when set, is wanted as "Authorization: Bearer KEY" with each
+	// completion, as a server started with --api-key wants it (401 without).
+	APIKey string
 	// OnGenerate, when set, runs before a completion is answered: a test
 	// writes the log lines a first decode produces (the kernel module's
 	// line) from here.
@@ -64,13 +67,19 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if model == "" {
 		model = "deepseek-ai/DeepSeek-V4-Flash"
 	}
+	if s.APIKey != "" && r.URL.Path != "/health" && r.Header.Get("Authorization") != "Bearer "+s.APIKey {
+		http.Error(w, `{"error": "Unauthorized"}`, http.StatusUnauthorized)
+		return
+	}
 	if r.URL.Path == "/generate" || r.URL.Path == "/v1/completions" {
-		if s.Hang {
-			<-r.Context().Done()
-			return
-		}
 		if s.OnGenerate != nil {
 			s.OnGenerate()
+		}
+		if s.Hang {
+			// (After OnGenerate: a first decode that crashes the server
+			// writes its traceback and never answers.)
+			<-r.Context().Done()
+			return
 		}
 	}
 	switch r.URL.Path {

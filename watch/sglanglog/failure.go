@@ -133,7 +133,19 @@ type Detector struct {
 	openRank   int  // signature rank that named open
 	tbSeen     bool // open contains a traceback
 	afterChain bool // last non-empty line of open was a chain separator
+	// afterHandled: the last record is a message SGLang logs with the
+	// traceback of an exception it handled (MatchHandled); a traceback
+	// that follows it is that one, not a failure.
+	afterHandled bool
+	recordText   string // the last record's message
+	recordRank   string // and its rank
 }
+
+// Handled is the Kind of an incident that is not a failure: the traceback
+// SGLang logs below a handled message (logger.warning(..., exc_info=True)),
+// after which the server goes on. Flush returns it like a failure, for the
+// caller to note.
+const Handled = "handled"
 
 func (d *Detector) contextLines() int {
 	if d.ContextLines > 0 {
@@ -191,6 +203,27 @@ func (d *Detector) feed(raw string, rec Record, piece bool) *Failure {
 		}
 		closed = d.Flush()
 	}
+	if rec.Prefixed {
+		d.afterHandled = MatchHandled(rec.Text)
+		d.recordText, d.recordRank = strings.TrimSpace(rec.Text), rec.Rank
+	}
+	if d.afterHandled && !rec.Prefixed && tracebackRE.MatchString(rec.Text) {
+		// Its lines are the handled exception's, whatever they say (a CUDA
+		// error a fallback caught): nothing in them is a failure.
+		d.open = &Failure{
+			Kind:    Handled,
+			Title:   "traceback of a handled exception (logged as a warning)",
+			Line:    d.n,
+			Rank:    d.recordRank,
+			Match:   raw,
+			Summary: d.recordText,
+			Context: append([]string(nil), d.recent...),
+			Lines:   []string{raw},
+		}
+		d.openRank, d.tbSeen, d.afterChain, d.afterHandled = -1, true, false, false
+		d.remember(raw)
+		return closed
+	}
 	if sig, rank, ok := matchFailure(rec.Text); ok {
 		d.open = &Failure{
 			Kind:    sig.Kind,
@@ -237,7 +270,7 @@ func (d *Detector) absorb(raw string, rec Record) {
 		f.Kind, f.Title, f.Match = sig.Kind, sig.Title, raw
 		d.openRank = rank
 	}
-	if d.tbSeen && exceptionRE.MatchString(text) {
+	if d.tbSeen && exceptionRE.MatchString(text) && f.Kind != Handled {
 		f.Summary = strings.TrimSpace(text)
 	}
 }

@@ -41,6 +41,8 @@ func TestReleaseLogLines(t *testing.T) {
 		lines     int
 		quits     int
 		prefixes  int
+		starts    int
+		handled   int
 		problems  []string
 	)
 	sc := bufio.NewScanner(f)
@@ -64,6 +66,21 @@ func TestReleaseLogLines(t *testing.T) {
 				problems = append(problems, where+": "+raw+"\n    parsed as "+fmt.Sprintf("%+v", r)+", want rank "+strconv.Quote(tags))
 			}
 			continue
+		}
+		if msg, ok := strings.CutPrefix(text, "handled\t"); ok {
+			// A message logged below an error's level with the traceback
+			// of the exception it handled: that traceback is no failure.
+			handled++
+			if !MatchHandled(strings.ReplaceAll(msg, "{}", "x")) {
+				problems = append(problems, where+": "+msg+"\n    logged with a handled exception's traceback, not in handledMessages")
+			}
+			continue
+		}
+		if strings.HasPrefix(text, "server_args=") {
+			starts++
+			if !MatchStart(text) {
+				problems = append(problems, where+": "+text+"\n    not read as a server's start")
+			}
 		}
 		p, isPhase := MatchPhase(text)
 		if isPhase {
@@ -120,6 +137,12 @@ func TestReleaseLogLines(t *testing.T) {
 	}
 	if quits == 0 {
 		t.Errorf("no line of the release reports a child's SIGQUIT (%d lines in %s)", lines, path)
+	}
+	if starts == 0 {
+		t.Errorf("no line of the release is a server's start, server_args= (%d lines in %s)", lines, path)
+	}
+	if handled == 0 {
+		t.Errorf("no message of the release is logged with a handled exception's traceback: the script's handled lines are missing (%d lines in %s)", lines, path)
 	}
 	if !batches {
 		t.Errorf("no capture line gives the captured batch sizes (%d lines in %s)", lines, path)

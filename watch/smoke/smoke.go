@@ -35,11 +35,18 @@ type Request struct {
 	// DefaultMaxResponseBytes). A longer response is an error, never cut
 	// short silently: a cut JSON body cannot be judged.
 	MaxResponseBytes int64
+	// APIKey, when set, is sent as "Authorization: Bearer KEY" with every
+	// request: a server started with --api-key refuses a completion
+	// without it (401).
+	APIKey string
 	// Client is used for every request (default: one with no time-out of
 	// its own). Time is bounded by Run's context: the watch gives it what
 	// is left of its --timeout.
 	Client *http.Client
 }
+
+// ErrUnauthorized: the server wants its API key with the request.
+var ErrUnauthorized = errors.New("the server wants its API key (it was started with --api-key)")
 
 // DefaultMaxResponseBytes is ample for the one short completion asked for
 // (its JSON is a few hundred bytes) and small enough that a server sending
@@ -56,6 +63,9 @@ type Result struct {
 	Check        string `json:"check"`
 	OK           bool   `json:"ok"`
 	Problem      string `json:"problem,omitempty"`
+	// Unauthorized is set when the server refused a request for want of
+	// its API key (401): it was started with --api-key.
+	Unauthorized bool `json:"unauthorized,omitempty"`
 	// TimedOut is set when a request got no answer before Run's deadline.
 	TimedOut bool    `json:"timed_out,omitempty"`
 	Seconds  float64 `json:"seconds"`
@@ -85,6 +95,7 @@ func Run(ctx context.Context, req Request) (res Result) {
 	}
 	if status != http.StatusOK {
 		res.Problem = fmt.Sprintf("GET /health answered %d %s%s", status, http.StatusText(status), quoteBody(body))
+		res.Unauthorized = status == http.StatusUnauthorized
 		return res
 	}
 
@@ -95,6 +106,7 @@ func Run(ctx context.Context, req Request) (res Result) {
 		res.Endpoint = "/generate"
 		answer, err = askNative(ctx, req, base+res.Endpoint)
 	}
+	res.Unauthorized = errors.Is(err, ErrUnauthorized)
 	if err != nil && res.Endpoint == "" {
 		res.Problem = err.Error() // before any completion was asked
 		return res
@@ -194,7 +206,11 @@ func askModel(ctx context.Context, req Request, base string) (string, error) {
 		return "", fmt.Errorf("GET /v1/models failed: %v", err)
 	}
 	if status != http.StatusOK {
-		return "", fmt.Errorf("GET /v1/models answered %d%s", status, quoteBody(body))
+		err := fmt.Errorf("GET /v1/models answered %d%s", status, quoteBody(body))
+		if status == http.StatusUnauthorized {
+			err = fmt.Errorf("%w: %w", err, ErrUnauthorized)
+		}
+		return "", err
 	}
 	var r struct {
 		Data []struct {
@@ -215,6 +231,9 @@ func complete(ctx context.Context, req Request, url string, payload any, parse f
 	status, body, err := do(ctx, req, http.MethodPost, url, b)
 	if err != nil {
 		return "", err
+	}
+	if status == http.StatusUnauthorized {
+		return "", fmt.Errorf("answered %d %s%s: %w", status, http.StatusText(status), quoteBody(body), ErrUnauthorized)
 	}
 	if status != http.StatusOK {
 		return "", fmt.Errorf("answered %d %s%s", status, http.StatusText(status), quoteBody(body))
@@ -237,6 +256,9 @@ func do(ctx context.Context, r Request, method, url string, body []byte) (int, [
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	if r.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+r.APIKey)
 	}
 	resp, err := r.Client.Do(req)
 	if err != nil {

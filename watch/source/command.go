@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -23,6 +24,19 @@ type Command struct {
 	// Grace is how long the command gets to exit after SIGTERM when the
 	// watch is over (default 2s).
 	Grace time.Duration
+
+	stderr atomic.Pointer[tailBuffer] // set by Run
+}
+
+// StderrTail returns the last lines the command has written to its
+// standard error so far: a "tail -F" of a misspelt path complains there and
+// goes on waiting, so that a watch that times out on an empty log can say
+// why.
+func (c *Command) StderrTail() []string {
+	if b := c.stderr.Load(); b != nil {
+		return b.lines()
+	}
+	return nil
 }
 
 func (c *Command) Describe() string { return fmt.Sprintf("output of %q", c.Line) }
@@ -34,6 +48,7 @@ func (c *Command) Run(ctx context.Context, out chan<- Event) error {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stderr := &tailBuffer{max: 10}
 	cmd.Stderr = stderr
+	c.stderr.Store(stderr)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return &LostError{What: "cannot run " + c.Line, Err: err}

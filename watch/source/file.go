@@ -1,6 +1,7 @@
 package source
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -23,6 +25,12 @@ type File struct {
 	// Offset is where reading starts in the file that exists at the first
 	// look: 0 reads everything, a negative value starts at the end.
 	Offset int64
+	// StartsRun, when set, tells the line with which a server's run begins
+	// (SGLang's "server_args=..."). With Offset 0, a file that already
+	// holds several runs at the first look (a log appended to, "tee -a",
+	// ">>") is read from the start of its last one: the earlier runs'
+	// "ready" and kernel lines are not this run's.
+	StartsRun func(line string) bool
 
 	// stop, when closed, makes Run read what is left once more and return
 	// nil; Server uses it to drain the log of a server that exited.
@@ -201,15 +209,26 @@ func (fl *follower) open(ctx context.Context) error {
 		fl.missing = false
 		fl.notice(ctx, fl.Path+" appeared", false)
 	}
+	from := fl.Offset
 	if !fl.looked && fl.Offset == 0 && info.Size() > 0 && !fl.own {
 		// Said so that a "ready" found here is not mistaken for news: the
 		// file may hold an earlier run's log.
-		fl.notice(ctx, fmt.Sprintf("%s already holds %d bytes; reading it from the start", fl.Path, info.Size()), false)
+		last, line, err := lastRun(fh, info.Size(), fl.StartsRun)
+		if err != nil {
+			fh.Close()
+			return &LostError{What: "cannot read " + fl.Path, Err: err}
+		}
+		if last > 0 {
+			from = last
+			fl.notice(ctx, fmt.Sprintf("%s already holds %d bytes, of more than one run of the server; reading it from the last one's start (line %d)", fl.Path, info.Size(), line), false)
+		} else {
+			fl.notice(ctx, fmt.Sprintf("%s already holds %d bytes; reading it from the start", fl.Path, info.Size()), false)
+		}
 	}
-	if !fl.looked && fl.Offset != 0 {
+	if !fl.looked && from != 0 {
 		// Only the file found at the first look starts late; a file that
 		// appears or replaces it later is new and read whole.
-		where := fl.Offset
+		where := from
 		if where < 0 || where > info.Size() {
 			where = info.Size()
 		}
@@ -253,6 +272,40 @@ func (fl *follower) read(ctx context.Context) error {
 // file is left behind (rotation, end of a server) so no line is lost.
 func (fl *follower) flushPartial(ctx context.Context) {
 	fl.lines.flush(func(ev Event) bool { return send(ctx, fl.out, ev) })
+}
+
+// lastRun finds, in the first size bytes of f, the start of the last line
+// for which starts is true, and its line number (1-based); 0, 0 when there
+// is none or starts is nil. A line longer than the reader's buffer is
+// judged by its first piece.
+func lastRun(f *os.File, size int64, starts func(string) bool) (int64, int, error) {
+	if starts == nil {
+		return 0, 0, nil
+	}
+	r := bufio.NewReaderSize(io.NewSectionReader(f, 0, size), 64<<10)
+	var at, last int64
+	n, lastLine := 0, 0
+	lineStart := true
+	for {
+		b, err := r.ReadSlice('\n')
+		if len(b) > 0 && lineStart {
+			n++
+			if starts(strings.TrimRight(string(b), "\r\n")) {
+				last, lastLine = at, n
+			}
+		}
+		at += int64(len(b))
+		switch err {
+		case nil:
+			lineStart = true
+		case bufio.ErrBufferFull:
+			lineStart = false // the rest of a long line follows
+		case io.EOF:
+			return last, lastLine, nil
+		default:
+			return 0, 0, err
+		}
+	}
 }
 
 // ErrNotRegular: a log path that is a pipe, a socket or a device. Opening a

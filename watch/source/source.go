@@ -57,6 +57,12 @@ type Detacher interface {
 	Detach() string
 }
 
+// StderrKeeper is a source whose command writes to a standard error of its
+// own (Command), which the watch shows when the log says nothing.
+type StderrKeeper interface {
+	StderrTail() []string
+}
+
 // LostError means the log can no longer be read. The server may be fine or
 // dead; nobody can tell from here, and that must be said.
 type LostError struct {

@@ -1,0 +1,244 @@
+package watch
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mlagen/mlagen/watch/fakesglang"
+	"github.com/mlagen/mlagen/watch/sglanglog"
+	"github.com/mlagen/mlagen/watch/smoke"
+	"github.com/mlagen/mlagen/watch/source"
+)
+
+// These tests, on the wall clock with real files, are about what a watch
+// must not take from an earlier run of the server, and about what the log
+// says while the smoke request is out.
+
+func kernelRequired() Config {
+	var cfg Config
+	expectKernel(&cfg)
+	return cfg
+}
+
+// logOf writes text as a server log in a folder of the test's and returns
+// its path.
+func logOf(t *testing.T, text string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "server.log")
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func runAgainst(t *testing.T, srv *fakesglang.Server, path string, cfg Config) (*Report, string) {
+	t.Helper()
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	var out bytes.Buffer
+	cfg.Source = &source.File{Path: path, Poll: 2 * time.Millisecond, StartsRun: StartsRun}
+	cfg.Out = &out
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 5 * time.Second
+	}
+	cfg.Quiet = 50 * time.Millisecond
+	cfg.KernelWait = 200 * time.Millisecond
+	cfg.Smoke.URL = ts.URL
+	cfg.Smoke.Prompt, cfg.Smoke.MaxTokens, cfg.Smoke.Contains = "The capital of France is", 16, "Paris"
+	rep := Run(context.Background(), cfg)
+	return rep, out.String()
+}
+
+// The log holds a whole earlier run and after it ("tee -a") a second: only
+// the second's lines count, and the file is read from its server_args=
+// line on. An earlier run's kernel line does not make a second that logged
+// none good, and a second with its own is good.
+func TestAppendedRunIsJudgedAlone(t *testing.T) {
+	for _, tt := range []struct {
+		name          string
+		first, second []fakesglang.Step
+		outcome       Outcome
+		served        string
+	}{
+		{"kernel line in the earlier run only", fakesglang.KernelStart(), fakesglang.CleanStart(), Failed, "unknown"},
+		{"kernel line in the second run", fakesglang.CleanStart(), fakesglang.KernelStart(), Ready, "mma"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			path := logOf(t, fakesglang.Text(tt.first)+fakesglang.Text(tt.second))
+			rep, out := runAgainst(t, fakesglang.NewServer(), path, kernelRequired())
+			if rep.Outcome != tt.outcome || rep.Kernel.Served != tt.served {
+				t.Fatalf("outcome %s, kernel served %q; want %s, %s:\n%s", rep.Outcome, rep.Kernel.Served, tt.outcome, tt.served, out)
+			}
+			want := fmt.Sprintf("of more than one run of the server; reading it from the last one's start (line %d)", len(tt.first)+1)
+			if !strings.Contains(out, want) {
+				t.Errorf("the skipped run is not said (%q):\n%s", want, out)
+			}
+			if rep.Lines != len(tt.second) || len(rep.Timeline) != 6 {
+				t.Errorf("%d lines read, %d phases; want the second run's %d and 6", rep.Lines, len(rep.Timeline), len(tt.second))
+			}
+		})
+	}
+}
+
+// The server starts again while the watch reads the log (a supervisor
+// restarting it, the log appended to): the first run's kernel line, logged
+// during its graph capture, does not count for the second, which logs none.
+func TestRestartInTheLogForgetsTheKernelLine(t *testing.T) {
+	first := fakesglang.KernelStart()
+	first = first[:len(first)-len(fakesglang.Tail())] // not ready yet
+	second := fakesglang.CleanStart()
+	end := first[len(first)-1].At
+	for i := range second {
+		second[i].At += end + time.Second
+	}
+	o := watchReplay(t, fixture{steps: append(first, second...), cfg: expectKernel})
+	if o.rep.Outcome != Failed || o.rep.Kernel.Served != "unknown" {
+		t.Fatalf("outcome %s, kernel served %q; want failure, unknown:\n%s", o.rep.Outcome, o.rep.Kernel.Served, o.out)
+	}
+	if !strings.Contains(o.out, "the server starts again") || !strings.Contains(o.out, "phases start over") {
+		t.Errorf("the restart is not said:\n%s", o.out)
+	}
+}
+
+// The server is restarted with "> log" after its kernel line: the new run,
+// which logs none, is not good on the old one's.
+func TestTruncatedLogForgetsTheKernelLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "server.log")
+	first := fakesglang.KernelStart()
+	first = first[:len(first)-len(fakesglang.Tail())] // not ready yet
+	if err := os.WriteFile(path, []byte(fakesglang.Text(first)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		replayInto(t, path, fakesglang.CleanStart(), os.O_TRUNC)
+	}()
+	rep, out := runAgainst(t, fakesglang.NewServer(), path, kernelRequired())
+	if rep.Outcome != Failed || rep.Kernel.Served != "unknown" {
+		t.Fatalf("outcome %s, kernel served %q; want failure, unknown:\n%s", rep.Outcome, rep.Kernel.Served, out)
+	}
+	if !strings.Contains(out, "phases start over") {
+		t.Errorf("the restart is not said:\n%s", out)
+	}
+}
+
+// The first decode crashes the server: the traceback comes while the smoke
+// request waits for an answer that never comes. The watch reads it and
+// fails with it at once, instead of waiting out --timeout for the answer.
+func TestFailureWhileTheSmokeRequestIsOut(t *testing.T) {
+	path := logOf(t, fakesglang.Text(fakesglang.CleanStart()))
+	srv := fakesglang.NewServer()
+	srv.Hang = true
+	srv.OnGenerate = func() {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer f.Close()
+		f.WriteString(strings.Join(fakesglang.FailureText("cuda"), "\n") + "\n")
+	}
+	t0 := time.Now()
+	rep, out := runAgainst(t, srv, path, Config{Timeout: 20 * time.Second})
+	if rep.Outcome != Failed || len(rep.Failures) != 1 || rep.Failures[0].Kind != "cuda" {
+		t.Fatalf("outcome %s, failures %+v; want one CUDA error:\n%s", rep.Outcome, rep.Failures, out)
+	}
+	if !strings.Contains(rep.Verdict, "while the smoke request was out") {
+		t.Errorf("verdict %q does not say the failure came during the smoke request", rep.Verdict)
+	}
+	if d := time.Since(t0); d > 10*time.Second {
+		t.Errorf("took %s: the watch waited for the answer instead of reading the log", d)
+	}
+}
+
+// SGLang logs some handled exceptions as a warning with their traceback and
+// goes on (0.5.23: "post-warmup freeze_gc failed"): not a failure.
+func TestHandledWarningTracebackIsNoFailure(t *testing.T) {
+	steps := fakesglang.CleanStart()
+	tail := len(steps) - 1
+	// withTraceback is the start with a traceback logged under record just
+	// before the ready line, as 0.5.23 logs its post-warmup freeze_gc.
+	withTraceback := func(record string) string {
+		lines := []string{
+			record,
+			`Traceback (most recent call last):`,
+			`  File "/usr/lib/python3/dist-packages/sglang/srt/entrypoints/http_server.py", line 2567, in _wait_and_warmup`,
+			`    freeze_gc()`,
+			`RuntimeError: CUDA error: an illegal memory access was encountered`,
+		}
+		return fakesglang.Text(steps[:tail]) + strings.Join(lines, "\n") + "\n" + fakesglang.Text(steps[tail:])
+	}
+	rep, out := runAgainst(t, fakesglang.NewServer(), logOf(t, withTraceback(`[2026-06-17 22:07:39] post-warmup freeze_gc failed`)), Config{})
+	if rep.Outcome != Ready || len(rep.Failures) != 0 {
+		t.Fatalf("outcome %s, failures %+v; want ready, none:\n%s", rep.Outcome, rep.Failures, out)
+	}
+	if !strings.Contains(out, "handled exception") {
+		t.Errorf("the handled traceback is not noted:\n%s", out)
+	}
+	// The same traceback after any other record is a failure.
+	rep, out = runAgainst(t, fakesglang.NewServer(), logOf(t, withTraceback(`[2026-06-17 22:07:39] Scheduler hit an exception:`)), Config{})
+	if rep.Outcome != Failed {
+		t.Fatalf("outcome %s; want failure for an unhandled traceback:\n%s", rep.Outcome, out)
+	}
+}
+
+// A server started with --api-key refuses the completion without it; the
+// verdict says how to give it, and with it the start is good.
+func TestSmokeWithTheServersAPIKey(t *testing.T) {
+	path := logOf(t, fakesglang.Text(fakesglang.CleanStart()))
+	srv := fakesglang.NewServer()
+	srv.APIKey = "sk-test"
+	rep, out := runAgainst(t, srv, path, Config{})
+	if rep.Outcome != Failed || !strings.Contains(rep.Verdict, "--api-key-env") {
+		t.Fatalf("outcome %s, verdict %q; want failure naming --api-key-env:\n%s", rep.Outcome, rep.Verdict, out)
+	}
+	rep, out = runAgainst(t, srv, path, Config{Smoke: smoke.Request{APIKey: "sk-test"}})
+	if rep.Outcome != Ready {
+		t.Fatalf("with the key: outcome %s:\n%s", rep.Outcome, out)
+	}
+}
+
+// The log says the server listens on another port than --url's: the
+// verdict says so.
+func TestSmokeAtAnotherPortSaysWhereTheServerListens(t *testing.T) {
+	path := logOf(t, fakesglang.Text(fakesglang.CleanStart()))
+	var out bytes.Buffer
+	rep := Run(context.Background(), Config{
+		Source:  &source.File{Path: path, Poll: 2 * time.Millisecond},
+		Out:     &out,
+		Timeout: 5 * time.Second,
+		Smoke:   smoke.Request{URL: "http://127.0.0.1:1", Prompt: "The capital of France is", MaxTokens: 16, Contains: "Paris"},
+	})
+	if rep.Outcome != Failed || !strings.Contains(rep.Verdict, "listens on http://127.0.0.1:30000") {
+		t.Fatalf("outcome %s, verdict %q; want failure naming the log's address:\n%s", rep.Outcome, rep.Verdict, out.String())
+	}
+}
+
+func TestMatchStartAndHandled(t *testing.T) {
+	for text, want := range map[string]bool{
+		"server_args=ServerArgs(model_path='x')": true,
+		"  server_args=":                         false,
+		"the server_args=":                       false,
+	} {
+		if got := sglanglog.MatchStart(text); got != want {
+			t.Errorf("MatchStart(%q) = %v, want %v", text, got, want)
+		}
+	}
+	for text, want := range map[string]bool{
+		"post-warmup freeze_gc failed":                         true,
+		"Failed to prefetch checkpoint file /x/y.safetensors.": true,
+		"post-warmup freeze_gc failed badly":                   false,
+		"Scheduler hit an exception:":                          false,
+	} {
+		if got := sglanglog.MatchHandled(text); got != want {
+			t.Errorf("MatchHandled(%q) = %v, want %v", text, got, want)
+		}
+	}
+}
