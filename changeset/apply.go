@@ -49,6 +49,10 @@ type Options struct {
 	// first one is made and removes the record after the last, so that
 	// Recover (which the next Apply calls first) can undo a killed run.
 	Journal bool
+
+	// euid stands in for the process's effective user ID when not 0
+	// (tests: the owner rule for a caller who is not root).
+	euid int
 }
 
 // Result says what Apply did; paths are relative to the root.
@@ -215,10 +219,29 @@ func (a *applier) check() error {
 		case c.Before != nil && string(st.data) != string(c.Before):
 			return fmt.Errorf("%s changed since the change was planned; run again", c.Path)
 		}
+		if err := a.ownerKept(c.Path, st); err != nil {
+			return err
+		}
 		a.states[i] = st
 		a.modes[p] = st.mode
 	}
 	return nil
+}
+
+// ownerKept refuses to replace or remove a file of another user: a caller
+// who may write the folder may rename over the file, but only root can give
+// the new file the old one's owner, so the file would silently become the
+// caller's (a root-installed package's file, patched by a user who was
+// given the folder).
+func (a *applier) ownerKept(path string, st state) error {
+	euid := a.opt.euid
+	if euid == 0 {
+		euid = os.Geteuid()
+	}
+	if !st.exists || euid == 0 || st.uid == euid {
+		return nil
+	}
+	return fmt.Errorf("%s belongs to user %d, and this run is user %d: replacing it would make it this user's, so nothing was written; run as its owner (or root, which keeps owners)", path, st.uid, euid)
 }
 
 // applyChange makes change i: its missing directories, then the file

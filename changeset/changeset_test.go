@@ -632,3 +632,30 @@ func TestJournalStreamsAsJSON(t *testing.T) {
 		t.Errorf("journal read back differs (-written +read):\n%s", diff)
 	}
 }
+
+// A caller who is not root and not the file's owner could replace it
+// through a folder it may write, but the new file would be the caller's:
+// refused, nothing written. (Run as another user through euid: the file
+// belongs to whoever runs the test.)
+func TestOtherUsersFileIsNotReplaced(t *testing.T) {
+	root := t.TempDir()
+	p := filepath.Join(root, "a.py")
+	if err := os.WriteFile(p, []byte("old\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := New(root)
+	if err := s.Write("a.py", []byte("new\n")); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.Apply(Options{euid: os.Geteuid() + 4242})
+	if err == nil || !strings.Contains(err.Error(), "a.py belongs to user") {
+		t.Fatalf("Apply = %v; want the owner refusal", err)
+	}
+	if got, _ := os.ReadFile(p); string(got) != "old\n" {
+		t.Errorf("a.py = %q after a refused run", got)
+	}
+	// Its owner replaces it.
+	if _, err := s.Apply(Options{}); err != nil {
+		t.Fatalf("as the owner: %v", err)
+	}
+}

@@ -123,7 +123,7 @@ func Patch(co *Checkout, opt Options) (*Result, error) {
 			return nil, err
 		}
 	}
-	changes, err := p.files(opt.Kernel)
+	changes, err := p.files(opt)
 	if err != nil {
 		return nil, err
 	}
@@ -378,8 +378,8 @@ func (p *planner) apply(w *want, fi *resolve.Info, what, where string) error {
 
 // files turns the edits into file changes, with the kernel module beside
 // the defining module and, for an installed SGLang, its RECORD line.
-func (p *planner) files(kernelSrc []byte) ([]Change, error) {
-	rec, t := p.rec, p.s.co.Tree
+func (p *planner) files(opt Options) ([]Change, error) {
+	rec, t, kernelSrc := p.rec, p.s.co.Tree, opt.Kernel
 	k, err := readKernel(kernelSrc)
 	if err != nil {
 		return nil, err
@@ -393,14 +393,18 @@ func (p *planner) files(kernelSrc []byte) ([]Change, error) {
 	}
 	changes := p.changes(t)
 	kp := kernelPath(rec, p.mod)
-	kernel := append([]byte(kernelHeader(rec)), kernelSrc...)
+	kernel := installedKernel(rec, kernelSrc, opt.KernelFrom)
 	if old, ok := t.Files[kp]; ok {
 		if !bytes.HasPrefix(old.Data, []byte(kernelHeader(rec))) {
 			return nil, &Problem{Msg: fmt.Sprintf("%s exists and was not written by mlagen; refusing to overwrite it", kp)}
 		}
 		if !bytes.Equal(old.Data, kernel) {
+			if err := p.keepKernel(kp, old.Data, kernelSrc, opt); err != nil {
+				return nil, err
+			}
+			was, _, _ := installedBody(rec, old.Data)
 			changes = append(changes, Change{Path: kp, Before: old.Data, After: kernel, Mode: old.Mode})
-			p.note(kp, kernelUpdate(old.Data[len(kernelHeader(rec)):], kernelSrc))
+			p.note(kp, kernelUpdate(was, kernelSrc))
 		}
 	} else if contains(t.NonUTF8, kp) {
 		return nil, &Problem{Msg: fmt.Sprintf("%s exists (not UTF-8) and was not written by mlagen; refusing to overwrite it", kp)}
@@ -420,15 +424,19 @@ func (p *planner) files(kernelSrc []byte) ([]Change, error) {
 // kernelUpdate says, for the report, what replacing the installed kernel
 // module (was, below mlagen's header) with now does: one emitted by another
 // command (another target, a selection of the user's) was the user's
-// choice, and one that differs under the same command is an earlier
-// mlagen's or was edited by hand. Either way the report names it: the
-// module is generated code, replaced, never merged.
+// choice, one that differs under the same command is an earlier mlagen's
+// (keepKernel refused one edited by hand), and the same module gets the
+// digest an earlier mlagen did not record. The module is generated code,
+// replaced, never merged.
 func kernelUpdate(was, now []byte) string {
 	before, after := kernelCommand(was), kernelCommand(now)
-	if before != "" && before != after {
+	switch {
+	case bytes.Equal(was, now):
+		return "kernel module's install header rewritten: the SHA-256 of its lines, by which an edit by hand is refused, and whether it came from --kernels or --selection"
+	case before != "" && before != after:
 		return fmt.Sprintf("kernel module replaced: the installed one was emitted by `%s`, this one by `%s`", before, after)
 	}
-	return fmt.Sprintf("kernel module updated: the installed one is an earlier mlagen's or was edited by hand; this is what `%s` emits now", after)
+	return fmt.Sprintf("kernel module updated: the installed one is an earlier mlagen's; this is what `%s` emits now", after)
 }
 
 // roles names the files of the wiring around mod, for the write order.

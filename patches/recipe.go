@@ -91,6 +91,10 @@ type Recipe struct {
 	EnvironField  string   `json:"environ_field"`
 	EnvironImport string   `json:"environ_import"`
 	Truthy        []string `json:"truthy"`
+	// Package is the top-level package the project installs ("sglang"):
+	// module names are only right from the folder that holds it, so a root
+	// that holds it elsewhere is refused (root.go). Empty: not checked.
+	Package string `json:"package"`
 	// SourceRoot is the directory a checkout keeps its packages under
 	// ("python" in SGLang); dropped when naming a module outside packages.
 	SourceRoot string `json:"source_root"`
@@ -202,7 +206,7 @@ func LoadRecipe(name string) (*Recipe, error) {
 
 func (r *Recipe) check() error {
 	idents := []struct{ what, v string }{
-		{"old", r.Old}, {"dispatcher", r.Dispatcher}, {"gate", r.Gate},
+		{"old", r.Old}, {"dispatcher", r.Dispatcher}, {"gate", r.Gate}, {"package", r.Package},
 		{"environ_class", r.EnvironClass}, {"environ_field", r.EnvironField}, {"environ_import", r.EnvironImport},
 		{"whole_call.function", r.WholeCall.Function}, {"whole_call.supports", r.WholeCall.Supports}, {"whole_call.decode", r.WholeCall.Decode}, {"whole_call.defers", r.WholeCall.Defers},
 	}

@@ -113,6 +113,10 @@ func kernelCommand(kernel []byte) string {
 	return ""
 }
 
+// KernelTarget is the GPU target a kernel module was rendered for (its
+// TARGET line), or "": patch --kernels checks it against --target.
+func KernelTarget(kernel []byte) string { return kernelTarget(kernel) }
+
 // kernelTarget is the GPU target a kernel module was rendered for (its
 // TARGET), or "".
 func kernelTarget(kernel []byte) string {

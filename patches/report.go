@@ -16,6 +16,9 @@ type Ref = resolve.Ref
 // Report is what a run found and did; `--json` prints it as is.
 type Report struct {
 	Command string `json:"command"` // patch, revert or verify
+	// proofOnly: the proof of a run that writes nothing (verify, patch
+	// --check), which has no "nothing to do" verdict.
+	proofOnly bool
 	// Module is the file that defines the old function.
 	Module       string `json:"module,omitempty"`
 	KernelModule string `json:"kernel_module,omitempty"`
@@ -205,7 +208,7 @@ func (r *Report) MarshalJSON() ([]byte, error) {
 		}
 		c.Route = &rt
 	}
-	if c.Command == "verify" {
+	if c.proofOnly || c.Command == "verify" {
 		// verify (and patch --check) change nothing, so "nothing to do"
 		// would only read as a verdict it is not: the field is left out.
 		return json.Marshal(struct {

@@ -18,6 +18,11 @@ type Options struct {
 	// Kernel is the generated kernel module's source (Patch only). The
 	// rewriter never renders kernels itself.
 	Kernel []byte
+	// KernelFrom is the flag that gave Kernel ("--selection",
+	// "--kernels"), "" when it is this mlagen's built-in module: the
+	// installed module's header records it, and a module of the user's is
+	// only replaced by a run that gives such a flag again.
+	KernelFrom string
 	// Emitted returns what this mlagen emits as the kernel module for a
 	// target (gen.Bundle): the proof says whether the installed module is
 	// byte for byte that. nil: not compared.

@@ -142,7 +142,8 @@ func (v *verifier) kernel() {
 	if why := ks.fault(rec); why != "" {
 		rep.Problems = append(rep.Problems, fmt.Sprintf("kernel module %s cannot be used: %s: run mlagen patch again", rep.KernelModule, why))
 	}
-	rep.Kernel = ks.check(rep.KernelModule, k.Data[len(kernelHeader(rec)):], rec, v.emitted)
+	body, _, _ := installedBody(rec, k.Data)
+	rep.Kernel = ks.check(rep.KernelModule, body, rec, v.emitted)
 }
 
 // references lists what goes through the dispatcher and what still reaches

@@ -1,7 +1,9 @@
 package patches
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"path"
 	"path/filepath"
 	"sort"
@@ -45,6 +47,9 @@ func Run(job Job) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkRoot(job.Root, root, job.Recipe); err != nil {
+		return nil, err
+	}
 	job.Root = root
 	var recovered []string
 	if job.DryRun {
@@ -52,16 +57,16 @@ func Run(job Job) (*Outcome, error) {
 			return nil, err
 		}
 	} else if recovered, err = recoverRun(root, job.Recipe, job.Hook); err != nil {
-		return nil, err
+		return nil, notWritable(err)
 	}
 	co, err := ScanCheckout(root, job.Recipe)
 	if err != nil {
-		return nil, err
+		return nil, unreadable(err)
 	}
 	if !job.DryRun {
 		strays, err := removeStrays(co, job.Hook)
 		if err != nil {
-			return nil, err
+			return nil, notWritable(err)
 		}
 		recovered = append(recovered, strays...)
 	}
@@ -101,7 +106,7 @@ func Run(job Job) (*Outcome, error) {
 	}
 	applied, err := set.Apply(changeset.Options{Journal: true, Hook: job.Hook})
 	if err != nil {
-		return nil, err
+		return nil, notWritable(err)
 	}
 	recovered = append(recovered, cleanedUp(applied)...)
 	// The planned bytes are on disk now; the proof reads them from there
@@ -139,28 +144,54 @@ func proveWritten(job Job, rep *Report) (*Outcome, error) {
 	return &Outcome{Report: proof}, nil
 }
 
-// Check is `mlagen verify` (and `patch --check`): the proof alone, on the
-// checkout under root as it is. A tree an interrupted run left half written
+// Check is `mlagen verify` (and `patch --check`, whose caller names its
+// command in Report.Command): the proof alone, on the checkout under root
+// as it is. A tree an interrupted run left half written
 // is not proven: the proof says to run patch or --revert first.
 func Check(root string, opt Options) (*Report, error) {
 	real, err := realRoot(root)
 	if err != nil {
 		return nil, err
 	}
+	if err := checkRoot(root, real, opt.Recipe); err != nil {
+		return nil, err
+	}
 	co, err := ScanCheckout(real, opt.Recipe)
 	if err != nil {
-		return nil, err
+		return nil, unreadable(err)
 	}
 	rep, err := Verify(co, opt)
 	if err != nil {
 		return nil, err
 	}
+	rep.proofOnly = true
 	if dirs, err := pendingRoots(real, opt.Recipe); err != nil {
 		return nil, err
 	} else if len(dirs) > 0 {
 		rep.Problems = append([]string{pendingMsg(dirs)}, rep.Problems...)
 	}
 	return rep, nil
+}
+
+// unreadable turns a scan that was refused a file or folder into the
+// input error it is (exit 2): the proof needs every file, so the run
+// cannot go on without it; it names the path and the way round.
+func unreadable(err error) error {
+	var pe *fs.PathError
+	if !errors.Is(err, fs.ErrPermission) || !errors.As(err, &pe) {
+		return err
+	}
+	return &RootError{Msg: fmt.Sprintf("cannot read %s (permission denied), and mlagen reads every Python file of the tree to prove the wiring: run it as a user who can (the tree's owner, or with sudo), or make the file readable", pe.Path)}
+}
+
+// notWritable adds, to a write refused for permission, the folder that is
+// not writable and what to do: the error alone names a temporary file.
+func notWritable(err error) error {
+	var pe *fs.PathError
+	if !errors.Is(err, fs.ErrPermission) || !errors.As(err, &pe) {
+		return err
+	}
+	return fmt.Errorf("%w\n  the folder %s is not writable by this user: run mlagen patch as the tree's owner (for an installed SGLang, with sudo if root installed it), or patch a copy of the tree", err, filepath.Dir(pe.Path))
 }
 
 // realRoot is root with its symlinks resolved: a root given through a

@@ -64,7 +64,11 @@ finished or undone by the next patch or --revert, which also remove the
 temporary files it left. Running it
 again changes nothing (a tree patched by an earlier mlagen is upgraded in
 place); a block mlagen wrote that was edited by hand is refused, not
-overwritten. --revert restores the original bytes exactly, RECORD included.
+overwritten, and so is an installed kernel module edited by hand (its
+header records the SHA-256 of what patch wrote) or one installed from
+--kernels or --selection, which a run without either would replace with the
+built-in tables (pass the same flag again, or --revert first). --revert
+restores the original bytes exactly, RECORD included.
 
 Only files that spell one of the names (or a name the function is
 re-exported under) are parsed, and of those only the top-level statements
@@ -98,15 +102,26 @@ modules, syntax error in a referencing file, a backend choice mlagen does not
 know, a --target whose GPUs the model backend never calls the entry on, a
 kernel module without the functions the wiring calls, a reference
 the proof cannot judge or a planned tree that fails the proof in any other
-way, a refused star import or edited block, a pending journal under
+way, a refused star import or edited block, an installed kernel module
+edited by hand or installed from --kernels/--selection that the run would
+replace, a folder of the tree it cannot write or, unless run as root, a
+file of another user (replacing it would change its owner), a pending
+journal under
 --dry-run or --check, not wired under --check, a --selection naming a
 variant the target's sweep does not fit, --revert on a folder with neither
 SGLang's function nor mlagen's code), 2 bad usage, an unknown --target, a
 --kernels folder without the module, a --selection file that cannot be
-read, is not a selection, or is for another GPU than --target, or mlagen's
-own repository as SGLANG_ROOT. Only --revert writes and still exits 1 (what
-it could not take out is listed); every other failure writes nothing. With
---json a failure past the flags is an object on stdout too.
+read, is not a selection, or is for another GPU than --target, a --kernels
+module whose TARGET is not the --target given, a file of the tree it
+cannot read, mlagen's own repository as SGLANG_ROOT, or a root from which the module names would be wrong (above
+the folder that holds the sglang package, such as a venv's root or a
+folder holding the checkout, or inside the package: the message names the
+folder to give). A failure writes nothing. --revert is all or nothing too:
+a block mlagen wrote that was edited by hand stops it before it writes
+anything (exit 1, the blocks listed; move the edit out of the block, or
+delete the block by hand); only a file in the kernel module's place that
+mlagen did not write is left there, listed, while the rest is taken out
+(exit 1). With --json a failure past the flags is an object on stdout too.
 `
 
 const verifyHelp = `Usage: mlagen verify [flags] SGLANG_ROOT
@@ -185,10 +200,18 @@ func runPatch(e *env, args []string) int {
 	}
 	job := patches.Job{Root: root, Options: opt, Revert: *revert, DryRun: *dryRun}
 	if !*revert {
-		if *selection != "" {
+		switch {
+		case *selection != "":
 			job.Kernel, code = selectedKernel(e, *selection, *target, f.Changed("target"), *asJSON)
-		} else {
+			job.KernelFrom = "--selection"
+		case *kernels != "":
 			job.Kernel, code = kernelFor(e, *target, *kernels, *asJSON)
+			if code == exitOK && f.Changed("target") {
+				code = sameTarget(e, *kernels, *target, job.Kernel, *asJSON)
+			}
+			job.KernelFrom = "--kernels"
+		default:
+			job.Kernel, code = kernelFor(e, *target, "", *asJSON)
 		}
 		if code != exitOK {
 			return code
@@ -231,6 +254,20 @@ func kernelFor(e *env, target, kernelsDir string, asJSON bool) ([]byte, int) {
 		return nil, failed(e, "patch", asJSON, exitUsage, err.Error())
 	}
 	return nil, failed(e, "patch", asJSON, exitFail, fmt.Sprintf("kernel module: %v", err))
+}
+
+// sameTarget refuses (bad usage, exit 2) a --target given beside --kernels
+// DIR that is not the TARGET the module in DIR was rendered for: the
+// module is installed as it is, so the flag would be silently ignored.
+func sameTarget(e *env, dir, target string, module []byte, asJSON bool) int {
+	if got := patches.KernelTarget(module); got != target {
+		if got == "" {
+			got = "not named (no TARGET line)"
+		}
+		return failed(e, "patch", asJSON, exitUsage, fmt.Sprintf("--kernels %s: the module is for %s, --target is %s (--kernels installs the module as it is: drop --target, or emit one for %s with 'mlagen emit --target %s --kernels DIR')",
+			dir, got, target, target, target))
+	}
+	return exitOK
 }
 
 // selectedKernel is the kernel module `patch --selection path` installs:
@@ -315,6 +352,7 @@ func proveAndReport(e *env, cmd, root string, opt patches.Options, asJSON bool) 
 	if err != nil {
 		return problem(e, cmd, err, asJSON)
 	}
+	rep.Command = cmd // "verify", or "patch" for patch --check
 	if asJSON {
 		return emitJSON(e, rep, rep.OK())
 	}
@@ -324,8 +362,13 @@ func proveAndReport(e *env, cmd, root string, opt patches.Options, asJSON bool) 
 
 // problem reports a failed run. A *patches.Problem is the user's to fix (no
 // module, a syntax error, ...); anything else is an I/O failure. Both exit 1:
-// the flags were fine, the job found something wrong.
+// the flags were fine, the job found something wrong. A root mlagen cannot
+// work from (*patches.RootError) is the argument's mistake: exit 2.
 func problem(e *env, cmd string, err error, asJSON bool) int {
+	var re *patches.RootError
+	if errors.As(err, &re) {
+		return failed(e, cmd, asJSON, exitUsage, re.Msg)
+	}
 	fmt.Fprintf(e.stderr, "mlagen %s: %v\n", cmd, err)
 	if asJSON {
 		// CI reading --json gets an object either way.
