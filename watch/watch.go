@@ -805,7 +805,7 @@ func (w *watcher) printSmoke(res smoke.Result) {
 	req := w.cfg.Smoke
 	now := stamp(w.since())
 	if res.HealthStatus == 200 {
-		w.p.line("%s smoke: GET /health -> 200 OK", now)
+		w.p.line("%s smoke: GET %s -> 200 OK", now, smoke.HealthPath(req.URL))
 		if res.Endpoint != "" && (res.OK || res.Answer != "") {
 			verdict := "ok"
 			if !res.OK {
@@ -826,7 +826,7 @@ func (w *watcher) readyVerdict() (Outcome, string) {
 
 func (w *watcher) startupText() string {
 	for _, p := range w.rep.Phases {
-		if p.Name == "startup" {
+		if p.Name == baseline.Startup {
 			return fmt.Sprintf("%.1fs", p.Seconds)
 		}
 	}
@@ -878,15 +878,15 @@ func (w *watcher) durations() []baseline.Phase {
 		}
 		out = append(out, baseline.Phase{Name: name, Seconds: between(b, e)})
 	}
-	span("load-weights", sglanglog.LoadBegin, sglanglog.LoadEnd, 0)
-	span("cuda-graph-capture", sglanglog.CaptureBegin, sglanglog.CaptureEnd, sglanglog.Ready)
-	span("piecewise-cuda-graph-capture", sglanglog.PiecewiseBegin, sglanglog.PiecewiseEnd, sglanglog.Ready)
+	span(baseline.LoadWeights, sglanglog.LoadBegin, sglanglog.LoadEnd, 0)
+	span(baseline.GraphCapture, sglanglog.CaptureBegin, sglanglog.CaptureEnd, sglanglog.Ready)
+	span(baseline.PrefillCapture, sglanglog.PiecewiseBegin, sglanglog.PiecewiseEnd, sglanglog.Ready)
 	if r := w.seen[sglanglog.Ready]; r != nil {
 		s := r.at.Sub(w.start).Seconds()
 		if !r.stamp.IsZero() && !w.firstLog.IsZero() {
 			s = r.stamp.Sub(w.firstLog).Seconds()
 		}
-		out = append(out, baseline.Phase{Name: "startup", Seconds: s})
+		out = append(out, baseline.Phase{Name: baseline.Startup, Seconds: s})
 	}
 	return out
 }

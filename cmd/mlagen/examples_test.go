@@ -224,7 +224,7 @@ func layFixture(t *testing.T, name, dir, mlagen string) {
 	case "card-kernels":
 		runExample(t, "mlagen emit --selection sm120.json --kernels my-sm120", dir, 0)
 	case "baseline":
-		must(t, os.WriteFile(filepath.Join(dir, "start.json"), []byte(`{"version": 1, "saved": "2026-12-01T00:00:00Z", "phases": [{"name": "ready", "seconds": 68}]}`), 0o644))
+		must(t, os.WriteFile(filepath.Join(dir, "start.json"), []byte(`{"version": 1, "saved": "2026-12-01T00:00:00Z", "phases": [{"name": "load-weights", "seconds": 33.84}, {"name": "startup", "seconds": 68}]}`), 0o644))
 		must(t, os.WriteFile(filepath.Join(dir, "answer.txt"), []byte(" Paris."), 0o644))
 	default:
 		t.Fatalf("unknown fixture %q", name)

@@ -8,6 +8,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -43,7 +46,20 @@ func Encode(f File) ([]byte, error) {
 	return append(data, '\n'), nil
 }
 
-// Load reads a baseline file (Encode's content).
+// The phase durations a watch measures, by their names in a baseline.
+const (
+	LoadWeights    = "load-weights"
+	GraphCapture   = "cuda-graph-capture"
+	PrefillCapture = "piecewise-cuda-graph-capture" // the prefill graph's older name, kept for saved files
+	Startup        = "startup"
+)
+
+var known = []string{LoadWeights, GraphCapture, PrefillCapture, Startup}
+
+// Load reads a baseline file (Encode's content). One whose phases are none
+// of those a watch measures (another tool's, or hand-written) is refused:
+// compared with nothing, it would pass every start while looking like a
+// guard.
 func Load(path string) (File, error) {
 	var f File
 	data, err := os.ReadFile(path)
@@ -56,7 +72,14 @@ func Load(path string) (File, error) {
 	if f.Version != 1 || len(f.Phases) == 0 {
 		return f, fmt.Errorf("reading baseline %s: not a baseline (version %d, %d phases)", path, f.Version, len(f.Phases))
 	}
-	return f, nil
+	var names []string
+	for _, p := range f.Phases {
+		if slices.Contains(known, p.Name) {
+			return f, nil
+		}
+		names = append(names, strconv.Quote(p.Name))
+	}
+	return f, fmt.Errorf("reading baseline %s: none of its phases (%s) is one a watch measures (%s): save one with mlagen watch --save-baseline", path, strings.Join(names, ", "), strings.Join(known, ", "))
 }
 
 // Row compares one phase with its baseline.

@@ -54,3 +54,18 @@ func TestLoadRejectsNonBaseline(t *testing.T) {
 		t.Error("Load of a missing file succeeded")
 	}
 }
+
+// A file in the baseline's shape whose phases are none a watch measures
+// is refused: compared with nothing, it would pass every start.
+func TestLoadRefusesForeignPhases(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "foreign.json")
+	os.WriteFile(path, []byte(`{"version": 1, "phases": [{"name": "warmup", "seconds": 3}]}`), 0o644)
+	_, err := Load(path)
+	if err == nil || !strings.Contains(err.Error(), `none of its phases ("warmup") is one a watch measures`) {
+		t.Fatalf("Load = %v; want the foreign phases named", err)
+	}
+	os.WriteFile(path, []byte(`{"version": 1, "phases": [{"name": "warmup", "seconds": 3}, {"name": "startup", "seconds": 60}]}`), 0o644)
+	if _, err := Load(path); err != nil {
+		t.Errorf("a baseline with one known phase: %v", err)
+	}
+}

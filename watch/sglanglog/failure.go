@@ -95,8 +95,11 @@ var (
 	// chainRE are the lines Python prints between chained exceptions; what
 	// follows them belongs to the same failure.
 	chainRE = regexp.MustCompile(`^(During handling of the above exception, another exception occurred:|The above exception was the direct cause of the following exception:)`)
-	// exceptionRE is the final "Type: message" line of a traceback.
-	exceptionRE = regexp.MustCompile(`^(?:[A-Za-z_][\w.]*)?(?:Error|Exception|Exit|Interrupt)\b(?::|$)`)
+	// exceptionRE is the final "Type: message" line of a traceback: a
+	// name ending in Error, Exception, Exit or Interrupt, or any class by
+	// its module ("triton.runtime.errors.OutOfResources: out of resource:
+	// shared memory", "requests.exceptions.ReadTimeout: ...").
+	exceptionRE = regexp.MustCompile(`^(?:(?:[A-Za-z_][\w.]*)?(?:Error|Exception|Exit|Interrupt)\b(?::|$)|(?:[A-Za-z_]\w*\.)+[A-Z]\w*:)`)
 )
 
 // Failure is one incident: a signature line and the lines that belong to it

@@ -156,6 +156,20 @@ func TestChainedTracebackSummaryIsOutermost(t *testing.T) {
 	}
 }
 
+// The summary is the exception line also for a class named by its module
+// whose name says nothing of an error: Triton's shared-memory refusal.
+func TestSummaryOfAQualifiedException(t *testing.T) {
+	got := feedAll(&Detector{}, []string{
+		`[2026-06-17 22:07:07 TP0] Scheduler hit an exception: Traceback (most recent call last):`,
+		`  File "/usr/lib/python3/dist-packages/triton/compiler/compiler.py", line 300, in compile`,
+		`    raise OutOfResources(self.shared, max_shared, "shared memory")`,
+		`triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 233472, Hardware limit: 232448. Reducing block sizes or ` + "`num_stages`" + ` may help.`,
+	})
+	if len(got) != 1 || !strings.HasPrefix(got[0].Summary, "triton.runtime.errors.OutOfResources: out of resource: shared memory") {
+		t.Fatalf("got %+v; want one failure summed up by the OutOfResources line", got)
+	}
+}
+
 // Four ranks crashing one after the other are four failures, prefixed or
 // not, and the launcher's SIGQUIT is a fifth.
 func TestSeveralCrashesAreCountedApart(t *testing.T) {

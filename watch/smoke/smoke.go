@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 )
@@ -71,6 +72,20 @@ type Result struct {
 	Seconds  float64 `json:"seconds"`
 }
 
+// HealthPath is the path of the health check under the server's base URL
+// (/health, or /v1/health for a base of http://host:30000/v1): what the
+// messages name is what was asked.
+func HealthPath(base string) string { return pathOf(base) + "/health" }
+
+// pathOf is the path of a base URL, without its trailing slash.
+func pathOf(base string) string {
+	u, err := url.Parse(base)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimRight(u.Path, "/")
+}
+
 // Run checks /health, then sends one greedy completion and judges it.
 func Run(ctx context.Context, req Request) (res Result) {
 	t0 := time.Now()
@@ -87,14 +102,15 @@ func Run(ctx context.Context, req Request) (res Result) {
 	}
 	base := strings.TrimRight(req.URL, "/")
 
+	health := HealthPath(req.URL)
 	status, body, err := do(ctx, req, http.MethodGet, base+"/health", nil)
 	res.HealthStatus = status
 	if err != nil {
-		res.Problem = fmt.Sprintf("GET /health failed: %v", err)
+		res.Problem = fmt.Sprintf("GET %s failed: %v", health, err)
 		return res
 	}
 	if status != http.StatusOK {
-		res.Problem = fmt.Sprintf("GET /health answered %d %s%s", status, http.StatusText(status), quoteBody(body))
+		res.Problem = fmt.Sprintf("GET %s answered %d %s%s", health, status, http.StatusText(status), quoteBody(body))
 		res.Unauthorized = status == http.StatusUnauthorized
 		return res
 	}
@@ -103,8 +119,8 @@ func Run(ctx context.Context, req Request) (res Result) {
 	if req.OpenAI {
 		answer, err = askOpenAI(ctx, req, base, &res)
 	} else {
-		res.Endpoint = "/generate"
-		answer, err = askNative(ctx, req, base+res.Endpoint)
+		res.Endpoint = pathOf(req.URL) + "/generate"
+		answer, err = askNative(ctx, req, base+"/generate")
 	}
 	res.Unauthorized = errors.Is(err, ErrUnauthorized)
 	if err != nil && res.Endpoint == "" {
@@ -151,8 +167,8 @@ func askOpenAI(ctx context.Context, req Request, base string, res *Result) (stri
 		}
 	}
 	res.Model = model
-	res.Endpoint = "/v1/completions"
-	return complete(ctx, req, base+res.Endpoint, map[string]any{
+	res.Endpoint = pathOf(req.URL) + "/v1/completions"
+	return complete(ctx, req, base+"/v1/completions", map[string]any{
 		"model": model, "prompt": req.Prompt, "temperature": 0, "max_tokens": req.MaxTokens,
 	}, func(b []byte) (string, error) {
 		var r struct {
