@@ -219,7 +219,7 @@ func (a *applier) check() error {
 		case c.Before != nil && string(st.data) != string(c.Before):
 			return fmt.Errorf("%s changed since the change was planned; run again", c.Path)
 		}
-		if err := a.ownerKept(c.Path, st); err != nil {
+		if err := a.ownerKept(c, st); err != nil {
 			return err
 		}
 		a.states[i] = st
@@ -228,20 +228,20 @@ func (a *applier) check() error {
 	return nil
 }
 
-// ownerKept refuses to replace or remove a file of another user: a caller
-// who may write the folder may rename over the file, but only root can give
-// the new file the old one's owner, so the file would silently become the
+// ownerKept refuses to replace a file of another user: a caller who may
+// write the folder may rename over the file, but only root can give the
+// new file the old one's owner, so the file would silently become the
 // caller's (a root-installed package's file, patched by a user who was
-// given the folder).
-func (a *applier) ownerKept(path string, st state) error {
+// given the folder). Removing one changes no owner.
+func (a *applier) ownerKept(c Change, st state) error {
 	euid := a.opt.euid
 	if euid == 0 {
 		euid = os.Geteuid()
 	}
-	if !st.exists || euid == 0 || st.uid == euid {
+	if !st.exists || c.After == nil || euid == 0 || st.uid == euid {
 		return nil
 	}
-	return fmt.Errorf("%s belongs to user %d, and this run is user %d: replacing it would make it this user's, so nothing was written; run as its owner (or root, which keeps owners)", path, st.uid, euid)
+	return fmt.Errorf("%s belongs to user %d, and this run is user %d: replacing it would make it this user's, so nothing was written; run as its owner (or root, which keeps owners)", c.Path, st.uid, euid)
 }
 
 // applyChange makes change i: its missing directories, then the file

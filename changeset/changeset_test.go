@@ -659,3 +659,21 @@ func TestOtherUsersFileIsNotReplaced(t *testing.T) {
 		t.Fatalf("as the owner: %v", err)
 	}
 }
+
+// Removing another user's file changes no owner: allowed.
+func TestOtherUsersFileMayBeRemoved(t *testing.T) {
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "a.py"), []byte("old\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := New(root)
+	if err := s.Remove("a.py"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Apply(Options{euid: os.Geteuid() + 4242}); err != nil {
+		t.Fatalf("Apply = %v; want the removal made", err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "a.py")); !os.IsNotExist(err) {
+		t.Errorf("a.py still there: %v", err)
+	}
+}

@@ -37,8 +37,24 @@ func checkRoot(shown, real string, rec *Recipe) error {
 	if pkg == "" {
 		return nil
 	}
-	if filepath.Base(real) == pkg && isFile(filepath.Join(real, "__init__.py")) {
-		return nil // the package folder itself (site-packages/sglang)
+	if isFile(filepath.Join(real, "__init__.py")) && looksLikeProject(real, rec) {
+		if filepath.Base(real) == pkg {
+			return nil // the package folder itself (site-packages/sglang)
+		}
+		// The package under another folder name (a link named sglang to
+		// it): module names come from the folder's real name.
+		return &RootError{Msg: fmt.Sprintf("%s is the %s package in a folder named %s (%s), and module names come from that name: patch it in a folder that holds it as %s/ itself",
+			shown, pkg, filepath.Base(real), real, pkg)}
+	}
+	if link := filepath.Join(real, pkg); isLink(link) {
+		// The scan does not follow links (a loop, or a tree outside the
+		// root, would be read as the project's); the package is where the
+		// link points.
+		target, err := filepath.EvalSymlinks(link)
+		if err == nil && filepath.Base(target) == pkg {
+			return &RootError{Msg: fmt.Sprintf("%s is a link to %s, which the scan does not follow: give %s as SGLANG_ROOT", filepath.Join(shown, pkg), target, filepath.Dir(target))}
+		}
+		return &RootError{Msg: fmt.Sprintf("%s is a link (to %s), which the scan does not follow, and module names come from the package folder's own name: patch the package in a folder that holds it as %s/ itself", filepath.Join(shown, pkg), target, pkg)}
 	}
 	if rec.SourceRoot != "" && isDir(filepath.Join(real, rec.SourceRoot, pkg)) {
 		return nil // a checkout (python/sglang)
@@ -50,7 +66,7 @@ func checkRoot(shown, real string, rec *Recipe) error {
 		return &RootError{Msg: fmt.Sprintf("%s is inside the %s package at %s, and module names are only right from the folder that holds it: give %s as SGLANG_ROOT (or %s itself)",
 			shown, pkg, up, filepath.Dir(up), up)}
 	}
-	found, err := findPackages(real, pkg)
+	found, err := findPackages(real, rec)
 	if err != nil || len(found) == 0 {
 		return err
 	}
@@ -101,7 +117,8 @@ func enclosingPackageDir(dir, pkg string) string {
 // __init__.py, without going into one found, nor into the folders a scan
 // skips (hidden, caches), nor through symlinks. An unreadable folder is
 // skipped: this only looks for a better root to name.
-func findPackages(root, pkg string) ([]string, error) {
+func findPackages(root string, rec *Recipe) ([]string, error) {
+	pkg := rec.Package
 	var out []string
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -117,7 +134,7 @@ func findPackages(root, pkg string) ([]string, error) {
 		if strings.HasPrefix(name, ".") || name == "__pycache__" || name == "node_modules" {
 			return filepath.SkipDir
 		}
-		if name == pkg && isFile(filepath.Join(p, "__init__.py")) {
+		if name == pkg && isFile(filepath.Join(p, "__init__.py")) && looksLikeProject(p, rec) {
 			rel, _ := filepath.Rel(root, p)
 			out = append(out, rel)
 			return filepath.SkipDir
@@ -128,6 +145,31 @@ func findPackages(root, pkg string) ([]string, error) {
 		return nil, fmt.Errorf("look for the %s package under %s: %w", pkg, root, err)
 	}
 	return out, nil
+}
+
+// looksLikeProject says whether the package folder dir is the project's
+// (holds the recipe's environment module within two levels, as
+// sglang/srt/environ.py), not another project's package of the same name
+// (lmcache/integration/sglang).
+func looksLikeProject(dir string, rec *Recipe) bool {
+	if rec.EnvironFile == "" {
+		return true
+	}
+	if isFile(filepath.Join(dir, rec.EnvironFile)) {
+		return true
+	}
+	subs, _ := os.ReadDir(dir)
+	for _, d := range subs {
+		if d.IsDir() && isFile(filepath.Join(dir, d.Name(), rec.EnvironFile)) {
+			return true
+		}
+	}
+	return false
+}
+
+func isLink(p string) bool {
+	st, err := os.Lstat(p)
+	return err == nil && st.Mode()&os.ModeSymlink != 0
 }
 
 func isDir(p string) bool {

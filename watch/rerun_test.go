@@ -3,7 +3,9 @@ package watch
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -240,5 +242,99 @@ func TestMatchStartAndHandled(t *testing.T) {
 		if got := sglanglog.MatchHandled(text); got != want {
 			t.Errorf("MatchHandled(%q) = %v, want %v", text, got, want)
 		}
+	}
+}
+
+// The server logs a traceback as it dies on the smoke request and answers
+// (or drops the connection) before the traceback has gone quiet: the
+// traceback, still being read, is the verdict's reason, never READY.
+func TestAnswerWhileATracebackIsRead(t *testing.T) {
+	for _, answers := range []bool{true, false} {
+		path := logOf(t, fakesglang.Text(fakesglang.CleanStart()))
+		ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/health" {
+				return
+			}
+			f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			f.WriteString(strings.Join(fakesglang.FailureText("cuda"), "\n") + "\n")
+			f.Close()
+			time.Sleep(100 * time.Millisecond) // read by the watch, not yet quiet
+			if !answers {
+				panic(http.ErrAbortHandler)
+			}
+			w.Write([]byte(`{"text": "` + fakesglang.GoodAnswer + `"}`))
+		}))
+		var out bytes.Buffer
+		rep := Run(context.Background(), Config{
+			Source:  &source.File{Path: path, Poll: 2 * time.Millisecond, StartsRun: StartsRun},
+			Out:     &out,
+			Timeout: 10 * time.Second,
+			Quiet:   5 * time.Second, // longer than the request
+			Smoke:   smoke.Request{URL: ts.URL, Prompt: "The capital of France is", MaxTokens: 16, Contains: "Paris"},
+		})
+		ts.Close()
+		if rep.Outcome != Failed || len(rep.Failures) != 1 || rep.Failures[0].Kind != "cuda" {
+			t.Errorf("answers %v: outcome %s, failures %+v; want failure with the CUDA error:\n%s", answers, rep.Outcome, rep.Failures, out.String())
+		}
+	}
+}
+
+// --cmd "cat LOG" (or "sudo tail -n +1 -F LOG") of a log of two runs: the
+// first run's "ready" sends the smoke request while the second run's lines
+// wait to be read; the answer is taken after them, and it is the first
+// run's, set aside.
+func TestCommandSourceOfTwoRuns(t *testing.T) {
+	var filler strings.Builder
+	for range 2000 {
+		filler.WriteString("[2026-06-17 22:08:00] INFO:     127.0.0.1:5000 - \"GET /health HTTP/1.1\" 200 OK\n")
+	}
+	path := logOf(t, fakesglang.Text(fakesglang.KernelStart())+filler.String()+fakesglang.Text(fakesglang.CleanStart()))
+	ts := httptest.NewServer(fakesglang.NewServer())
+	defer ts.Close()
+	var out bytes.Buffer
+	cfg := kernelRequired()
+	cfg.Source = &source.Command{Line: "cat " + path}
+	cfg.Out, cfg.Timeout, cfg.KernelWait = &out, 60*time.Second, 200*time.Millisecond
+	cfg.Smoke = smoke.Request{URL: ts.URL, Prompt: "The capital of France is", MaxTokens: 16, Contains: "Paris"}
+	rep := Run(context.Background(), cfg)
+	if rep.Outcome != Failed || rep.Kernel.Served != "unknown" {
+		t.Fatalf("outcome %s, kernel served %q; want failure, unknown (the kernel line is the first run's):\n%s", rep.Outcome, rep.Kernel.Served, out.String())
+	}
+}
+
+// exitingSource is a started server's log that ends with its exit.
+type exitingSource struct{ lines []string }
+
+func (s exitingSource) Describe() string { return "a server that exits" }
+
+func (s exitingSource) Run(ctx context.Context, out chan<- source.Event) error {
+	for _, l := range s.lines {
+		out <- source.Event{Line: l}
+	}
+	time.Sleep(50 * time.Millisecond)
+	return &source.ExitError{Pid: 42, Err: errors.New("signal: segmentation fault")}
+}
+
+// The started server exits while the smoke request is out, which it had
+// answered: a server that is gone is not ready.
+func TestServerExitsAfterAnswering(t *testing.T) {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/health" {
+			time.Sleep(200 * time.Millisecond)
+			w.Write([]byte(`{"text": "` + fakesglang.GoodAnswer + `"}`))
+		}
+	}))
+	defer ts.Close()
+	var out bytes.Buffer
+	rep := Run(context.Background(), Config{
+		Source: exitingSource{fakesglang.Lines(fakesglang.CleanStart())}, Out: &out, Timeout: 10 * time.Second,
+		Smoke: smoke.Request{URL: ts.URL, Prompt: "The capital of France is", MaxTokens: 16, Contains: "Paris"},
+	})
+	if rep.Outcome != Failed || !strings.Contains(rep.Verdict, "segmentation fault") {
+		t.Fatalf("outcome %s, verdict %q; want failure naming the exit:\n%s", rep.Outcome, rep.Verdict, out.String())
 	}
 }

@@ -122,6 +122,8 @@ type watcher struct {
 	// out; what it said is all there is.
 	ended  bool
 	endErr error
+	// runs counts the times the log started over (startOver).
+	runs int
 	// listening is the address the server's log says it serves on
 	// ("Uvicorn running on http://..."), for a smoke request that cannot
 	// connect.
@@ -319,29 +321,23 @@ func (w *watcher) loop(ctx context.Context, items <-chan item) (Outcome, string)
 		select {
 		case it := <-items:
 			stopTimer()
-			if it.end {
-				if it.err == nil && ctx.Err() != nil {
-					return w.interrupted()
-				}
-				if w.smoking != nil {
-					// No more lines will come, but the request is out: its
-					// answer (or the connection the exit broke) decides,
-					// then the log's end is taken (smoked).
-					w.ended, w.endErr = true, it.err
-					items = nil
-					continue
-				}
-				return w.sourceEnded(it.err)
-			}
-			if it.ev.Notice != "" {
-				w.notice(it.ev)
-				continue
-			}
-			if o, v, done := w.line(ctx, it.ev); done {
+			if o, v, done := w.take(ctx, it, &items); done {
 				return o, v
 			}
 		case res := <-w.smoking:
 			stopTimer()
+			w.smoking = nil
+			w.cancelSmoke()
+			// The lines already waiting were logged before the answer was
+			// read: they come first (a traceback of the request, or the
+			// server starting again, in a log read through --cmd).
+			runs := w.runs
+			if o, v, done := w.takeWaiting(ctx, &items); done {
+				return o, v
+			}
+			if w.runs != runs {
+				continue // the answer is an earlier run's: set aside
+			}
 			if o, v, done := w.smoked(ctx, res); done {
 				return o, v
 			}
@@ -349,6 +345,46 @@ func (w *watcher) loop(ctx context.Context, items <-chan item) (Outcome, string)
 		case <-ctx.Done():
 			stopTimer()
 			return w.interrupted()
+		}
+	}
+}
+
+// take handles one item of the log; done reports that the watch is over.
+// *items is set to nil when the log ends while the smoke request is out.
+func (w *watcher) take(ctx context.Context, it item, items *<-chan item) (Outcome, string, bool) {
+	if it.end {
+		if it.err == nil && ctx.Err() != nil {
+			o, v := w.interrupted()
+			return o, v, true
+		}
+		if w.smoking != nil {
+			// No more lines will come, but the request is out: its answer
+			// (or the connection the exit broke) decides, then the log's
+			// end is taken (smoked).
+			w.ended, w.endErr = true, it.err
+			*items = nil
+			return "", "", false
+		}
+		o, v := w.sourceEnded(it.err)
+		return o, v, true
+	}
+	if it.ev.Notice != "" {
+		w.notice(it.ev)
+		return "", "", false
+	}
+	return w.line(ctx, it.ev)
+}
+
+// takeWaiting handles the items already waiting, without waiting for more.
+func (w *watcher) takeWaiting(ctx context.Context, items *<-chan item) (Outcome, string, bool) {
+	for {
+		select {
+		case it := <-*items:
+			if o, v, done := w.take(ctx, it, items); done {
+				return o, v, true
+			}
+		default:
+			return "", "", false
 		}
 	}
 }
@@ -371,11 +407,13 @@ func (w *watcher) startOver() {
 	if len(w.seen) == 0 && len(w.rep.Kernel.Lines) == 0 && w.listening == "" {
 		return
 	}
+	w.runs++
 	w.seen = map[sglanglog.Kind]*seenPhase{}
 	w.order = nil
 	w.last = nil
 	w.firstLog = time.Time{}
 	w.listening = ""
+	w.rep.Phases = []baseline.Phase{}
 	w.rep.Timeline = []Mark{}
 	w.rep.Kernel = newKernelReport(w.cfg)
 	w.p.line("%s note: phases start over (the kernel module's lines too)", stamp(w.since()))
@@ -737,15 +775,25 @@ func (w *watcher) stopSmoke() {
 // baseline, and see whether the MMA kernel served (waiting for its line
 // when it must).
 func (w *watcher) smoked(ctx context.Context, res smoke.Result) (Outcome, string, bool) {
-	w.cancelSmoke()
-	w.smoking = nil
 	w.rep.Smoke = &res
+	if f := w.det.Flush(); f != nil {
+		// A traceback still being read when the answer came (a server
+		// that dies on the request drops the connection at once) is as
+		// complete as it will get: it is the verdict's reason.
+		w.failure(f)
+	}
 	if ctx.Err() != nil {
 		o, v := w.interrupted()
 		return o, v, true
 	}
 	w.printSmoke(res)
 	left := w.smokeLeft
+	// exited: the server the watch started is gone (its log ended with
+	// its exit while the request was out).
+	var exited *source.ExitError
+	if w.ended {
+		errors.As(w.endErr, &exited)
+	}
 	regressed := w.compareBaseline()
 
 	switch {
@@ -758,13 +806,13 @@ func (w *watcher) smoked(ctx context.Context, res smoke.Result) (Outcome, string
 	case res.TimedOut:
 		w.rep.Timeout = &TimeoutInfo{AfterS: w.cfg.Timeout.Seconds(), LastPhase: sglanglog.Ready.ID()}
 		return TimedOut, fmt.Sprintf("TIMEOUT after %s: the server logged ready, but the smoke request got no answer within the %s left of --timeout %s: %s.", short(w.since()), short(left), short(w.cfg.Timeout), res.Problem), true
+	case !res.OK && exited != nil:
+		return Failed, fmt.Sprintf("FAILED after %s: the server logged ready but the smoke request failed: %s; meanwhile %v.", short(w.since()), res.Problem, exited), true
 	case !res.OK:
-		exited := ""
-		var exit *source.ExitError
-		if w.ended && errors.As(w.endErr, &exit) {
-			exited = "; meanwhile " + exit.Error()
-		}
-		return Failed, fmt.Sprintf("FAILED after %s: the server logged ready but the smoke request failed: %s%s%s.", short(w.since()), res.Problem, w.smokeHint(res), exited), true
+		return Failed, fmt.Sprintf("FAILED after %s: the server logged ready but the smoke request failed: %s%s.", short(w.since()), res.Problem, w.smokeHint(res)), true
+	case exited != nil:
+		// It answered, then it was gone: not a server to call ready.
+		return Failed, fmt.Sprintf("FAILED after %s: the server answered the smoke request, but %v.", short(w.since()), exited), true
 	case len(regressed) > 0:
 		w.keepServer = true
 		return Failed, fmt.Sprintf("FAILED after %s: the server answered correctly, but %s regressed more than %d%% against %s.", short(w.since()), strings.Join(regressed, ", "), int(baseline.Limit*100), w.cfg.BaselinePath), true

@@ -105,7 +105,8 @@ Examples:
 const watchExits = `
 Exit status:
   0    ready, and the server answered correctly (on the MMA kernel, when required)
-  1    failure: a failure signature, a server that exited before ready, a
+  1    failure: a failure signature, a started server that exited before
+       ready or before its smoke answer was taken, a
        wrong or empty answer, /health not OK, a phase >25% slower than
        --baseline (a server the watch started answered correctly, and is
        left running), the MMA kernel required and not run

@@ -140,6 +140,8 @@ type Detector struct {
 	// traceback of an exception it handled (MatchHandled); a traceback
 	// that follows it is that one, not a failure.
 	afterHandled bool
+	// handledEnded: the open handled traceback has had its exception line.
+	handledEnded bool
 	recordText   string // the last record's message
 	recordRank   string // and its rank
 }
@@ -223,7 +225,7 @@ func (d *Detector) feed(raw string, rec Record, piece bool) *Failure {
 			Context: append([]string(nil), d.recent...),
 			Lines:   []string{raw},
 		}
-		d.openRank, d.tbSeen, d.afterChain, d.afterHandled = -1, true, false, false
+		d.openRank, d.tbSeen, d.afterChain, d.afterHandled, d.handledEnded = -1, true, false, false, false
 		d.remember(raw)
 		return closed
 	}
@@ -251,6 +253,12 @@ func (d *Detector) continues(rec Record) bool {
 	if rec.Prefixed {
 		return false // a new log record always starts something new
 	}
+	if d.open.Kind == Handled && d.handledEnded && strings.TrimSpace(rec.Text) != "" && !chainRE.MatchString(rec.Text) {
+		// A handled traceback ends at its exception line (and what chains
+		// to it): a line after that is the log going on, and a process
+		// that aborts right after the fallback is a failure of its own.
+		return false
+	}
 	if tracebackRE.MatchString(rec.Text) {
 		// A traceback right after "During handling..." is the same failure;
 		// a second unchained one is another process failing.
@@ -273,7 +281,16 @@ func (d *Detector) absorb(raw string, rec Record) {
 		f.Kind, f.Title, f.Match = sig.Kind, sig.Title, raw
 		d.openRank = rank
 	}
-	if d.tbSeen && exceptionRE.MatchString(text) && f.Kind != Handled {
+	if f.Kind == Handled {
+		switch {
+		case chainRE.MatchString(text):
+			d.handledEnded = false
+		case exceptionRE.MatchString(text):
+			d.handledEnded = true
+		}
+		return
+	}
+	if d.tbSeen && exceptionRE.MatchString(text) {
 		f.Summary = strings.TrimSpace(text)
 	}
 }
@@ -290,7 +307,7 @@ func (d *Detector) remember(raw string) {
 func (d *Detector) Flush() *Failure {
 	f := d.open
 	d.open = nil
-	d.tbSeen, d.afterChain, d.openRank = false, false, 0
+	d.tbSeen, d.afterChain, d.openRank, d.handledEnded = false, false, 0, false
 	if f != nil {
 		// Trailing blank lines are noise in a report.
 		for len(f.Lines) > 1 && strings.TrimSpace(f.Lines[len(f.Lines)-1]) == "" {

@@ -383,3 +383,39 @@ func TestContinuedPiecesJoinTheIncident(t *testing.T) {
 		t.Errorf("got %+v, want a CUDA error on line 1", f)
 	}
 }
+
+// A handled traceback ends at its exception line: a process that aborts
+// right after the fallback (a sticky CUDA error the fallback caught first)
+// is a failure of its own, whatever unprefixed line reports it; and what
+// chains to the handled exception stays part of it.
+func TestHandledTracebackEndsAtItsException(t *testing.T) {
+	handled := []string{
+		"[2026-06-17 22:07:39 TP0] fused_hy4_ihc_head failed, disabling fused path",
+		"Traceback (most recent call last):",
+		`  File "/x/sglang/srt/layers/hy4.py", line 10, in head`,
+		"RuntimeError: CUDA error: an illegal memory access was encountered",
+	}
+	for name, tt := range map[string]struct {
+		after []string
+		want  string
+	}{
+		"segfault": {[]string{"Fatal Python error: Segmentation fault", "", "Current thread 0x00007f (most recent call first):"}, "segfault"},
+		"abort":    {[]string{"terminate called after throwing an instance of 'c10::Error'", "  what():  CUDA error: an illegal memory access was encountered"}, "cuda"},
+		"nccl":     {[]string{"[rank1]:[E1204 10:00:00.000000 ProcessGroupNCCL.cpp:616] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1)"}, "nccl"},
+		"killed":   {[]string{"Killed"}, "killed"},
+		"chained":  {[]string{"", "During handling of the above exception, another exception occurred:", "", "Traceback (most recent call last):", `  File "x.py", line 2, in g`, "ValueError: fallback"}, ""},
+	} {
+		got := feedAll(&Detector{}, append(append([]string(nil), handled...), tt.after...))
+		var kinds []string
+		for _, f := range got {
+			kinds = append(kinds, f.Kind)
+		}
+		want := []string{Handled}
+		if tt.want != "" {
+			want = append(want, tt.want)
+		}
+		if strings.Join(kinds, ",") != strings.Join(want, ",") {
+			t.Errorf("%s: incidents %v, want %v", name, kinds, want)
+		}
+	}
+}
