@@ -49,12 +49,12 @@ func installedBody(rec *Recipe, data []byte) (body []byte, digest string, users 
 	return body, "", false
 }
 
-// editedKernel says how the installed module (the file's bytes data) shows
-// an edit made after patch wrote it, "" when it shows none: its lines no
-// longer have the digest recorded above them, or, for a module installed
-// without one, an installed SGLang's RECORD lists another hash for it.
-func (p *planner) editedKernel(kp string, data []byte) string {
-	body, digest, _ := installedBody(p.rec, data)
+// editedKernel says how the installed module (the file's bytes data; body
+// and digest, installedBody's parts of it) shows an edit made after patch
+// wrote it, "" when it shows none: its lines no longer have the digest
+// recorded above them, or, for a module installed without one, an
+// installed SGLang's RECORD lists another hash for it.
+func (p *planner) editedKernel(kp string, data, body []byte, digest string) string {
 	if digest != "" {
 		if sum := sha256.Sum256(body); hex.EncodeToString(sum[:]) != digest {
 			return "its lines no longer have the SHA-256 recorded in its header"
@@ -92,15 +92,15 @@ func ownKernel(body []byte, emitted func(string) ([]byte, error)) bool {
 // gives neither --selection nor --kernels (the built-in tables would
 // silently take its place).
 func (p *planner) keepKernel(kp string, data, src []byte, opt Options) error {
-	body, _, given := installedBody(p.rec, data)
+	body, digest, given := installedBody(p.rec, data)
 	if bytes.Equal(body, src) {
 		return nil
 	}
-	if why := p.editedKernel(kp, data); why != "" {
+	if why := p.editedKernel(kp, data, body, digest); why != "" {
 		// The lines above the emitted module: the install header, and
 		// the digest line where this mlagen or a later one wrote it.
 		head := "first line"
-		if _, digest, _ := installedBody(p.rec, data); digest != "" {
+		if digest != "" {
 			head = "first two lines"
 		}
 		return &Problem{Msg: fmt.Sprintf("%s was edited by hand after mlagen patch installed it (%s); replacing it would lose the edit, so nothing was written", kp, why),

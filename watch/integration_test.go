@@ -22,18 +22,7 @@ const speedup = 1000
 
 func watchReal(t *testing.T, src source.Source) (*Report, string) {
 	t.Helper()
-	ts := httptest.NewServer(fakesglang.NewServer())
-	defer ts.Close()
-	var out bytes.Buffer
-	rep := Run(context.Background(), Config{
-		Source:   src,
-		Out:      &out,
-		Timeout:  5 * time.Second,
-		Interval: time.Second,
-		Quiet:    50 * time.Millisecond,
-		Smoke:    smoke.Request{URL: ts.URL, Prompt: "The capital of France is", MaxTokens: 16, Contains: "Paris"},
-	})
-	return rep, out.String()
+	return watchWith(t, fakesglang.NewServer(), Config{Source: src, Interval: time.Second})
 }
 
 func replayInto(t *testing.T, path string, steps []fakesglang.Step, flag int) {

@@ -131,9 +131,3 @@ func (w *watcher) kernelVerdict() string {
 	}
 	return ""
 }
-
-// StartsRun reports whether a raw log line is the one with which a run of
-// SGLang's server begins (source.File's StartsRun).
-func StartsRun(line string) bool {
-	return sglanglog.MatchStart(sglanglog.Parse(sglanglog.StripEscapes(line)).Text)
-}

@@ -40,22 +40,43 @@ func logOf(t *testing.T, text string) string {
 	return path
 }
 
-func runAgainst(t *testing.T, srv *fakesglang.Server, path string, cfg Config) (*Report, string) {
+// watchWith runs a watch of cfg.Source against a server answering with h,
+// on the wall clock, with the smoke request of the watch's defaults; a
+// Timeout, Quiet or KernelWait not set is short, and a Smoke.URL set is
+// asked instead of h's.
+func watchWith(t *testing.T, h http.Handler, cfg Config) (*Report, string) {
 	t.Helper()
-	ts := httptest.NewServer(srv)
+	ts := httptest.NewServer(h)
 	defer ts.Close()
 	var out bytes.Buffer
-	cfg.Source = &source.File{Path: path, Poll: 2 * time.Millisecond, StartsRun: StartsRun}
 	cfg.Out = &out
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 5 * time.Second
 	}
-	cfg.Quiet = 50 * time.Millisecond
-	cfg.KernelWait = 200 * time.Millisecond
-	cfg.Smoke.URL = ts.URL
+	if cfg.Quiet == 0 {
+		cfg.Quiet = 50 * time.Millisecond
+	}
+	if cfg.KernelWait == 0 {
+		cfg.KernelWait = 200 * time.Millisecond
+	}
+	if cfg.Smoke.URL == "" {
+		cfg.Smoke.URL = ts.URL
+	}
 	cfg.Smoke.Prompt, cfg.Smoke.MaxTokens, cfg.Smoke.Contains = "The capital of France is", 16, "Paris"
 	rep := Run(context.Background(), cfg)
 	return rep, out.String()
+}
+
+// fileOf follows the log at path as mlagen watch --log does.
+func fileOf(path string) *source.File {
+	return &source.File{Path: path, Poll: 2 * time.Millisecond, StartsRun: sglanglog.StartsRun}
+}
+
+// runAgainst watches the log at path against srv.
+func runAgainst(t *testing.T, srv *fakesglang.Server, path string, cfg Config) (*Report, string) {
+	t.Helper()
+	cfg.Source = fileOf(path)
+	return watchWith(t, srv, cfg)
 }
 
 // The log holds a whole earlier run and after it ("tee -a") a second: only
@@ -211,15 +232,9 @@ func TestSmokeWithTheServersAPIKey(t *testing.T) {
 // verdict says so.
 func TestSmokeAtAnotherPortSaysWhereTheServerListens(t *testing.T) {
 	path := logOf(t, fakesglang.Text(fakesglang.CleanStart()))
-	var out bytes.Buffer
-	rep := Run(context.Background(), Config{
-		Source:  &source.File{Path: path, Poll: 2 * time.Millisecond},
-		Out:     &out,
-		Timeout: 5 * time.Second,
-		Smoke:   smoke.Request{URL: "http://127.0.0.1:1", Prompt: "The capital of France is", MaxTokens: 16, Contains: "Paris"},
-	})
+	rep, out := runAgainst(t, fakesglang.NewServer(), path, Config{Smoke: smoke.Request{URL: "http://127.0.0.1:1"}})
 	if rep.Outcome != Failed || !strings.Contains(rep.Verdict, "listens on http://127.0.0.1:30000") {
-		t.Fatalf("outcome %s, verdict %q; want failure naming the log's address:\n%s", rep.Outcome, rep.Verdict, out.String())
+		t.Fatalf("outcome %s, verdict %q; want failure naming the log's address:\n%s", rep.Outcome, rep.Verdict, out)
 	}
 }
 
@@ -251,7 +266,7 @@ func TestMatchStartAndHandled(t *testing.T) {
 func TestAnswerWhileATracebackIsRead(t *testing.T) {
 	for _, answers := range []bool{true, false} {
 		path := logOf(t, fakesglang.Text(fakesglang.CleanStart()))
-		ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.URL.Path == "/health" {
 				return
 			}
@@ -267,18 +282,11 @@ func TestAnswerWhileATracebackIsRead(t *testing.T) {
 				panic(http.ErrAbortHandler)
 			}
 			w.Write([]byte(`{"text": "` + fakesglang.GoodAnswer + `"}`))
-		}))
-		var out bytes.Buffer
-		rep := Run(context.Background(), Config{
-			Source:  &source.File{Path: path, Poll: 2 * time.Millisecond, StartsRun: StartsRun},
-			Out:     &out,
-			Timeout: 10 * time.Second,
-			Quiet:   5 * time.Second, // longer than the request
-			Smoke:   smoke.Request{URL: ts.URL, Prompt: "The capital of France is", MaxTokens: 16, Contains: "Paris"},
 		})
-		ts.Close()
+		// Quiet longer than the request: the traceback is still open.
+		rep, out := watchWith(t, h, Config{Source: fileOf(path), Timeout: 10 * time.Second, Quiet: 5 * time.Second})
 		if rep.Outcome != Failed || len(rep.Failures) != 1 || rep.Failures[0].Kind != "cuda" {
-			t.Errorf("answers %v: outcome %s, failures %+v; want failure with the CUDA error:\n%s", answers, rep.Outcome, rep.Failures, out.String())
+			t.Errorf("answers %v: outcome %s, failures %+v; want failure with the CUDA error:\n%s", answers, rep.Outcome, rep.Failures, out)
 		}
 	}
 }
@@ -293,16 +301,11 @@ func TestCommandSourceOfTwoRuns(t *testing.T) {
 		filler.WriteString("[2026-06-17 22:08:00] INFO:     127.0.0.1:5000 - \"GET /health HTTP/1.1\" 200 OK\n")
 	}
 	path := logOf(t, fakesglang.Text(fakesglang.KernelStart())+filler.String()+fakesglang.Text(fakesglang.CleanStart()))
-	ts := httptest.NewServer(fakesglang.NewServer())
-	defer ts.Close()
-	var out bytes.Buffer
 	cfg := kernelRequired()
-	cfg.Source = &source.Command{Line: "cat " + path}
-	cfg.Out, cfg.Timeout, cfg.KernelWait = &out, 60*time.Second, 200*time.Millisecond
-	cfg.Smoke = smoke.Request{URL: ts.URL, Prompt: "The capital of France is", MaxTokens: 16, Contains: "Paris"}
-	rep := Run(context.Background(), cfg)
+	cfg.Source, cfg.Timeout = &source.Command{Line: "cat " + path}, 60*time.Second
+	rep, out := watchWith(t, fakesglang.NewServer(), cfg)
 	if rep.Outcome != Failed || rep.Kernel.Served != "unknown" {
-		t.Fatalf("outcome %s, kernel served %q; want failure, unknown (the kernel line is the first run's):\n%s", rep.Outcome, rep.Kernel.Served, out.String())
+		t.Fatalf("outcome %s, kernel served %q; want failure, unknown (the kernel line is the first run's):\n%s", rep.Outcome, rep.Kernel.Served, out)
 	}
 }
 
@@ -322,19 +325,14 @@ func (s exitingSource) Run(ctx context.Context, out chan<- source.Event) error {
 // The started server exits while the smoke request is out, which it had
 // answered: a server that is gone is not ready.
 func TestServerExitsAfterAnswering(t *testing.T) {
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/health" {
 			time.Sleep(200 * time.Millisecond)
 			w.Write([]byte(`{"text": "` + fakesglang.GoodAnswer + `"}`))
 		}
-	}))
-	defer ts.Close()
-	var out bytes.Buffer
-	rep := Run(context.Background(), Config{
-		Source: exitingSource{fakesglang.Lines(fakesglang.CleanStart())}, Out: &out, Timeout: 10 * time.Second,
-		Smoke: smoke.Request{URL: ts.URL, Prompt: "The capital of France is", MaxTokens: 16, Contains: "Paris"},
 	})
+	rep, out := watchWith(t, h, Config{Source: exitingSource{fakesglang.Lines(fakesglang.CleanStart())}, Timeout: 10 * time.Second})
 	if rep.Outcome != Failed || !strings.Contains(rep.Verdict, "segmentation fault") {
-		t.Fatalf("outcome %s, verdict %q; want failure naming the exit:\n%s", rep.Outcome, rep.Verdict, out.String())
+		t.Fatalf("outcome %s, verdict %q; want failure naming the exit:\n%s", rep.Outcome, rep.Verdict, out)
 	}
 }

@@ -404,7 +404,7 @@ func (w *watcher) notice(ev source.Event) {
 // can say that the MMA kernel serves it. Failures seen stay (with
 // --keep-going they are part of what happened).
 func (w *watcher) startOver() {
-	if len(w.seen) == 0 && len(w.rep.Kernel.Lines) == 0 && w.listening == "" {
+	if !w.runSeen() {
 		return
 	}
 	w.runs++
@@ -417,6 +417,12 @@ func (w *watcher) startOver() {
 	w.rep.Timeline = []Mark{}
 	w.rep.Kernel = newKernelReport(w.cfg)
 	w.p.line("%s note: phases start over (the kernel module's lines too)", stamp(w.since()))
+}
+
+// runSeen says whether the log has said anything of a run of the server
+// yet: a phase, a kernel module's line, the address it listens on.
+func (w *watcher) runSeen() bool {
+	return len(w.seen) > 0 || len(w.rep.Kernel.Lines) > 0 || w.listening != ""
 }
 
 // line handles one log line (or a piece of a long one); done reports that
@@ -447,7 +453,7 @@ func (w *watcher) line(ctx context.Context, ev source.Event) (Outcome, string, b
 	if ev.Continued {
 		rec = sglanglog.ParsePiece(raw)
 	}
-	if !ev.Continued && sglanglog.MatchStart(rec.Text) && (len(w.seen) > 0 || len(w.rep.Kernel.Lines) > 0) {
+	if !ev.Continued && sglanglog.MatchStart(rec.Text) && w.runSeen() {
 		// A second server_args= line: the log goes on with another run of
 		// the server (an earlier run's log appended to, "tee -a", read from
 		// its start; or a server restarted under the watch), and only that

@@ -23,6 +23,7 @@ import (
 	"github.com/mlagen/mlagen/changeset"
 	"github.com/mlagen/mlagen/watch"
 	"github.com/mlagen/mlagen/watch/baseline"
+	"github.com/mlagen/mlagen/watch/sglanglog"
 	"github.com/mlagen/mlagen/watch/smoke"
 	"github.com/mlagen/mlagen/watch/source"
 )
@@ -434,7 +435,7 @@ func (o *watchOpts) source(e *env) (source.Source, int) {
 		if err := logReadProblem(o.logPath); err != nil {
 			return nil, o.inputError(e, "--log: cannot read %s: %v; run the watch as a user who can read it, or give --cmd a command that can (--cmd \"sudo tail -n +1 -F %s\")", o.logPath, err, o.logPath)
 		}
-		f := &source.File{Path: o.logPath, StartsRun: watch.StartsRun}
+		f := &source.File{Path: o.logPath, StartsRun: sglanglog.StartsRun}
 		if o.fromEnd {
 			f.Offset = -1
 		}

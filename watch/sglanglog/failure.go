@@ -136,10 +136,11 @@ type Detector struct {
 	openRank   int  // signature rank that named open
 	tbSeen     bool // open contains a traceback
 	afterChain bool // last non-empty line of open was a chain separator
-	// afterHandled: the last record is a message SGLang logs with the
-	// traceback of an exception it handled (MatchHandled); a traceback
-	// that follows it is that one, not a failure.
-	afterHandled bool
+	// afterRecord: no traceback has followed the last record yet. If that
+	// record is a message SGLang logs with the traceback of an exception
+	// it handled (MatchHandled, asked only then: not on every line), the
+	// traceback that follows is that one, not a failure.
+	afterRecord bool
 	// handledEnded: the open handled traceback has had its exception line.
 	handledEnded bool
 	recordText   string // the last record's message
@@ -209,10 +210,10 @@ func (d *Detector) feed(raw string, rec Record, piece bool) *Failure {
 		closed = d.Flush()
 	}
 	if rec.Prefixed {
-		d.afterHandled = MatchHandled(rec.Text)
+		d.afterRecord = true
 		d.recordText, d.recordRank = strings.TrimSpace(rec.Text), rec.Rank
 	}
-	if d.afterHandled && !rec.Prefixed && tracebackRE.MatchString(rec.Text) {
+	if d.afterRecord && !rec.Prefixed && tracebackRE.MatchString(rec.Text) && MatchHandled(d.recordText) {
 		// Its lines are the handled exception's, whatever they say (a CUDA
 		// error a fallback caught): nothing in them is a failure.
 		d.open = &Failure{
@@ -225,7 +226,7 @@ func (d *Detector) feed(raw string, rec Record, piece bool) *Failure {
 			Context: append([]string(nil), d.recent...),
 			Lines:   []string{raw},
 		}
-		d.openRank, d.tbSeen, d.afterChain, d.afterHandled, d.handledEnded = -1, true, false, false, false
+		d.openRank, d.tbSeen, d.afterChain, d.afterRecord, d.handledEnded = -1, true, false, false, false
 		d.remember(raw)
 		return closed
 	}

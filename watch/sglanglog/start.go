@@ -13,6 +13,10 @@ var startRE = regexp.MustCompile(`^server_args=`)
 // MatchStart reports whether a record's text is a server's start.
 func MatchStart(text string) bool { return startRE.MatchString(text) }
 
+// StartsRun is MatchStart for a raw line of the log, prefix and colours
+// included (source.File's StartsRun).
+func StartsRun(line string) bool { return MatchStart(Parse(StripEscapes(line)).Text) }
+
 // handledMessages are the messages SGLang (0.5.14-0.5.23) logs below an
 // error's level with the traceback of an exception it handled:
 // logger.warning("...", exc_info=True) writes the message, then the
