@@ -2,6 +2,7 @@ package patches
 
 import (
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -99,6 +100,44 @@ func TestNeverWritesOutsideRoot(t *testing.T) {
 	}
 	if got := readFile(t, filepath.Join(outside, "victim.py")); !strings.HasPrefix(got, "def _run_triton") {
 		t.Errorf("file outside the root was changed: %q", got)
+	}
+}
+
+// A symlinked .py file that points out of the tree is part of the package
+// Python imports but not of what mlagen reads or writes: where it names the
+// old function the proof cannot pass (it may call the old kernel), and the
+// patch writes nothing; a linked file that does not name it is no obstacle.
+func TestOutsideLinkNamingTheFunction(t *testing.T) {
+	for _, c := range []struct {
+		name, body string
+		refused    bool
+	}{
+		{"names it", "from pkg.flash_mla_sm120_triton import _run_triton_sparse_decode\n\n\ndef f(q):\n    return _run_triton_sparse_decode(q, None, None, None, 1.0)\n", true},
+		{"does not", "def f(q):\n    return q\n", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			outside := t.TempDir()
+			writeFiles(t, outside, map[string]string{"plugin.py": c.body})
+			root := t.TempDir()
+			writeFiles(t, root, upstreamFiles())
+			if err := os.Symlink(filepath.Join(outside, "plugin.py"), filepath.Join(root, "pkg", "plugin.py")); err != nil {
+				t.Fatal(err)
+			}
+			before := snapshot(t, root)
+			_, err := Run(patchJob(t, root))
+			if !c.refused {
+				if err != nil {
+					t.Fatalf("patch refused a tree whose outside link does not name the function: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), "pkg/plugin.py is a symlink to a file outside the tree") {
+				t.Errorf("want a refusal naming the link, got %v", err)
+			}
+			if !maps.Equal(before, snapshot(t, root)) {
+				t.Error("a refused patch changed the tree")
+			}
+		})
 	}
 }
 

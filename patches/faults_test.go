@@ -2,6 +2,7 @@ package patches
 
 import (
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -376,15 +377,70 @@ func TestOutOfDateBlockUpdated(t *testing.T) {
 	writeFiles(t, root, upstreamFiles())
 	runOK(t, patchJob(t, root))
 	mod := filepath.Join(root, "pkg/flash_mla_sm120_triton.py")
-	// Upstream adds a parameter to the old function (outside the block).
+	// Upstream annotates a parameter of the old function (outside the block).
 	old := "def _run_triton_sparse_decode(q, k_cache, indices, topk_length, softmax_scale):"
-	writeFiles(t, root, map[string]string{"pkg/flash_mla_sm120_triton.py": strings.Replace(readFile(t, mod), old, strings.TrimSuffix(old, "):")+", out=None):", 1)})
+	writeFiles(t, root, map[string]string{"pkg/flash_mla_sm120_triton.py": strings.Replace(readFile(t, mod), old, strings.TrimSuffix(old, "):")+": float):", 1)})
 	rep := runOK(t, patchJob(t, root))
 	if !rep.OK() || !strings.Contains(rep.String(), "dispatcher _run_sparse_decode updated") {
 		t.Fatalf("an out-of-date dispatcher was not brought up to date:\n%s", rep)
 	}
-	if got := readFile(t, mod); !strings.Contains(got, "def _run_sparse_decode(q, k_cache, indices, topk_length, softmax_scale, out=None):") {
+	if got := readFile(t, mod); !strings.Contains(got, "def _run_sparse_decode(q, k_cache, indices, topk_length, softmax_scale: float):") {
 		t.Errorf("dispatcher signature not updated:\n%s", got)
+	}
+}
+
+// A parameter the kernel's sparse_decode does not take (an out= buffer, a
+// flag), or the kernel's parameters in another order or under other names,
+// is refused before and after a patch: the dispatcher passes the kernel
+// its parameters by position, and would drop the others on the MMA path.
+func TestDispatcherSignatureChanged(t *testing.T) {
+	old := "def _run_triton_sparse_decode(q, k_cache, indices, topk_length, softmax_scale):"
+	for _, c := range []struct{ name, def string }{
+		{"added", "def _run_triton_sparse_decode(q, k_cache, indices, topk_length, softmax_scale, out=None):"},
+		{"keyword only", "def _run_triton_sparse_decode(q, k_cache, indices, topk_length, softmax_scale, *, return_lse=False):"},
+		{"kwargs", "def _run_triton_sparse_decode(q, k_cache, indices, topk_length, softmax_scale, **kw):"},
+		{"reordered", "def _run_triton_sparse_decode(q, k_cache, indices, softmax_scale, topk_length=None):"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			for _, patched := range []bool{false, true} {
+				root := t.TempDir()
+				writeFiles(t, root, upstreamFiles())
+				if patched {
+					runOK(t, patchJob(t, root))
+				}
+				mod := filepath.Join(root, "pkg/flash_mla_sm120_triton.py")
+				writeFiles(t, root, map[string]string{"pkg/flash_mla_sm120_triton.py": strings.Replace(readFile(t, mod), old, c.def, 1)})
+				before := snapshot(t, root)
+				_, err := Run(patchJob(t, root))
+				if err == nil || !strings.Contains(err.Error(), "its parameters changed") {
+					t.Errorf("patched %v: want a refusal naming the changed parameters, got %v", patched, err)
+				}
+				if after := snapshot(t, root); !maps.Equal(before, after) {
+					t.Errorf("patched %v: a refused patch changed the tree", patched)
+				}
+			}
+		})
+	}
+}
+
+// The same for the whole call: a parameter SGLang adds (an out= buffer)
+// would be dropped by the guard, which hands the kernel the contract's.
+func TestWholeCallSignatureChanged(t *testing.T) {
+	root := t.TempDir()
+	files := upstreamFiles()
+	old := "    extra_topk_length=None,\n"
+	if !strings.Contains(files["pkg/flash_mla_sm120_triton.py"], old) {
+		t.Fatal("the fixture's whole call is not as this test expects")
+	}
+	files["pkg/flash_mla_sm120_triton.py"] = strings.Replace(files["pkg/flash_mla_sm120_triton.py"], old, old+"    out=None,\n", 1)
+	writeFiles(t, root, files)
+	before := snapshot(t, root)
+	_, err := Run(patchJob(t, root))
+	if err == nil || !strings.Contains(err.Error(), "SGLang changed the whole call") {
+		t.Errorf("want a refusal naming the whole call's changed parameters, got %v", err)
+	}
+	if !maps.Equal(before, snapshot(t, root)) {
+		t.Error("a refused patch changed the tree")
 	}
 }
 

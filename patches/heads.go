@@ -80,7 +80,7 @@ func (s *session) headsMethodSite(fi *resolve.Info, def int32) headsSite {
 	st := fi.Syntax()
 	line, _ := resolve.LineCol(st.Src(), st.Start(def))
 	site := headsSite{path: fi.Path(), line: line, where: qualifiedDef(st, st.Child(def, "name")), shape: headsMethod}
-	if site.why = s.headsNames(fi); site.why != "" {
+	if site.why = s.headsNames(fi, def); site.why != "" {
 		return site
 	}
 	t, why := bodyTop(fi, def)
@@ -124,7 +124,7 @@ func (s *session) headsPaddingSite(fi *resolve.Info, asg int32) (headsSite, bool
 		site.why = fmt.Sprintf("%s is not followed by `if self.%s is None:` sizing the sink from it, a shape mlagen does not know", h.Padded, h.Sink)
 		return site, true
 	}
-	if site.why = s.headsNames(fi); site.why != "" {
+	if site.why = s.headsNames(fi, def); site.why != "" {
 		return site, true
 	}
 	at := lineEnd(src, st.End(stmt))
@@ -170,10 +170,11 @@ func emptyArgs(st *resolve.Syntax, args int32) bool {
 	return args >= 0 && strings.Join(strings.Fields(st.Text(args)), "") == "()"
 }
 
-// headsNames says why the guard cannot read what it reads in fi ("" when it
-// can): the gate through SGLang's envs, imported at module level, and the GPU
-// through torch.
-func (s *session) headsNames(fi *resolve.Info) string {
+// headsNames says why the guard cannot read what it reads in the function
+// def of fi ("" when it can): the gate through SGLang's envs, imported at
+// module level, and the GPU through torch, neither bound in the function
+// itself (the guard reads them before any statement of the function).
+func (s *session) headsNames(fi *resolve.Info, def int32) string {
 	env := s.environ()
 	if env == nil {
 		return fmt.Sprintf("the tree has no %s with class %s to read the gate through", s.rec.EnvironFile, s.rec.EnvironClass)
@@ -183,6 +184,11 @@ func (s *session) headsNames(fi *resolve.Info) string {
 	}
 	if !fi.Binds("torch") {
 		return "the module does not import torch at module level"
+	}
+	for _, name := range []string{s.rec.EnvironImport, "torch"} {
+		if fi.BindsLocally(def, name) {
+			return fmt.Sprintf("the function binds %s itself (a parameter, an assignment or an import in it), so the guard's read of the module's %s would raise UnboundLocalError; import it at module level only", name, name)
+		}
 	}
 	return ""
 }

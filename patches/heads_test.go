@@ -106,3 +106,37 @@ func TestVerifyHeadsGuard(t *testing.T) {
 		})
 	}
 }
+
+// A model function that binds envs or torch itself (a local import, an
+// assignment, a parameter) makes the name local to the whole function: a
+// guard at its top reading the module's would raise UnboundLocalError on
+// every call, gate set or not. That place is left padded, and the route
+// says why.
+func TestHeadsGuardLocalName(t *testing.T) {
+	for _, c := range []struct{ name, local string }{
+		{"envs imported", "        from sglang.srt.environ import envs\n"},
+		{"torch imported", "        import torch\n"},
+		{"envs assigned", "        envs = None\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			const at = "        q_padded = None\n"
+			if !strings.Contains(headsModel, at) {
+				t.Fatal("the model is not as this test expects")
+			}
+			files := upstreamFiles()
+			files[headsModelPath] = strings.Replace(headsModel, at, at+c.local, 1)
+			root := t.TempDir()
+			writeFiles(t, root, files)
+			rep := runOK(t, patchJob(t, root))
+			if len(rep.Route.Heads) != 1 {
+				t.Fatalf("want one heads place, got %d:\n%s", len(rep.Route.Heads), rep)
+			}
+			if h := rep.Route.Heads[0]; h.Wired || !strings.Contains(h.How, "UnboundLocalError") {
+				t.Errorf("a function that binds the guard's name itself got the guard, or no reason:\n%s", rep)
+			}
+			if got := readFile(t, filepath.Join(root, headsModelPath)); got != files[headsModelPath] {
+				t.Errorf("the model was changed:\n%s", got)
+			}
+		})
+	}
+}

@@ -167,6 +167,17 @@ func (p *planner) definition() error {
 		l, _ := resolve.LineCol(st.Src(), st.Start(p.def))
 		return &Problem{Msg: fmt.Sprintf("%s:%d: %s is defined inside a block (if/try/with), not at top level; wire it by hand", mod, l, rec.Old)}
 	}
+	// The dispatcher's fallback calls the old function by its module-level
+	// name: a statement that binds that name again (a wrapper such as
+	// torch.compiler.disable, whose argument the patch would rename) would
+	// make the fallback the dispatcher itself, or something else.
+	if again := p.s.Rebinds(mod, rec.Old, p.def); len(again) > 0 {
+		var lines []string
+		for _, r := range again {
+			lines = append(lines, fmt.Sprintf("%s:%d: %s", r.Path, r.Line, r.Code))
+		}
+		return &Problem{Msg: fmt.Sprintf("%s binds %s besides its def; the dispatcher's fallback calls that name, so after the patch it would reach the dispatcher itself (endless recursion) or what the statement binds: wrap the function inside its def (a decorator), or wire it by hand:", mod, rec.Old), Lines: lines}
+	}
 	if hasBlock(fi, rec, partDispatcher) {
 		return nil
 	}

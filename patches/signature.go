@@ -94,25 +94,31 @@ func paramName(st *resolve.Syntax, c int32) (star, name string) {
 	return "", ""
 }
 
-// dispatcherArgs maps the old function's first positional parameters onto
-// the kernel's sparse_decode signature.
+// dispatcherArgs checks that the old function's parameters are the
+// kernel's sparse_decode signature, by name and order, and nothing more: the
+// dispatcher passes them by position, so a reordered or renamed parameter
+// would pass the wrong tensor, and one the kernel does not take (an out=
+// buffer, a flag) would be dropped on the MMA path.
 func (sig signature) dispatcherArgs(rec *Recipe) ([]string, error) {
-	if len(sig.positional) < len(rec.KernelParams) {
-		return nil, fmt.Errorf("%s takes %d positional parameters; the kernel's sparse_decode needs %d (%s)",
-			rec.Old, len(sig.positional), len(rec.KernelParams), strings.Join(rec.KernelParams, ", "))
+	if !sig.exactly(rec.KernelParams) {
+		return nil, fmt.Errorf("%s takes (%s); the kernel's sparse_decode takes (%s): its parameters changed, so it is not wired (wire it by hand or use a newer mlagen)",
+			rec.Old, strings.Join(sig.forward, ", "), strings.Join(rec.KernelParams, ", "))
 	}
-	return sig.positional[:len(rec.KernelParams)], nil
+	return sig.positional, nil
 }
 
-// wholeCallArgs checks that the whole call's first positional parameters
-// are the kernel's whole-call contract, by name and order: the kernel takes
-// them by position, so a reordered or renamed parameter would pass the
-// wrong tensor.
+// wholeCallArgs checks the whole call's parameters against the kernel's
+// whole-call contract the same way.
 func (sig signature) wholeCallArgs(rec *Recipe) ([]string, error) {
-	want := rec.WholeCall.Params
-	if len(sig.positional) < len(want) || strings.Join(sig.positional[:len(want)], ",") != strings.Join(want, ",") {
+	if !sig.exactly(rec.WholeCall.Params) {
 		return nil, fmt.Errorf("%s takes (%s); the kernel's %s takes (%s): SGLang changed the whole call, so it is not wired (wire it by hand or use a newer mlagen)",
-			rec.WholeCall.Function, strings.Join(sig.positional, ", "), rec.WholeCall.Decode, strings.Join(want, ", "))
+			rec.WholeCall.Function, strings.Join(sig.forward, ", "), rec.WholeCall.Decode, strings.Join(rec.WholeCall.Params, ", "))
 	}
-	return sig.positional[:len(want)], nil
+	return sig.positional, nil
+}
+
+// exactly reports whether the parameters are want, positional, in order,
+// with no others (keyword-only, *args, **kwargs).
+func (sig signature) exactly(want []string) bool {
+	return len(sig.forward) == len(want) && strings.Join(sig.positional, ",") == strings.Join(want, ",")
 }

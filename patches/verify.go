@@ -164,8 +164,27 @@ func (v *verifier) references() {
 	}
 	rep.Missed = append(rep.Missed, v.s.brokenRefs(rep)...)
 	sort.SliceStable(rep.Missed, func(i, j int) bool { return refLess(rep.Missed[i], rep.Missed[j]) })
-	rep.Unjudged = append(rep.Unjudged, v.s.unjudged(append(wired.Unjudged, missed.Unjudged...))...)
-	rep.Review = missed.Review
+	unjudged := append(wired.Unjudged, missed.Unjudged...)
+	for _, r := range missed.Review {
+		switch {
+		case r.Kind == resolve.AllEntry && r.Path != v.mod:
+			// A module re-exporting the function by name in __all__: its
+			// import is renamed, so `from it import *` would raise
+			// AttributeError (the defining module keeps the name).
+			r.Kind = "the name in __all__ of a module whose import of it is rewired"
+			unjudged = append(unjudged, r)
+		case strings.HasPrefix(r.Kind, "string") && !testPath(r.Path):
+			// A string naming the function in the server's code is a
+			// lookup by name (getattr, importlib, a registry) that keeps
+			// the old kernel; in tests it is usually a mock.patch target,
+			// for review.
+			r.Kind = "the name as a string outside tests (getattr, importlib, a registry)"
+			unjudged = append(unjudged, r)
+		default:
+			rep.Review = append(rep.Review, r)
+		}
+	}
+	rep.Unjudged = append(rep.Unjudged, v.s.unjudged(unjudged)...)
 	rep.Files = len(files)
 }
 
@@ -209,7 +228,19 @@ func (s *session) brokenRefs(rep *Report) []Ref {
 func (s *session) unjudged(refs []resolve.Ref) []string {
 	var out []string
 	for _, r := range refs {
-		out = append(out, fmt.Sprintf("%s:%d: %s: %s; mlagen cannot tell whether it is the one it wires (patch the tree that holds that module, or import from the module in this tree)", r.Path, r.Line, r.Kind, r.Code))
+		why := "mlagen cannot tell whether it is the one it wires (patch the tree that holds that module, or import from the module in this tree)"
+		switch {
+		case strings.HasPrefix(r.Kind, "attribute"):
+			why = "mlagen cannot tell whether it is the one it wires (call it through a name imported from its module, or, if it is another function, name it otherwise)"
+		case strings.HasPrefix(r.Kind, "the name in __all__"):
+			why = "once the import is rewired, `from` that module `import *` would raise AttributeError (take it out of __all__: a private name needs no entry there)"
+		case strings.HasPrefix(r.Kind, "the name as a string"):
+			why = "mlagen cannot follow a lookup by name, which would keep the old kernel (refer to it through a name imported from its module, or wire it by hand)"
+		}
+		out = append(out, fmt.Sprintf("%s:%d: %s: %s; %s", r.Path, r.Line, r.Kind, r.Code, why))
+	}
+	for _, p := range s.co.Tree.OutsideSpelling(s.rec.Old, s.rec.Dispatcher) {
+		out = append(out, fmt.Sprintf("%s is a symlink to a file outside the tree, which mlagen neither reads as the tree's nor writes, and it names %s or %s: give the root that holds the file, or replace the link with a copy", p, s.rec.Old, s.rec.Dispatcher))
 	}
 	for _, p := range s.co.Tree.NonUTF8Spelling(s.rec.Old, s.rec.Dispatcher) {
 		out = append(out, fmt.Sprintf("%s is neither UTF-8 nor declares a single-byte encoding (# -*- coding: latin-1 -*-), so mlagen cannot read it, and it names %s or %s: fix its encoding (or its declaration) and run again", p, s.rec.Old, s.rec.Dispatcher))

@@ -121,6 +121,13 @@ func (s *session) wholeCallWant(fi *resolve.Info, g gateRead) (*want, string) {
 	name := rec.WholeCall.Function
 	def := fi.TopDef(name)
 	if def < 0 {
+		// SGLang defines the whole call beside the per-cache function; one
+		// moved elsewhere would keep calling the old path with the gate set
+		// (no whole-call guard, and no route guard, which forwards to it).
+		if elsewhere := s.definers(name); len(elsewhere) > 0 {
+			return nil, fmt.Sprintf("%s defines %s, but %s, which defines %s, does not: mlagen guards the whole call only beside the per-cache function, as SGLang has them, so the gate would not reach it; wire it by hand",
+				strings.Join(elsewhere, ", "), name, fi.Path(), rec.Old)
+		}
 		return nil, ""
 	}
 	st := fi.Syntax()

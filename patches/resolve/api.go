@@ -144,3 +144,21 @@ func (fi *Info) Binds(name string) bool {
 	}
 	return false
 }
+
+// BindsLocally reports whether the function defined at node def binds name
+// in its own scope (a parameter, an assignment, a local import) without
+// declaring it global or nonlocal: then every read of name in its body is
+// of that local, and one before the binding raises UnboundLocalError.
+func (fi *Info) BindsLocally(def int32, name string) bool {
+	for _, sc := range fi.scopes {
+		if sc.kind != scFunction || sc.def != def || sc.global[name] || sc.nonlocal[name] {
+			continue
+		}
+		for _, b := range sc.binds[name] {
+			if !inRanges(fi.ignore, fi.st.nodes[b.node].start) {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -133,7 +133,11 @@ func (r *resolver) references(q Query, review bool) RefSet {
 		r.fromRefs(&rs, fi, q, review)
 		if review {
 			for _, s := range fi.strs {
-				rs.Review = append(rs.Review, mkRef(fi, s, "string (not rewired)"))
+				kind := "string (not rewired)"
+				if inAll(fi, s) {
+					kind = AllEntry
+				}
+				rs.Review = append(rs.Review, mkRef(fi, s, kind))
 			}
 		}
 	}
@@ -141,6 +145,35 @@ func (r *resolver) references(q Query, review bool) RefSet {
 	sort.SliceStable(rs.Review, func(i, j int) bool { return refLess(rs.Review[i], rs.Review[j]) })
 	sort.SliceStable(rs.Unjudged, func(i, j int) bool { return refLess(rs.Unjudged[i], rs.Unjudged[j]) })
 	return rs
+}
+
+// AllEntry is the kind of a review item that is an entry of the module's
+// __all__ list (a star import's names).
+const AllEntry = "__all__ entry (not rewired)"
+
+// inAll reports whether string node i is an element of a module-level
+// `__all__ = [...]` (list, tuple or set, parenthesised or not).
+func inAll(fi *Info, i int32) bool {
+	st := fi.st
+	seq := st.nodes[i].parent
+	if seq < 0 {
+		return false
+	}
+	switch st.nodes[seq].kind {
+	case "list", "tuple", "set":
+	default:
+		return false
+	}
+	asg := st.nodes[seq].parent
+	if asg >= 0 && st.nodes[asg].kind == "parenthesized_expression" {
+		asg = st.nodes[asg].parent
+	}
+	if asg < 0 || st.nodes[asg].kind != "assignment" {
+		return false
+	}
+	left := st.child(asg, "left")
+	stmt := st.nodes[asg].parent
+	return left >= 0 && st.text(left) == "__all__" && stmt >= 0 && st.nodes[stmt].parent == 0
 }
 
 // matching splits vals into the one q matches (if any), whether one matches
@@ -233,10 +266,19 @@ func (r *resolver) unboundUse(rs *RefSet, fi *Info, u use, q Query, review bool)
 	}
 }
 
-// attrUse classifies module.NAME against q.
+// attrUse classifies module.NAME against q. An object that is not a module
+// of the tree (a variable or attribute holding a module, an
+// importlib.import_module call, torch.ops.<ns>) may still reach the target:
+// where the attribute spells a name q looks for, that use is unjudged, since
+// passing over it would let the proof miss a call that keeps the old kernel.
 func (r *resolver) attrUse(rs *RefSet, fi *Info, u use, q Query) {
 	name := fi.st.text(u.node)
-	for _, v := range r.expr(fi, u.obj, u.scope) {
+	vals := r.expr(fi, u.obj, u.scope)
+	if q.named(name) && !allModules(vals) && !ownMethod(fi, u, name) {
+		rs.Unjudged = append(rs.Unjudged, mkRef(fi, u.node, "attribute of a value that is not a module of this tree (a variable, self, a call, torch.ops)"))
+		return
+	}
+	for _, v := range vals {
 		if !v.mod {
 			continue
 		}
@@ -255,6 +297,42 @@ func (r *resolver) attrUse(rs *RefSet, fi *Info, u use, q Query) {
 		}
 		return
 	}
+}
+
+// ownMethod reports whether obj.NAME is self.NAME (or cls.NAME) in a
+// method of a class that defines NAME itself: the class's own method, not
+// the module's function of that name.
+func ownMethod(fi *Info, u use, name string) bool {
+	if obj := fi.st.text(u.obj); obj != "self" && obj != "cls" {
+		return false
+	}
+	for sc := u.scope; sc > 0; sc = fi.scopes[sc].parent {
+		if fi.scopes[sc].kind != scFunction {
+			continue
+		}
+		cls := fi.scopes[sc].parent
+		if cls < 0 || fi.scopes[cls].kind != scClass {
+			return false
+		}
+		for _, b := range fi.scopes[cls].binds[name] {
+			if b.kind == bDef {
+				return true
+			}
+		}
+		return false
+	}
+	return false
+}
+
+// allModules reports whether an object's values are all modules (and it
+// has some): then the attribute's own module says what it is.
+func allModules(vals []Val) bool {
+	for _, v := range vals {
+		if !v.mod {
+			return false
+		}
+	}
+	return len(vals) > 0
 }
 
 func (r *resolver) site(fi *Info, u use, v Val, kind string, rename, bare bool) Site {

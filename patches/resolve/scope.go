@@ -29,7 +29,8 @@ type scope struct {
 	binds    map[string][]*binding
 	global   map[string]bool
 	nonlocal map[string]bool
-	nested   bool // a function scope inside another function
+	nested   bool  // a function scope inside another function
+	def      int32 // a function scope: its function_definition node
 }
 
 type bindKind uint8
@@ -323,6 +324,7 @@ func (a *analyzer) declare(i int32, sc int, global bool) {
 func (a *analyzer) visitFunction(i int32, sc int) {
 	st := a.st
 	fs := a.newScope(scFunction, sc)
+	a.fi.scopes[fs].def = i
 	for c := st.nodes[i].first; c >= 0; c = st.nodes[c].next {
 		switch st.nodes[c].field {
 		case "name":

@@ -297,6 +297,31 @@ func (s *Session) Bindings(path, name string) []Bound {
 	return out
 }
 
+// Rebinds lists the statements that bind name in the module namespace of
+// the file at path, other than the definition at node def: a module-level
+// assignment, import or second def, or a binding in a function that
+// declares the name global.
+func (s *Session) Rebinds(path, name string, def int32) []Ref {
+	fi := s.infos[path]
+	if fi == nil {
+		return nil
+	}
+	var out []Ref
+	for i, sc := range fi.scopes {
+		if i != 0 && !sc.global[name] {
+			continue
+		}
+		for _, b := range sc.binds[name] {
+			if fi.st.nodes[b.node].parent == def || inRanges(fi.ignore, fi.st.nodes[b.node].start) {
+				continue
+			}
+			out = append(out, mkRef(fi, b.node, "binding"))
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return refLess(out[i], out[j]) })
+	return out
+}
+
 // UnboundUses lists the uses of name in the file at path that no scope
 // binds, outside the ignored ranges, as sites (renaming one renames the
 // use).

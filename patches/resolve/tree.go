@@ -62,6 +62,9 @@ type Tree struct {
 	paths []string
 	// skipped holds the bytes of the NonUTF8 files.
 	skipped map[string][]byte
+	// outside holds the bytes of the .py files that Outside links point
+	// to: read to say whether they name what is wired, never written.
+	outside map[string][]byte
 }
 
 // Link is an in-tree symlink: Path (the link) resolves to Target, both
@@ -110,10 +113,22 @@ func (t *Tree) finish() {
 // NonUTF8Spelling lists the skipped files (NonUTF8) whose bytes hold one
 // of words: files mlagen cannot read that may refer to what it wires.
 func (t *Tree) NonUTF8Spelling(words ...string) []string {
+	return spelling(t.NonUTF8, t.skipped, words)
+}
+
+// OutsideSpelling lists the symlinked .py files that point out of the tree
+// (Outside) whose bytes hold one of words: code Python imports as part of
+// the package but mlagen neither reads as the tree's nor writes.
+func (t *Tree) OutsideSpelling(words ...string) []string {
+	return spelling(t.Outside, t.outside, words)
+}
+
+// spelling lists the paths whose data holds one of words.
+func spelling(paths []string, data map[string][]byte, words []string) []string {
 	var out []string
-	for _, p := range t.NonUTF8 {
+	for _, p := range paths {
 		for _, w := range words {
-			if w != "" && bytes.Contains(t.skipped[p], []byte(w)) {
+			if w != "" && bytes.Contains(data[p], []byte(w)) {
 				out = append(out, p)
 				break
 			}
@@ -181,6 +196,14 @@ func Scan(root string) (*Tree, error) {
 		if d.Type()&fs.ModeSymlink != 0 {
 			if target, ok := insideRoot(abs, p); !ok {
 				t.Outside = append(t.Outside, rel)
+				if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && strings.HasSuffix(d.Name(), ".py") {
+					if data, err := os.ReadFile(p); err == nil {
+						if t.outside == nil {
+							t.outside = map[string][]byte{}
+						}
+						t.outside[rel] = data
+					}
+				}
 			} else if l, ok := link(abs, rel, target); ok {
 				t.Links = append(t.Links, l)
 			}
@@ -292,7 +315,7 @@ type Update struct {
 // their cached prefilter verdicts) with t.
 func (t *Tree) With(updates []Update) *Tree {
 	n := &Tree{Root: t.Root, Package: t.Package, Files: make(map[string]*File, len(t.Files)), NonUTF8: t.NonUTF8, Outside: t.Outside,
-		Links: t.Links, skipped: t.skipped}
+		Links: t.Links, skipped: t.skipped, outside: t.outside}
 	for k, v := range t.Files {
 		n.Files[k] = v
 	}
