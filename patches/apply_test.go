@@ -5,6 +5,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -143,3 +144,25 @@ func TestOutsideLinkNamingTheFunction(t *testing.T) {
 
 // unifiedDiff is the diff of changes as a dry run prints it.
 func unifiedDiff(changes []Change) string { return changeset.Set{Changes: changes}.Diff() }
+
+// wordsAt finds a name as a whole word outside comments and outside a
+// string that is only the name; each row's offsets are where it is kept.
+func TestWordsAt(t *testing.T) {
+	for _, c := range []struct {
+		src  string
+		want []int
+	}{
+		{"k[g](x)\n", []int{0}},
+		{"from m import k as f\n", []int{14}},
+		{"kk = k2 + _k\n", nil},
+		{"  # k[g](x)\n", nil},
+		{"x = 1  # k\n", []int{9}},
+		{"names = ('k', \"k\")\n", nil},
+		{"doc = 'k runs here'\n", []int{7}},
+		{"m.k[g](x)\n", []int{2}},
+	} {
+		if got := wordsAt([]byte(c.src), "k"); !slices.Equal(got, c.want) {
+			t.Errorf("wordsAt(%q) = %v, want %v", c.src, got, c.want)
+		}
+	}
+}

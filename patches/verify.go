@@ -185,6 +185,7 @@ func (v *verifier) references() {
 		}
 	}
 	rep.Unjudged = append(rep.Unjudged, v.s.unjudged(unjudged)...)
+	rep.Unjudged = append(rep.Unjudged, v.s.kernelLaunches(v.fi)...)
 	rep.Files = len(files)
 }
 

@@ -162,3 +162,7 @@ func (fi *Info) BindsLocally(def int32, name string) bool {
 	}
 	return false
 }
+
+// WordAt lists the offsets in src where word occurs as a whole identifier
+// (not inside a longer one).
+func WordAt(src []byte, word string) []int { return wordAt(src, word) }
