@@ -103,6 +103,15 @@ func (s *session) routes(mod string, g gateRead) routeScan {
 		}
 		line, _ := resolve.LineCol(st.Src(), st.Start(def))
 		e := entry{path: site.Path, fn: st.Text(st.Child(def, "name")), line: line}
+		if br == nil {
+			// No backend choice mlagen reads decides the call: it must then
+			// run on every call of the function, or the gate may never reach
+			// it (a choice made another way, one level up, or earlier).
+			if prob := s.unconditional(fi, def, site.Node); prob != "" {
+				rs.problems = append(rs.problems, fmt.Sprintf("%s:%d: %s", site.Path, site.Line, prob))
+				continue
+			}
+		}
 		if br != nil {
 			e.choice = br.choice
 			ge := g
@@ -117,7 +126,47 @@ func (s *session) routes(mod string, g gateRead) routeScan {
 		seen[k] = len(rs.entries)
 		rs.entries = append(rs.entries, e)
 	}
+	if len(rs.entries) == 0 && len(rs.problems) == 0 {
+		if prob := s.bypassed(mod); prob != "" {
+			rs.problems = append(rs.problems, prob)
+		}
+	}
 	return rs
+}
+
+// bypassed says why a whole call that no function in the tree calls does
+// not carry the route ("" when it may): the tree makes a backend choice (it
+// names one of the recipe's variables), and the per-cache function is
+// called from another function than the whole call (a fork's new whole
+// call, say): a decode path below a choice that gets no route guard, so
+// that with SGLang's default backend the gate would do nothing there.
+func (s *session) bypassed(mod string) string {
+	fi := s.Info(mod)
+	if fi == nil || s.choiceFile() == "" {
+		return ""
+	}
+	st := fi.Syntax()
+	whole := fi.TopDef(s.rec.WholeCall.Function)
+	if whole < 0 {
+		return ""
+	}
+	inside := func(n, def int32) bool {
+		return def >= 0 && st.Start(n) >= st.Start(def) && st.End(n) <= st.End(def)
+	}
+	disp := fi.TopDef(s.rec.Dispatcher)
+	for _, name := range []string{s.rec.Old, s.rec.Dispatcher} {
+		for _, site := range s.References(resolve.Def(mod, name), false).Sites {
+			if strings.HasPrefix(site.Kind, "import") || testPath(site.Path) {
+				continue
+			}
+			if site.Path == mod && (inside(site.Node, whole) || inside(site.Node, disp)) {
+				continue
+			}
+			return fmt.Sprintf("%s:%d: no function in this tree calls %s, but %s reaches the per-cache function %s, and %s chooses the backend: that choice gets no route guard, so with SGLang's default backend the gate would do nothing there; wire it by hand",
+				site.Path, site.Line, s.rec.WholeCall.Function, qualifiedDef(s.Info(site.Path).Syntax(), site.Node), s.rec.Old, s.choiceFile())
+		}
+	}
+	return ""
 }
 
 // enclosingDef is the nearest function definition around node i, or -1.
@@ -257,4 +306,91 @@ func (s *session) knownChoices() string {
 		out = append(out, c.Variable+" ("+c.Releases+")")
 	}
 	return strings.Join(out, ", ")
+}
+
+// unconditional says why the call at node, which no backend choice mlagen
+// reads decides, may still not run on every call of def ("" when it runs
+// on each): a conditional around it within def (an if, a match, a loop, a
+// conditional expression or boolean operator, an except clause), a return
+// before it, or def itself used elsewhere in its module (a private helper
+// called by the function that makes the choice, or kept in a table of
+// backends), where mlagen cannot see the choice that picks it.
+func (s *session) unconditional(fi *resolve.Info, def, node int32) string {
+	st := fi.Syntax()
+	body := st.Child(def, "body")
+	fn := st.Text(st.Child(def, "name"))
+	call := s.rec.WholeCall.Function
+	top := node // the statement of def's body that holds the call
+	for n, p := node, st.Parent(node); p >= 0; n, p = p, st.Parent(p) {
+		if p == body {
+			top = n
+			break
+		}
+		switch st.Kind(p) {
+		case "if_statement", "elif_clause", "else_clause", "match_statement", "case_clause",
+			"for_statement", "while_statement", "conditional_expression", "boolean_operator",
+			"except_clause", "lambda":
+			line, _ := resolve.LineCol(st.Src(), st.Start(p))
+			what := strings.ReplaceAll(st.Kind(p), "_", " ")
+			article := "a"
+			if strings.ContainsRune("aeiou", rune(what[0])) {
+				article = "an"
+			}
+			return fmt.Sprintf("%s calls %s inside %s %s (line %d) that mlagen does not read as a backend choice, so with the gate set the MMA kernel may not run; wire it by hand", fn, call, article, what, line)
+		}
+	}
+	for c := st.First(body); c >= 0 && c != top; c = st.Next(c) {
+		if r := returnIn(st, c); r >= 0 {
+			line, _ := resolve.LineCol(st.Src(), st.Start(r))
+			return fmt.Sprintf("%s can return at line %d, before it calls %s, so a decode call may never reach the gate there; wire it by hand", fn, line, call)
+		}
+	}
+	if strings.HasPrefix(fn, "_") && st.Parent(def) == 0 {
+		src := st.Src()
+		for _, at := range wordsAt(src, fn) {
+			if at < st.Start(def) || at >= st.End(def) {
+				line, _ := resolve.LineCol(src, at)
+				return fmt.Sprintf("%s calls %s and is itself used at line %d of its module: the choice that picks %s is made there, where mlagen puts no guard; wire it by hand", fn, call, line, fn)
+			}
+		}
+	}
+	return ""
+}
+
+// returnIn is the first return (or yield) statement in statement n that
+// leaves the function n belongs to, or -1; nested functions, lambdas and
+// classes are their own.
+func returnIn(st *resolve.Syntax, n int32) int32 {
+	found := int32(-1)
+	st.Descendants(n, func(i int32) bool {
+		if found >= 0 {
+			return false
+		}
+		switch st.Kind(i) {
+		case "function_definition", "lambda", "class_definition":
+			return false
+		case "return_statement", "yield":
+			found = i
+			return false
+		}
+		return true
+	})
+	return found
+}
+
+// choiceFile is the first file of the tree (tests aside) that names one of
+// the recipe's backend-choice variables, or "".
+func (s *session) choiceFile() string {
+	for _, p := range s.co.Tree.Paths() {
+		f, ok := s.co.Tree.Files[p]
+		if !ok || testPath(p) {
+			continue
+		}
+		for _, c := range s.rec.Route.Choices {
+			if len(resolve.WordAt(f.Data, c.Variable)) > 0 {
+				return p
+			}
+		}
+	}
+	return ""
 }

@@ -234,6 +234,15 @@ func (s *session) routeGuard(fi *resolve.Info, def int32, br *branch, g gateRead
 	for k > 0 && s.choiceStatement(fi, stmts[k-1]) {
 		k--
 	}
+	// The guard goes right before the choice: a return before it (another
+	// backend tested some other way) would take the call where the gate
+	// never looks.
+	for _, n := range stmts[:k] {
+		if r := returnIn(st, n); r >= 0 {
+			line, _ := resolve.LineCol(src, st.Start(r))
+			return nil, fmt.Sprintf("the function can return at line %d, before its backend choice, where the route guard would go: a decode call that returns there never reaches the gate; wire it by hand", line)
+		}
+	}
 	at, indent, ok := stmtLine(src, st.Start(stmts[k]), st.Start(def))
 	if !ok {
 		return nil, "the backend choice does not start on a line of its own; wire it by hand"
