@@ -2,6 +2,7 @@ package patches
 
 import (
 	"errors"
+	"github.com/rogpeppe/go-internal/txtar"
 	"maps"
 	"os"
 	"path/filepath"
@@ -164,5 +165,33 @@ func TestWordsAt(t *testing.T) {
 		if got := wordsAt([]byte(c.src), "k"); !slices.Equal(got, c.want) {
 			t.Errorf("wordsAt(%q) = %v, want %v", c.src, got, c.want)
 		}
+	}
+}
+
+// The launch check reads lines the way Python does: a fork's file, or the
+// defining module, with CR-only line endings is read like any other.
+func TestKernelLaunchLineEndings(t *testing.T) {
+	ar, err := txtar.ParseFile("testdata/golden/kernel_launch.txtar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cr := range []string{"sgl/fast_path.py", "sgl/flash_mla_sm120_triton.py"} {
+		t.Run(cr, func(t *testing.T) {
+			files := map[string]string{}
+			for _, f := range ar.Files {
+				if p, ok := strings.CutPrefix(f.Name, "in/"); ok {
+					files[p] = string(f.Data)
+				}
+			}
+			files[cr] = strings.ReplaceAll(files[cr], "\n", "\r")
+			root := t.TempDir()
+			writeFiles(t, root, files)
+			_, err := Run(patchJob(t, root))
+			if err == nil || !strings.Contains(err.Error(), "sgl/fast_path.py:6: names _tiled_sparse_decode_kernel") {
+				t.Errorf("want the launch in sgl/fast_path.py refused, got %v", err)
+			} else if strings.Contains(err.Error(), "sgl/fast_path.py:5:") {
+				t.Errorf("the comment on line 5 was taken for a launch: %v", err)
+			}
+		})
 	}
 }

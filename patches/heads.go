@@ -173,7 +173,8 @@ func emptyArgs(st *resolve.Syntax, args int32) bool {
 // headsNames says why the guard cannot read what it reads in the function
 // def of fi ("" when it can): the gate through SGLang's envs, imported at
 // module level, and the GPU through torch, neither bound in the function
-// itself (the guard reads them before any statement of the function).
+// itself (a name the function binds anywhere is local to all of it, so the
+// guard's read would raise UnboundLocalError where no binding ran first).
 func (s *session) headsNames(fi *resolve.Info, def int32) string {
 	env := s.environ()
 	if env == nil {

@@ -3,7 +3,7 @@ package patches
 import (
 	"bytes"
 	"fmt"
-	"regexp"
+	"strings"
 
 	"github.com/mlagen/mlagen/patches/resolve"
 )
@@ -13,9 +13,10 @@ import (
 // def of the defining module): a fork that launches the SIMT kernel itself
 // bypasses the dispatcher, so with the gate set that call keeps the old
 // kernel. The search is by bytes, whole words on lines that are not
-// comments, in every file of the tree but tests (which launch kernels
-// directly): a mention it cannot tell from a launch fails the proof too,
-// since passing over a launch is the failure the proof exists to rule out.
+// comments, in every file of the server's code (not tests, nor a
+// checkout's benchmarks, which launch kernels directly): a mention it
+// cannot tell from a launch fails the proof too, since passing over a
+// launch is the failure the proof exists to rule out.
 func (s *session) kernelLaunches(fi *resolve.Info) []string {
 	st := fi.Syntax()
 	def := fi.TopDef(s.rec.Old)
@@ -34,7 +35,7 @@ func (s *session) kernelLaunches(fi *resolve.Info) []string {
 		}
 		for _, p := range s.co.Tree.Paths() {
 			f, ok := s.co.Tree.Files[p]
-			if !ok || testPath(p) {
+			if !ok || !s.serverFile(p, fi.Path()) {
 				continue
 			}
 			for _, at := range wordsAt(f.Data, name) {
@@ -79,12 +80,22 @@ func launched(fi *resolve.Info, def int32) []string {
 
 // topDefAt is the offset of name in a module-level `def name(` of src, or
 // -1. (The file may have been parsed in part, without that statement.)
+// Lines end in LF, CRLF or CR alike.
 func topDefAt(src []byte, name string) int {
-	m := regexp.MustCompile(`(?m)^(?:async[ \t]+)?def[ \t]+(` + regexp.QuoteMeta(name) + `)[ \t]*\(`).FindSubmatchIndex(src)
-	if m == nil {
-		return -1
+	for _, at := range resolve.WordAt(src, name) {
+		ls := lineStartAny(src, at)
+		head := strings.TrimPrefix(string(src[ls:at]), "async ")
+		rest := strings.TrimLeft(string(src[at+len(name):min(len(src), at+len(name)+8)]), " \t")
+		if strings.TrimRight(head, " \t") == "def" && head != "def" && strings.HasPrefix(rest, "(") {
+			return at
+		}
 	}
-	return m[2]
+	return -1
+}
+
+// lineStartAny is the offset where the line holding at begins.
+func lineStartAny(src []byte, at int) int {
+	return bytes.LastIndexAny(src[:at], "\r\n") + 1
 }
 
 // wordsAt lists the offsets in src where word occurs as a whole word
@@ -97,7 +108,7 @@ func wordsAt(src []byte, word string) []int {
 		if at > 0 && end < len(src) && (src[at-1] == '"' || src[at-1] == '\'') && src[end] == src[at-1] {
 			continue // a string that is just the name: a profiler's kernel list, say
 		}
-		ls := bytes.LastIndexByte(src[:at], '\n') + 1
+		ls := lineStartAny(src, at)
 		if bytes.HasPrefix(bytes.TrimLeft(src[ls:at], " \t"), []byte("#")) {
 			continue
 		}

@@ -103,10 +103,12 @@ func (s *session) routes(mod string, g gateRead) routeScan {
 		}
 		line, _ := resolve.LineCol(st.Src(), st.Start(def))
 		e := entry{path: site.Path, fn: st.Text(st.Child(def, "name")), line: line}
-		if br == nil {
+		if br == nil && s.serverFile(site.Path, mod) {
 			// No backend choice mlagen reads decides the call: it must then
 			// run on every call of the function, or the gate may never reach
 			// it (a choice made another way, one level up, or earlier).
+			// Tests and scripts outside the package (benchmarks) call the
+			// whole call directly, through its own guard.
 			if prob := s.unconditional(fi, def, site.Node); prob != "" {
 				rs.problems = append(rs.problems, fmt.Sprintf("%s:%d: %s", site.Path, site.Line, prob))
 				continue
@@ -156,7 +158,7 @@ func (s *session) bypassed(mod string) string {
 	disp := fi.TopDef(s.rec.Dispatcher)
 	for _, name := range []string{s.rec.Old, s.rec.Dispatcher} {
 		for _, site := range s.References(resolve.Def(mod, name), false).Sites {
-			if strings.HasPrefix(site.Kind, "import") || testPath(site.Path) {
+			if strings.HasPrefix(site.Kind, "import") || !s.serverFile(site.Path, mod) {
 				continue
 			}
 			if site.Path == mod && (inside(site.Node, whole) || inside(site.Node, disp)) {
@@ -310,26 +312,20 @@ func (s *session) knownChoices() string {
 
 // unconditional says why the call at node, which no backend choice mlagen
 // reads decides, may still not run on every call of def ("" when it runs
-// on each): a conditional around it within def (an if, a match, a loop, a
+// on each): a conditional around it within def (an if, a match, a
 // conditional expression or boolean operator, an except clause), a return
-// before it, or def itself used elsewhere in its module (a private helper
-// called by the function that makes the choice, or kept in a table of
-// backends), where mlagen cannot see the choice that picks it.
+// before it, or def itself named elsewhere in its module (a helper called
+// by the function that makes the choice, or kept in a table of backends),
+// where mlagen cannot see the choice that picks it.
 func (s *session) unconditional(fi *resolve.Info, def, node int32) string {
 	st := fi.Syntax()
 	body := st.Child(def, "body")
 	fn := st.Text(st.Child(def, "name"))
 	call := s.rec.WholeCall.Function
-	top := node // the statement of def's body that holds the call
-	for n, p := node, st.Parent(node); p >= 0; n, p = p, st.Parent(p) {
-		if p == body {
-			top = n
-			break
-		}
+	for p := st.Parent(node); p >= 0 && p != body; p = st.Parent(p) {
 		switch st.Kind(p) {
 		case "if_statement", "elif_clause", "else_clause", "match_statement", "case_clause",
-			"for_statement", "while_statement", "conditional_expression", "boolean_operator",
-			"except_clause", "lambda":
+			"conditional_expression", "boolean_operator", "except_clause":
 			line, _ := resolve.LineCol(st.Src(), st.Start(p))
 			what := strings.ReplaceAll(st.Kind(p), "_", " ")
 			article := "a"
@@ -339,22 +335,59 @@ func (s *session) unconditional(fi *resolve.Info, def, node int32) string {
 			return fmt.Sprintf("%s calls %s inside %s %s (line %d) that mlagen does not read as a backend choice, so with the gate set the MMA kernel may not run; wire it by hand", fn, call, article, what, line)
 		}
 	}
-	for c := st.First(body); c >= 0 && c != top; c = st.Next(c) {
-		if r := returnIn(st, c); r >= 0 {
-			line, _ := resolve.LineCol(st.Src(), st.Start(r))
-			return fmt.Sprintf("%s can return at line %d, before it calls %s, so a decode call may never reach the gate there; wire it by hand", fn, line, call)
-		}
+	if r := returnBefore(st, body, node); r >= 0 {
+		line, _ := resolve.LineCol(st.Src(), st.Start(r))
+		return fmt.Sprintf("%s can return at line %d, before it calls %s, so a decode call may never reach the gate there; wire it by hand", fn, line, call)
 	}
-	if strings.HasPrefix(fn, "_") && st.Parent(def) == 0 {
+	outer := def
+	if up := st.Parent(def); up >= 0 && st.Kind(up) == "decorated_definition" {
+		outer = up
+	}
+	if st.Parent(outer) == 0 {
 		src := st.Src()
 		for _, at := range wordsAt(src, fn) {
-			if at < st.Start(def) || at >= st.End(def) {
+			if at < st.Start(outer) || at >= st.End(outer) {
 				line, _ := resolve.LineCol(src, at)
 				return fmt.Sprintf("%s calls %s and is itself used at line %d of its module: the choice that picks %s is made there, where mlagen puts no guard; wire it by hand", fn, call, line, fn)
 			}
 		}
 	}
 	return ""
+}
+
+// returnBefore is the first return (or yield) of the function whose body
+// is body that comes before node in the source and does not hold it (the
+// return of the call itself), at any depth (inside a with, a try or an if),
+// or -1; nested functions, lambdas and classes are their own.
+func returnBefore(st *resolve.Syntax, body, node int32) int32 {
+	found := int32(-1)
+	st.Descendants(body, func(i int32) bool {
+		if found >= 0 || st.Start(i) >= st.Start(node) {
+			return false
+		}
+		switch st.Kind(i) {
+		case "function_definition", "lambda", "class_definition":
+			return false
+		case "return_statement", "yield":
+			if st.End(i) <= st.Start(node) {
+				found = i
+				return false
+			}
+		}
+		return true
+	})
+	return found
+}
+
+// serverFile reports whether the file at p is part of the server's code:
+// in the top-level package of the defining module mod (a checkout's tests,
+// benchmarks and scripts are not), and not a test.
+func (s *session) serverFile(p, mod string) bool {
+	top := func(q string) string {
+		name, _, _ := strings.Cut(s.ModuleName(q, s.rec.SourceRoot), ".")
+		return name
+	}
+	return !testPath(p) && top(p) == top(mod)
 }
 
 // returnIn is the first return (or yield) statement in statement n that

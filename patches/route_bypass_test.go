@@ -27,6 +27,7 @@ func TestRouteBypassRefused(t *testing.T) {
 		name, file, old, new, want string
 	}{
 		{"control", entry, "", "", ""},
+		{"control with a checkout's benchmark and test", "", "", "", ""},
 		{"a statement between the choices", entry, flashinfer, flashinfer + "\n    q = q.contiguous()\n", "can return at line"},
 		{"the first choice through a helper", entry, flashinfer,
 			strings.Replace(flashinfer, `_sm120_default_backend == "flashinfer"`, "_use_flashinfer()", 1), "can return at line"},
@@ -34,6 +35,12 @@ func TestRouteBypassRefused(t *testing.T) {
 		{"the Triton call in a match", entry, tritonIf, "    match _sm120_default_backend:\n      case \"triton\":\n", "case clause"},
 		{"the Triton branch in a helper", entry, "def flash_mla_with_kvcache_sm120(**kwargs):",
 			"def _triton(q, k_cache, indices, topk_length, attn_sink, head_dim_v, softmax_scale, extra_k_cache, extra_indices, extra_topk_length):\n" +
+				"    return flash_mla_sparse_decode_triton(q, k_cache, indices, topk_length, attn_sink, head_dim_v, softmax_scale, extra_k_cache, extra_indices, extra_topk_length)\n\n\n" +
+				"def flash_mla_with_kvcache_sm120(**kwargs):", "is itself used at line"},
+		{"the call after a return inside a with", entry, tritonIf + "        from sglang.kernels.ops.attention.flash_mla_sm120_triton import (\n",
+			"    with torch.no_grad():\n        if q.shape[0] > 64:\n            return None\n        from sglang.kernels.ops.attention.flash_mla_sm120_triton import (\n", "can return at line"},
+		{"the Triton branch in a decorated public helper", entry, "def flash_mla_with_kvcache_sm120(**kwargs):",
+			"@torch.compiler.disable\ndef triton_path(q, k_cache, indices, topk_length, attn_sink, head_dim_v, softmax_scale, extra_k_cache, extra_indices, extra_topk_length):\n" +
 				"    return flash_mla_sparse_decode_triton(q, k_cache, indices, topk_length, attn_sink, head_dim_v, softmax_scale, extra_k_cache, extra_indices, extra_topk_length)\n\n\n" +
 				"def flash_mla_with_kvcache_sm120(**kwargs):", "is itself used at line"},
 		{"a new whole call", triton, "def flash_mla_sparse_decode_triton(", "def flash_mla_sparse_decode_triton_mh(*a):\n    return _run_triton_sparse_decode(*a[:5])\n\n\ndef flash_mla_sparse_decode_triton(", ""},
@@ -55,15 +62,22 @@ func TestRouteBypassRefused(t *testing.T) {
 				}
 				files[c.file] = strings.Replace(files[c.file], c.old, c.new, 1)
 			}
-			if c.name == "the Triton branch in a helper" {
+			if helper, ok := map[string]string{"the Triton branch in a helper": "_triton", "the Triton branch in a decorated public helper": "triton_path"}[c.name]; ok {
 				// The choice now calls the helper; the whole call is
 				// imported at module level for it.
-				files[c.file] = strings.Replace(files[c.file], "        out, lse = flash_mla_sparse_decode_triton(", "        out, lse = _triton(", 1)
+				files[c.file] = strings.Replace(files[c.file], "        out, lse = flash_mla_sparse_decode_triton(", "        out, lse = "+helper+"(", 1)
 				files[c.file] = strings.Replace(files[c.file], "import torch\n", "import torch\n\nfrom sglang.kernels.ops.attention.flash_mla_sm120_triton import flash_mla_sparse_decode_triton\n", 1)
 			}
 			if c.name == "a new whole call" {
 				files[entry] = strings.Replace(files[entry], "flash_mla_sparse_decode_triton", "flash_mla_sparse_decode_triton_mh", -1)
 				c.want = "no function in this tree calls flash_mla_sparse_decode_triton"
+			}
+			if c.name == "control with a checkout's benchmark and test" {
+				// Outside the package or in a test, a direct call of the
+				// whole call goes through its own guard: no route to prove.
+				bench := "from sglang.kernels.ops.attention.flash_mla_sm120_triton import flash_mla_sparse_decode_triton\n\n\ndef bench(args, iters):\n    for _ in range(iters):\n        if args:\n            flash_mla_sparse_decode_triton(*args)\n"
+				files["benchmark/kernels/bench_sparse_decode.py"] = bench
+				files["test/srt/test_sparse_decode.py"] = strings.Replace(bench, "def bench", "def test_bench", 1)
 			}
 			root := t.TempDir()
 			writeFiles(t, root, files)

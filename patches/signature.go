@@ -101,8 +101,8 @@ func paramName(st *resolve.Syntax, c int32) (star, name string) {
 // buffer, a flag) would be dropped on the MMA path.
 func (sig signature) dispatcherArgs(rec *Recipe) ([]string, error) {
 	if !sig.exactly(rec.KernelParams) {
-		return nil, fmt.Errorf("%s takes (%s); the kernel's sparse_decode takes (%s): its parameters changed, so it is not wired (wire it by hand or use a newer mlagen)",
-			rec.Old, strings.Join(sig.forward, ", "), strings.Join(rec.KernelParams, ", "))
+		return nil, fmt.Errorf("%s takes %s; the kernel's sparse_decode takes (%s): its parameters changed, so it is not wired (wire it by hand or use a newer mlagen)",
+			rec.Old, sig.params(), strings.Join(rec.KernelParams, ", "))
 	}
 	return sig.positional, nil
 }
@@ -111,8 +111,8 @@ func (sig signature) dispatcherArgs(rec *Recipe) ([]string, error) {
 // whole-call contract the same way.
 func (sig signature) wholeCallArgs(rec *Recipe) ([]string, error) {
 	if !sig.exactly(rec.WholeCall.Params) {
-		return nil, fmt.Errorf("%s takes (%s); the kernel's %s takes (%s): SGLang changed the whole call, so it is not wired (wire it by hand or use a newer mlagen)",
-			rec.WholeCall.Function, strings.Join(sig.forward, ", "), rec.WholeCall.Decode, strings.Join(rec.WholeCall.Params, ", "))
+		return nil, fmt.Errorf("%s takes %s; the kernel's %s takes (%s): SGLang changed the whole call, so it is not wired (wire it by hand or use a newer mlagen)",
+			rec.WholeCall.Function, sig.params(), rec.WholeCall.Decode, strings.Join(rec.WholeCall.Params, ", "))
 	}
 	return sig.positional, nil
 }
@@ -121,4 +121,9 @@ func (sig signature) wholeCallArgs(rec *Recipe) ([]string, error) {
 // with no others (keyword-only, *args, **kwargs).
 func (sig signature) exactly(want []string) bool {
 	return len(sig.forward) == len(want) && strings.Join(sig.positional, ",") == strings.Join(want, ",")
+}
+
+// params is the parameter list as written, on one line.
+func (sig signature) params() string {
+	return strings.Join(strings.Fields(sig.text), " ")
 }

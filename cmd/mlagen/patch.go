@@ -79,7 +79,9 @@ files are counted and ignored. Files that declare latin-1 (or another
 single-byte encoding) are read and wired; another file that is not UTF-8 and
 names the function makes the proof fail ("cannot judge"), as does a star
 import that would bring it in. Strings that name the function by dotted path
-(mock.patch targets, getattr) are listed for review, never rewritten. The
+are never rewritten: in tests (mock.patch targets) they are listed for review,
+in the server's code (getattr, a registry) they make the proof fail, as does
+the function reached through something that is not a module of the tree. The
 kernel module is parsed and checked: Python, mlagen's header, the names the
 guards call, and whether it is what this mlagen emits for its TARGET.
 
