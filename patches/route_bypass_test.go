@@ -37,7 +37,7 @@ func TestRouteBypassRefused(t *testing.T) {
 			"def _triton(q, k_cache, indices, topk_length, attn_sink, head_dim_v, softmax_scale, extra_k_cache, extra_indices, extra_topk_length):\n" +
 				"    return flash_mla_sparse_decode_triton(q, k_cache, indices, topk_length, attn_sink, head_dim_v, softmax_scale, extra_k_cache, extra_indices, extra_topk_length)\n\n\n" +
 				"def flash_mla_with_kvcache_sm120(**kwargs):", "is itself used at line"},
-		{"the call after a return inside a with", entry, tritonIf + "        from sglang.kernels.ops.attention.flash_mla_sm120_triton import (\n",
+		{"the call after a return inside a with", entry, flashinfer + "\n" + tritonIf + "        from sglang.kernels.ops.attention.flash_mla_sm120_triton import (\n",
 			"    with torch.no_grad():\n        if q.shape[0] > 64:\n            return None\n        from sglang.kernels.ops.attention.flash_mla_sm120_triton import (\n", "can return at line"},
 		{"the Triton branch in a decorated public helper", entry, "def flash_mla_with_kvcache_sm120(**kwargs):",
 			"@torch.compiler.disable\ndef triton_path(q, k_cache, indices, topk_length, attn_sink, head_dim_v, softmax_scale, extra_k_cache, extra_indices, extra_topk_length):\n" +
