@@ -35,10 +35,14 @@ func (s *session) kernelLaunches(fi *resolve.Info) []string {
 		}
 		for _, p := range s.co.Tree.Paths() {
 			f, ok := s.co.Tree.Files[p]
-			if !ok || !s.serverFile(p, fi.Path()) {
+			if !ok {
 				continue
 			}
-			for _, at := range wordsAt(f.Data, name) {
+			ats := wordsAt(f.Data, name)
+			if len(ats) == 0 || !s.serverFile(p, fi.Path()) {
+				continue // the module name only for files that name the kernel
+			}
+			for _, at := range ats {
 				if !keep(p, at) {
 					continue
 				}

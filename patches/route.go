@@ -335,7 +335,7 @@ func (s *session) unconditional(fi *resolve.Info, def, node int32) string {
 			return fmt.Sprintf("%s calls %s inside %s %s (line %d) that mlagen does not read as a backend choice, so with the gate set the MMA kernel may not run; wire it by hand", fn, call, article, what, line)
 		}
 	}
-	if r := returnBefore(st, body, node); r >= 0 {
+	if r := returnBefore(st, body, st.Start(node)); r >= 0 {
 		line, _ := resolve.LineCol(st.Src(), st.Start(r))
 		return fmt.Sprintf("%s can return at line %d, before it calls %s, so a decode call may never reach the gate there; wire it by hand", fn, line, call)
 	}
@@ -355,21 +355,21 @@ func (s *session) unconditional(fi *resolve.Info, def, node int32) string {
 	return ""
 }
 
-// returnBefore is the first return (or yield) of the function whose body
-// is body that comes before node in the source and does not hold it (the
-// return of the call itself), at any depth (inside a with, a try or an if),
-// or -1; nested functions, lambdas and classes are their own.
-func returnBefore(st *resolve.Syntax, body, node int32) int32 {
+// returnBefore is the first return (or yield) under node n that ends by
+// byte end (a return that holds a later call does not), at any depth
+// (inside a with, a try or an if), or -1; nested functions, lambdas and
+// classes are their own.
+func returnBefore(st *resolve.Syntax, n int32, end int) int32 {
 	found := int32(-1)
-	st.Descendants(body, func(i int32) bool {
-		if found >= 0 || st.Start(i) >= st.Start(node) {
+	st.Descendants(n, func(i int32) bool {
+		if found >= 0 || st.Start(i) >= end {
 			return false
 		}
 		switch st.Kind(i) {
 		case "function_definition", "lambda", "class_definition":
 			return false
 		case "return_statement", "yield":
-			if st.End(i) <= st.Start(node) {
+			if st.End(i) <= end {
 				found = i
 				return false
 			}
@@ -388,27 +388,6 @@ func (s *session) serverFile(p, mod string) bool {
 		return name
 	}
 	return !testPath(p) && top(p) == top(mod)
-}
-
-// returnIn is the first return (or yield) statement in statement n that
-// leaves the function n belongs to, or -1; nested functions, lambdas and
-// classes are their own.
-func returnIn(st *resolve.Syntax, n int32) int32 {
-	found := int32(-1)
-	st.Descendants(n, func(i int32) bool {
-		if found >= 0 {
-			return false
-		}
-		switch st.Kind(i) {
-		case "function_definition", "lambda", "class_definition":
-			return false
-		case "return_statement", "yield":
-			found = i
-			return false
-		}
-		return true
-	})
-	return found
 }
 
 // choiceFile is the first file of the tree (tests aside) that names one of

@@ -166,7 +166,7 @@ func (v *verifier) references() {
 	sort.SliceStable(rep.Missed, func(i, j int) bool { return refLess(rep.Missed[i], rep.Missed[j]) })
 	var unjudged []resolve.Ref
 	for _, r := range append(wired.Unjudged, missed.Unjudged...) {
-		if strings.HasPrefix(r.Kind, "attribute") && testPath(r.Path) {
+		if r.Kind == resolve.NotAModule && testPath(r.Path) {
 			// A test's call through a reloaded module or a fixture: the
 			// old function stays, so it still works; for review.
 			rep.Review = append(rep.Review, r)
@@ -174,26 +174,25 @@ func (v *verifier) references() {
 		}
 		unjudged = append(unjudged, r)
 	}
+	var byName []string
 	for _, r := range missed.Review {
 		switch {
 		case r.Kind == resolve.AllEntry && r.Path != v.mod:
-			// A module re-exporting the function by name in __all__: its
-			// import is renamed, so `from it import *` would raise
-			// AttributeError (the defining module keeps the name).
-			r.Kind = "the name in __all__ of a module whose import of it is rewired"
-			unjudged = append(unjudged, r)
+			// The defining module keeps the name; a module re-exporting it
+			// by name has its import renamed.
+			byName = append(byName, unjudgedLine(r, "the name in __all__ of a module whose import of it is rewired",
+				"once the import is rewired, `from` that module `import *` would raise AttributeError (take it out of __all__: a private name needs no entry there)"))
 		case strings.HasPrefix(r.Kind, "string") && !testPath(r.Path):
-			// A string naming the function in the server's code is a
-			// lookup by name (getattr, importlib, a registry) that keeps
-			// the old kernel; in tests it is usually a mock.patch target,
-			// for review.
-			r.Kind = "the name as a string outside tests (getattr, importlib, a registry)"
-			unjudged = append(unjudged, r)
+			// In tests such a string is usually a mock.patch target, for
+			// review; in the server's code it is a lookup by name.
+			byName = append(byName, unjudgedLine(r, "the name as a string outside tests (getattr, importlib, a registry)",
+				"mlagen cannot follow a lookup by name, which would keep the old kernel (refer to it through a name imported from its module, or wire it by hand)"))
 		default:
 			rep.Review = append(rep.Review, r)
 		}
 	}
 	rep.Unjudged = append(rep.Unjudged, v.s.unjudged(unjudged)...)
+	rep.Unjudged = append(rep.Unjudged, byName...)
 	rep.Unjudged = append(rep.Unjudged, v.s.kernelLaunches(v.fi)...)
 	rep.Files = len(files)
 }
@@ -232,22 +231,18 @@ func (s *session) brokenRefs(rep *Report) []Ref {
 	return out
 }
 
-// unjudged turns what the proof cannot judge into problems: imports of the
-// names from modules outside the tree, and files mlagen cannot read that
-// spell them.
+// unjudged turns what the resolver cannot judge into problems (imports of
+// the names from modules outside the tree, the name as an attribute of
+// something not a module of it), with the files mlagen cannot read that
+// spell them (not UTF-8, or linked from outside the tree).
 func (s *session) unjudged(refs []resolve.Ref) []string {
 	var out []string
 	for _, r := range refs {
 		why := "mlagen cannot tell whether it is the one it wires (patch the tree that holds that module, or import from the module in this tree)"
-		switch {
-		case strings.HasPrefix(r.Kind, "attribute"):
+		if r.Kind == resolve.NotAModule {
 			why = "mlagen cannot tell whether it is the one it wires (call it through a name imported from its module, or, if it is another function, name it otherwise)"
-		case strings.HasPrefix(r.Kind, "the name in __all__"):
-			why = "once the import is rewired, `from` that module `import *` would raise AttributeError (take it out of __all__: a private name needs no entry there)"
-		case strings.HasPrefix(r.Kind, "the name as a string"):
-			why = "mlagen cannot follow a lookup by name, which would keep the old kernel (refer to it through a name imported from its module, or wire it by hand)"
 		}
-		out = append(out, fmt.Sprintf("%s:%d: %s: %s; %s", r.Path, r.Line, r.Kind, r.Code, why))
+		out = append(out, unjudgedLine(r, r.Kind, why))
 	}
 	for _, p := range s.co.Tree.OutsideSpelling(s.rec.Old, s.rec.Dispatcher) {
 		out = append(out, fmt.Sprintf("%s is a symlink to a file outside the tree, which mlagen neither reads as the tree's nor writes, and it names %s or %s: give the root that holds the file, or replace the link with a copy", p, s.rec.Old, s.rec.Dispatcher))
@@ -256,6 +251,12 @@ func (s *session) unjudged(refs []resolve.Ref) []string {
 		out = append(out, fmt.Sprintf("%s is neither UTF-8 nor declares a single-byte encoding (# -*- coding: latin-1 -*-), so mlagen cannot read it, and it names %s or %s: fix its encoding (or its declaration) and run again", p, s.rec.Old, s.rec.Dispatcher))
 	}
 	return out
+}
+
+// unjudgedLine is one reference the proof cannot pass: where, what kind,
+// the code, and why, with the way round.
+func unjudgedLine(r resolve.Ref, kind, why string) string {
+	return fmt.Sprintf("%s:%d: %s: %s; %s", r.Path, r.Line, kind, r.Code, why)
 }
 
 func refLess(a, b Ref) bool {

@@ -238,7 +238,7 @@ func (s *session) routeGuard(fi *resolve.Info, def int32, br *branch, g gateRead
 	// backend tested some other way) would take the call where the gate
 	// never looks.
 	for _, n := range stmts[:k] {
-		if r := returnIn(st, n); r >= 0 {
+		if r := returnBefore(st, n, st.End(n)); r >= 0 {
 			line, _ := resolve.LineCol(src, st.Start(r))
 			return nil, fmt.Sprintf("the function can return at line %d, before its backend choice, where the route guard would go: a decode call that returns there never reaches the gate; wire it by hand", line)
 		}

@@ -147,6 +147,10 @@ func (r *resolver) references(q Query, review bool) RefSet {
 	return rs
 }
 
+// NotAModule is the kind of an unjudged use of the name as an attribute of
+// something that is not a module of the tree.
+const NotAModule = "attribute of a value that is not a module of this tree (a variable, self, a call, torch.ops)"
+
 // AllEntry is the kind of a review item that is an entry of the module's
 // __all__ list (a star import's names).
 const AllEntry = "__all__ entry (not rewired)"
@@ -275,7 +279,7 @@ func (r *resolver) attrUse(rs *RefSet, fi *Info, u use, q Query) {
 	name := fi.st.text(u.node)
 	vals := r.expr(fi, u.obj, u.scope)
 	if q.named(name) && !allModules(vals) && !ownMethod(fi, u, name) {
-		rs.Unjudged = append(rs.Unjudged, mkRef(fi, u.node, "attribute of a value that is not a module of this tree (a variable, self, a call, torch.ops)"))
+		rs.Unjudged = append(rs.Unjudged, mkRef(fi, u.node, NotAModule))
 		return
 	}
 	for _, v := range vals {
