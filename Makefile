@@ -237,9 +237,11 @@ $(VENV)/.done:
 	@$(call time,python deps,python3 -m venv $(VENV) && $(VENV)/bin/pip install -q -c $(PINS) pip \
 	  && $(VENV)/bin/pip install -q -c $(PINS) triton black numpy && touch $@)
 
+# torch one wheel at a time, sharing .venv's Triton (.ci/install-torch.sh
+# says why: the disk it needs at once).
 $(TVENV)/.done: | $(VENV)/.done
-	@$(call time,torch deps,python3 -m venv $(TVENV) && $(TVENV)/bin/pip install -q -c $(PINS) pip \
-	  && $(TVENV)/bin/pip install -q --progress-bar off -c $(PINS) torch triton numpy && touch $@)
+	@$(call time,torch deps,bash .ci/install-torch.sh $(TVENV) $(PINS) \
+	  "$$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" && touch $@)
 
 clean:
 	rm -rf bin $(VENV)
