@@ -40,6 +40,10 @@ type caller struct {
 	test     string // the platform test that decides it, as written ("" when none does)
 	testLine int
 	reach    reach
+	// rest: the parts of an and in the deciding test that test something
+	// else than the GPU ("ready" of "is_sm120 and ready"), joined; the
+	// call runs on the target's GPUs only where they hold too.
+	rest string
 	// inTest: the call is in a test file (testPath), which the server does
 	// not run: listed, but no evidence either way.
 	inTest bool
@@ -78,7 +82,7 @@ func (s *session) callers(path, fn string, major int) ([]caller, error) {
 		}
 		st := cs.Info(site.Path).Syntax()
 		c := caller{path: site.Path, line: site.Line, fn: qualifiedDef(st, site.Node), inTest: testPath(site.Path)}
-		c.reach, c.test, c.testLine = s.platformAt(st, site.Node, major)
+		c.reach, c.test, c.testLine, c.rest = s.platformAt(st, site.Node, major)
 		out = append(out, c)
 	}
 	return out, nil
@@ -109,9 +113,10 @@ type tri int8
 // taken (reachNo); the tests of the GPU allow it where one is taken and
 // none is not (reachYes; tests of anything else aside); otherwise no test
 // of the GPU decides (reachUnknown). With the verdict come the test that
-// decides it, as the branch needs it ("not x" for an earlier test), and its
-// line.
-func (s *session) platformAt(st *resolve.Syntax, node int32, major int) (reach, string, int) {
+// decides it, as the branch needs it ("not x" for an earlier test), its
+// line, and, where the call runs under it, the parts of it that test
+// something else (otherParts).
+func (s *session) platformAt(st *resolve.Syntax, node int32, major int) (reach, string, int, string) {
 	verdict, test := reachUnknown, int32(-1)
 	negated := false
 	for n, p := node, st.Parent(node); p >= 0; n, p = p, st.Parent(p) {
@@ -164,14 +169,42 @@ func (s *session) platformAt(st *resolve.Syntax, node int32, major int) (reach, 
 		}
 	}
 	if test < 0 {
-		return reachUnknown, "", 0
+		return reachUnknown, "", 0, ""
 	}
 	line, _ := resolve.LineCol(st.Src(), st.Start(test))
-	text := st.Text(test)
+	text, rest := st.Text(test), ""
 	if negated {
 		text = negation(st, test)
+	} else if verdict == reachYes {
+		rest = strings.Join(s.otherParts(st, test), " and ")
 	}
-	return verdict, text, line
+	return verdict, text, line, rest
+}
+
+// otherParts are the operands of test t's and (through parentheses and
+// nested ands) that test nothing of the GPU, as written: what must hold
+// beside its test of the GPU for a branch under t to run. An or, a not or
+// anything else is one operand.
+func (s *session) otherParts(st *resolve.Syntax, t int32) []string {
+	switch st.Kind(t) {
+	case "parenthesized_expression":
+		for c := st.First(t); c >= 0; c = st.Next(c) {
+			if st.Named(c) && st.Kind(c) != "comment" {
+				return s.otherParts(st, c)
+			}
+		}
+	case "boolean_operator":
+		if strings.TrimSpace(st.Text(st.Child(t, "operator"))) == "and" {
+			return append(s.otherParts(st, st.Child(t, "left")), s.otherParts(st, st.Child(t, "right"))...)
+		}
+	}
+	if _, ok := s.platformValue(st, t, -1); ok {
+		return nil
+	}
+	if st.Kind(t) == "boolean_operator" {
+		return []string{"(" + st.Text(t) + ")"}
+	}
+	return []string{st.Text(t)}
 }
 
 // negation spells not t: t's operand when t is itself a not.
@@ -288,12 +321,14 @@ func unreached(cs []caller) bool {
 // callerHop is caller c of entry fn as the route reports it.
 func (s *session) callerHop(c caller, fn, target string) RouteCaller {
 	gpus := s.rec.Route.Platform.GPUs
-	rc := RouteCaller{Path: c.path, Line: c.line, Function: c.fn, Test: c.test, Reach: c.reach.String(), InTest: c.inTest}
+	rc := RouteCaller{Path: c.path, Line: c.line, Function: c.fn, Test: c.test, AlsoRequires: c.rest, Reach: c.reach.String(), InTest: c.inTest}
 	switch {
 	case c.inTest:
 		rc.How = fmt.Sprintf("a test calls %s: not the server's path, so it does not count", fn)
 	case c.test == "":
 		rc.How = fmt.Sprintf("calls %s; no test of the GPU around the call", fn)
+	case c.reach == reachYes && c.rest != "":
+		rc.How = fmt.Sprintf("calls %s under `%s` (line %d), whose test of the GPU holds on %s: %s is one; the rest, `%s`, must hold too (mlagen does not judge it)", fn, c.test, c.testLine, gpus, target, c.rest)
 	case c.reach == reachYes:
 		rc.How = fmt.Sprintf("calls %s under `%s` (line %d), which holds on %s: %s is one", fn, c.test, c.testLine, gpus, target)
 	case c.reach == reachNo:

@@ -41,26 +41,12 @@ func TestPlatformAt(t *testing.T) {
 	s := &session{rec: mustRecipe(t)}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			fi, err := resolve.Analyze("case.py", []byte(c.src))
-			if err != nil {
-				t.Fatal(err)
-			}
-			st := fi.Syntax()
-			call := int32(-1)
-			st.Descendants(0, func(i int32) bool {
-				if call < 0 && st.Kind(i) == "identifier" && st.Text(i) == "entry" {
-					call = i
-				}
-				return call < 0
-			})
-			if call < 0 {
-				t.Fatal("no call of entry in the case")
-			}
+			st, call := entryCall(t, c.src)
 			for _, m := range []struct {
 				major int
 				want  reach
 			}{{12, c.on12}, {8, c.on8}} {
-				got, test, line := s.platformAt(st, call, m.major)
+				got, test, line, _ := s.platformAt(st, call, m.major)
 				if got != m.want {
 					t.Errorf("major %d: reach %v, want %v (test %q)", m.major, got, m.want, test)
 				}
@@ -72,12 +58,59 @@ func TestPlatformAt(t *testing.T) {
 					t.Errorf("major %d: test %q at line %d, want %q at line %d", m.major, test, line, want, wantLine)
 				}
 			}
-			got, test, _ := s.platformAt(st, call, -1)
+			got, test, _, _ := s.platformAt(st, call, -1)
 			if got != reachUnknown || (test != "") != c.unknownMaj {
 				t.Errorf("no target: reach %v test %q, want unknown, test named %v", got, test, c.unknownMaj)
 			}
 		})
 	}
+}
+
+// TestPlatformAtOtherParts: where a call runs on sm_120 under a test that
+// also tests something else, the route names what else must hold.
+func TestPlatformAtOtherParts(t *testing.T) {
+	s := &session{rec: mustRecipe(t)}
+	for cond, want := range map[string]string{
+		"_is_sm120":                                        "",
+		"_is_sm120 and ready":                              "ready",
+		"ready and get_platform().is_sm120":                "ready",
+		"(_is_sm120 and a) and not b":                      "a and not b",
+		"_is_sm120 and (a or b)":                           "(a or b)",
+		"_is_sm120 or ready":                               "",
+		"(_is_sm120 or _is_sm100) and envs.X.get()":        "envs.X.get()",
+		"_is_sm120 and (ready or get_platform().is_sm120)": "",
+	} {
+		src := "def f():\n    if " + cond + ":\n        return entry()\n"
+		st, call := entryCall(t, src)
+		r, _, _, rest := s.platformAt(st, call, 12)
+		if r != reachYes || rest != want {
+			t.Errorf("if %s: reach %v, rest %q; want yes, %q", cond, r, rest, want)
+		}
+		if _, _, _, rest := s.platformAt(st, call, 8); rest != "" {
+			t.Errorf("if %s on sm_89: rest %q, want none where the call does not run", cond, rest)
+		}
+	}
+}
+
+// entryCall parses src and finds its call of entry().
+func entryCall(t *testing.T, src string) (*resolve.Syntax, int32) {
+	t.Helper()
+	fi, err := resolve.Analyze("case.py", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := fi.Syntax()
+	call := int32(-1)
+	st.Descendants(0, func(i int32) bool {
+		if call < 0 && st.Kind(i) == "identifier" && st.Text(i) == "entry" {
+			call = i
+		}
+		return call < 0
+	})
+	if call < 0 {
+		t.Fatal("no call of entry in the case")
+	}
+	return st, call
 }
 
 func TestTargetMajor(t *testing.T) {

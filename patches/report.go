@@ -152,6 +152,10 @@ type RouteCaller struct {
 	// written ("not x" for the earlier test of an if whose later branch
 	// holds the call); empty when none does.
 	Test string `json:"test,omitempty"`
+	// AlsoRequires: where the call runs on the target's GPUs, the parts of
+	// Test that test something else ("ready" of "is_sm120 and ready"),
+	// which mlagen does not judge: the call runs only where they hold.
+	AlsoRequires string `json:"also_requires,omitempty"`
 	// Reach: "yes" (it runs on the target's GPUs), "no" (never there), or
 	// "unknown" (no test of the GPU mlagen reads decides it).
 	Reach string `json:"reach"`
