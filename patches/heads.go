@@ -1,7 +1,9 @@
 package patches
 
 import (
+	"bytes"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -230,4 +232,24 @@ func (h headsSite) describe(rec *Recipe) string {
 		return own + "; the width is the one a layer's first call took (its sink's), so set the gate before the server starts"
 	}
 	return own
+}
+
+// modelsWithoutHeads are the tree's files at the recipe's model path that
+// count a rank's heads (spell Local) and in which no heads place was found
+// (hops): a release that renamed the method or reshaped the padding, which
+// mlagen then leaves padded without a guard.
+func (s *session) modelsWithoutHeads(hops []RouteHop) []string {
+	h := s.rec.Heads
+	if h.Model == "" || h.Local == "" {
+		return nil
+	}
+	var out []string
+	for _, p := range s.co.Tree.Paths() {
+		f := s.co.Tree.Files[p]
+		if (p == h.Model || strings.HasSuffix(p, "/"+h.Model)) && f != nil && bytes.Contains(f.Data, []byte(h.Local)) &&
+			!slices.ContainsFunc(hops, func(hop RouteHop) bool { return hop.Path == p }) {
+			out = append(out, p)
+		}
+	}
+	return out
 }

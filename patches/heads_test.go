@@ -140,3 +140,34 @@ func TestHeadsGuardLocalName(t *testing.T) {
 		})
 	}
 }
+
+// A release that pads a rank's heads in a shape mlagen does not know (the
+// padded count renamed here) gets no heads guard, and the route says so
+// of the model file instead of listing nothing; the stock shape gets no
+// such note.
+func TestHeadsUnknownShapeNoted(t *testing.T) {
+	const note = "deepseek_v4.py: no place that sets a rank's query heads in a shape mlagen knows"
+	for _, c := range []struct {
+		name  string
+		model string
+		noted bool
+	}{
+		{"stock", headsModel, false},
+		{"renamed", strings.ReplaceAll(headsModel, "padded_num_heads", "num_heads_padded"), true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			files := upstreamFiles()
+			files[headsModelPath] = c.model
+			root := t.TempDir()
+			writeFiles(t, root, files)
+			rep := runOK(t, patchJob(t, root))
+			notes := strings.Join(rep.Route.Notes, "\n")
+			if strings.Contains(notes, note) != c.noted {
+				t.Errorf("note %q: want %v, got the route:\n%s", note, c.noted, rep)
+			}
+			if c.noted && len(rep.Route.Heads) != 0 {
+				t.Errorf("a heads place was found in the renamed model:\n%s", rep)
+			}
+		})
+	}
+}

@@ -173,6 +173,10 @@ type Heads struct {
 	Padded     string `json:"padded"`
 	Sink       string `json:"sink"`
 	SinkHelper string `json:"sink_helper"`
+	// Model is the path (its end) of the model file that pads the heads
+	// in every release the recipe knows: where it finds none of the shapes
+	// above, the route says the heads are not known to be guarded.
+	Model string `json:"model,omitempty"`
 }
 
 // Choice is one environment variable SGLang has chosen the backend by.

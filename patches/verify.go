@@ -322,6 +322,10 @@ func (v *verifier) heads(rt *RouteReport) {
 		}
 		rt.Heads = append(rt.Heads, hop)
 	}
+	for _, m := range v.s.modelsWithoutHeads(rt.Heads) {
+		rt.Notes = append(rt.Notes, fmt.Sprintf("%s: no place that sets a rank's query heads in a shape mlagen knows (%s, `%s = ...`), so no heads guard: if this SGLang still pads them to 64 under tensor parallelism, the kernel runs its 64-head configurations for a rank's own heads (correct, but slower: docs/sglang.md, \"The heads a call gets under tensor parallelism\")",
+			m, rec.Heads.Method, rec.Heads.Padded))
+	}
 	v.stray(partHeads, guarded, "is at no place that pads a rank's heads in a shape mlagen knows")
 }
 
