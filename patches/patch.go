@@ -130,7 +130,7 @@ func Patch(co *Checkout, opt Options) (*Result, error) {
 	fcs := p.describe(changes, "renamed")
 	// The proof reads the model backend's calls of each entry; where none
 	// runs on the kernel module's target, nothing is written.
-	proof, err := Verify(co.with(changes), Options{Recipe: rec, Module: mod, Emitted: opt.Emitted, AllowUnreached: opt.AllowUnreached, Tritons: opt.Tritons, whole: opt.whole, reuse: s.Reuse(p.edits)})
+	proof, err := Verify(co.with(changes), Options{Recipe: rec, Module: mod, Emitted: opt.Emitted, AllowUnreached: opt.AllowUnreached, AcceptUnjudged: opt.AcceptUnjudged, Tritons: opt.Tritons, whole: opt.whole, reuse: s.Reuse(p.edits)})
 	if err != nil {
 		return nil, fmt.Errorf("proof after patching: %w", err)
 	}

@@ -64,6 +64,9 @@ type Report struct {
 	// module outside the tree, a file mlagen cannot read that names the
 	// function): the proof fails on them rather than pass without them.
 	Unjudged []string `json:"unjudged"`
+	// Accepted are unjudged references at places the user accepted
+	// (--accept-unjudged): they do not fail the proof.
+	Accepted []string `json:"accepted_unjudged"`
 	Scanned  int      `json:"scanned"`
 	Parsed   int      `json:"parsed"`
 	// SyntaxIgnored: files that do not parse but do not reference the
@@ -183,7 +186,7 @@ func (r *Report) MarshalJSON() ([]byte, error) {
 			*l = []Ref{}
 		}
 	}
-	for _, l := range []*[]string{&c.Recovered, &c.Problems, &c.Unjudged, &c.SyntaxIgnored, &c.NonUTF8, &c.Outside} {
+	for _, l := range []*[]string{&c.Recovered, &c.Problems, &c.Unjudged, &c.Accepted, &c.SyntaxIgnored, &c.NonUTF8, &c.Outside} {
 		if *l == nil {
 			*l = []string{}
 		}
@@ -239,8 +242,14 @@ func (r *Report) failures() []string {
 	for _, u := range r.Unjudged {
 		out = append(out, "cannot judge: "+u)
 	}
+	if len(r.Unjudged) > 0 {
+		out = append(out, acceptHint)
+	}
 	return out
 }
+
+// acceptHint follows the "cannot judge" lines: how to go on past one.
+const acceptHint = "(each 'cannot judge' line starts with its place: after reading it, --accept-unjudged PLACE passes that one, for patch and verify alike)"
 
 // Summary is the proof line.
 func (r *Report) Summary() string {
@@ -278,6 +287,12 @@ func (r *Report) WriteText(w io.Writer) {
 	}
 	for _, u := range r.Unjudged {
 		p("cannot judge: %s", u)
+	}
+	if len(r.Unjudged) > 0 {
+		p("%s", acceptHint)
+	}
+	for _, u := range r.Accepted {
+		p("accepted: %s (--accept-unjudged)", u)
 	}
 	for _, s := range r.SyntaxIgnored {
 		p("ignored: %s (syntax error, no reference)", s)

@@ -32,6 +32,12 @@ type Options struct {
 	// module's target: the route is then reported as not reached, in a
 	// note. Without it Patch refuses (nothing written) and Verify fails.
 	AllowUnreached bool
+	// AcceptUnjudged are the places (PATH:LINE, or PATH for a whole file,
+	// as the proof printed them) of references the proof cannot judge
+	// that the user has read and accepts: they pass, listed as accepted.
+	// One that names no such place is a problem, since the tree changed
+	// under it.
+	AcceptUnjudged []string
 	// Tritons are the Triton releases the kernel modules are compiled and
 	// checked under (gen.CheckedTritons): the report says whether the one
 	// installed beside SGLang is among them. nil: not said.

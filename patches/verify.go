@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"path"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -65,6 +66,7 @@ func Verify(co *Checkout, opt Options) (*Report, error) {
 	v.references()
 	v.route()
 	v.record()
+	v.accept(opt.AcceptUnjudged)
 	if v.untouched() {
 		// Said first: the lines below are what patching adds, each
 		// missing, not faults of a patched tree.
@@ -252,6 +254,47 @@ func (s *session) unjudged(refs []resolve.Ref) []string {
 	}
 	return out
 }
+
+// accept moves the unjudged references at the places the user accepted
+// (Options.AcceptUnjudged) to Accepted. A place with none is a problem:
+// the lines moved or the reference went, and the user should look again
+// rather than keep a flag that may one day pass something else there.
+func (v *verifier) accept(places []string) {
+	if len(places) == 0 {
+		return
+	}
+	rep := v.rep
+	used := map[string]bool{}
+	var left []string
+	for _, u := range rep.Unjudged {
+		if at := unjudgedPlace(u); at != "" && slices.Contains(places, at) {
+			rep.Accepted = append(rep.Accepted, u)
+			used[at] = true
+			continue
+		}
+		left = append(left, u)
+	}
+	rep.Unjudged = left
+	for _, at := range places {
+		if !used[at] {
+			rep.Problems = append(rep.Problems, fmt.Sprintf("--accept-unjudged %s: nothing there cannot be judged (the tree changed, or the place is mistyped): run without it to see the places the proof prints", at))
+		}
+	}
+}
+
+// unjudgedPlace is where an unjudged line says it is: PATH:LINE for a
+// reference, PATH for a whole file ("" when it says neither).
+func unjudgedPlace(u string) string {
+	if m := placeRE.FindStringSubmatch(u); m != nil {
+		return m[1]
+	}
+	if path, _, ok := strings.Cut(u, " is "); ok && !strings.Contains(path, " ") {
+		return path
+	}
+	return ""
+}
+
+var placeRE = regexp.MustCompile(`^([^\s:][^:]*:[0-9]+): `)
 
 // unjudgedLine is one reference the proof cannot pass: where, what kind,
 // the code, and why, with the way round.

@@ -136,7 +136,7 @@ func proveWritten(job Job, rep *Report) (*Outcome, error) {
 		}
 		return &Outcome{Report: rep}, nil
 	}
-	proof, err := Verify(after, Options{Recipe: job.Recipe, Module: rep.Module, Emitted: job.Emitted, AllowUnreached: job.AllowUnreached})
+	proof, err := Verify(after, Options{Recipe: job.Recipe, Module: rep.Module, Emitted: job.Emitted, AllowUnreached: job.AllowUnreached, AcceptUnjudged: job.AcceptUnjudged})
 	if err != nil {
 		return nil, fmt.Errorf("proof from disk after writing: %w", err)
 	}

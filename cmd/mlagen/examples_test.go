@@ -75,16 +75,17 @@ var examples = map[string]example{
 	"mlagen emit --target sm_90 --ws-split-k none --ws-cluster-split-k none --ws-narrow-split-k none --kernels k-triton": {},
 
 	// patch, verify
-	"mlagen patch --dry-run ~/sglang":                        {fixtures: []string{"sglang"}},
-	"mlagen patch --check ~/sglang":                          {fixtures: []string{"sglang", "patched"}},
-	"mlagen patch --json --dry-run ~/sglang | jq .route":     {fixtures: []string{"sglang"}},
-	"mlagen patch --kernels kernels/sm120 ~/sglang":          {fixtures: []string{"repo", "sglang"}},
-	"mlagen patch --revert ~/sglang":                         {fixtures: []string{"sglang", "patched"}},
-	"mlagen patch .venv/lib/python3.11/site-packages/sglang": {fixtures: []string{"site-packages"}},
-	"mlagen patch --target sm_89 ~/sglang":                   {fixtures: []string{"sglang"}, exit: 1},
-	"mlagen patch --target sm_89 --allow-unreached ~/sglang": {fixtures: []string{"sglang"}},
-	"mlagen verify --json ~/sglang | jq '.missed | length'":  {fixtures: []string{"sglang", "patched"}},
-	"mlagen verify --json ~/sglang | jq .route.entries":      {fixtures: []string{"sglang", "patched"}},
+	"mlagen patch --dry-run ~/sglang":                                         {fixtures: []string{"sglang"}},
+	"mlagen patch --check ~/sglang":                                           {fixtures: []string{"sglang", "patched"}},
+	"mlagen patch --json --dry-run ~/sglang | jq .route":                      {fixtures: []string{"sglang"}},
+	"mlagen patch --kernels kernels/sm120 ~/sglang":                           {fixtures: []string{"repo", "sglang"}},
+	"mlagen patch --revert ~/sglang":                                          {fixtures: []string{"sglang", "patched"}},
+	"mlagen patch .venv/lib/python3.11/site-packages/sglang":                  {fixtures: []string{"site-packages"}},
+	"mlagen patch --target sm_89 ~/sglang":                                    {fixtures: []string{"sglang"}, exit: 1},
+	"mlagen patch --target sm_89 --allow-unreached ~/sglang":                  {fixtures: []string{"sglang"}},
+	"mlagen patch --accept-unjudged python/sglang/srt/registry.py:3 ~/sglang": {fixtures: []string{"sglang", "registry"}},
+	"mlagen verify --json ~/sglang | jq '.missed | length'":                   {fixtures: []string{"sglang", "patched"}},
+	"mlagen verify --json ~/sglang | jq .route.entries":                       {fixtures: []string{"sglang", "patched"}},
 
 	// select, version
 	"mlagen select --check gpu/results/selection-input-sm90.json":                                {fixtures: []string{"repo"}},
@@ -197,6 +198,7 @@ func runExample(t *testing.T, ex, dir string, want int) {
 //	failed-log     server.log and ~/dsv4_mma.log: an SGLang start that runs out of memory
 //	baseline       start.json and answer.txt, as --save-baseline and --save-answer write them
 //	card-selection ./sm120.json, as 'mlagen select --selections .' writes it from a card's results (after repo)
+//	registry       ~/sglang/python/sglang/srt/registry.py, naming the kernel in a string (after sglang)
 //	card-kernels   my-sm120/, the module 'mlagen emit --selection sm120.json' writes (after card-selection)
 func layFixture(t *testing.T, name, dir, mlagen string) {
 	t.Helper()
@@ -215,6 +217,10 @@ func layFixture(t *testing.T, name, dir, mlagen string) {
 		unpack(t, filepath.Join("testdata", "examples", "sglang.txtar"), filepath.Join(dir, ".venv", "lib", "python3.11", "site-packages"))
 	case "patched":
 		runExample(t, "mlagen patch ~/sglang", dir, 0)
+	case "registry":
+		// A lookup of the kernel by name, which the proof cannot follow.
+		src := "import importlib\n\nKERNEL = \"_run_triton_sparse_decode\"\n"
+		must(t, os.WriteFile(filepath.Join(dir, "sglang", "python", "sglang", "srt", "registry.py"), []byte(src), 0o644))
 	case "failed-log":
 		log := []byte(fakesglang.Text(fakesglang.FailingStart("oom")))
 		must(t, os.WriteFile(filepath.Join(dir, "server.log"), log, 0o644))

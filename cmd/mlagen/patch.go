@@ -84,6 +84,10 @@ in the server's code (getattr, a registry) they make the proof fail, as does
 the function reached through something that is not a module of the tree. The
 kernel module is parsed and checked: Python, mlagen's header, the names the
 guards call, and whether it is what this mlagen emits for its TARGET.
+Each "cannot judge" line starts with its place (PATH:LINE, or PATH for a
+whole file). Read it; where you know what it reaches, --accept-unjudged
+PLACE passes that one (listed as accepted) and patch wires the rest. Give
+verify the same flags. A PLACE where nothing is left to judge fails.
 
 Examples:
   mlagen patch --dry-run ~/sglang            # show the diff, write nothing
@@ -94,6 +98,7 @@ Examples:
   mlagen patch --check ~/sglang              # CI: exit 1 unless fully wired
   mlagen patch --target sm_89 ~/sglang      # exit 1: SGLang calls the entry on sm_120 GPUs only
   mlagen patch --target sm_89 --allow-unreached ~/sglang   # wire it anyway (a harness that calls the entry)
+  mlagen patch --accept-unjudged python/sglang/srt/registry.py:3 ~/sglang   # after reading that 'cannot judge' place
   mlagen patch --revert ~/sglang             # take it all out again
   mlagen patch --json --dry-run ~/sglang | jq .route
 
@@ -146,7 +151,9 @@ where the tests of the GPU around it allow; SGLang's DeepSeek-V4 backend
 calls the sm_120 entry only on {platform}.
 Where every call of an entry runs only on other GPUs than the kernel
 module's TARGET, the kernel would never run, and verify fails
-(--allow-unreached: a note). For an installed SGLang it also names the
+(--allow-unreached: a note). A reference it cannot judge fails it, unless
+--accept-unjudged names its place (as patch takes it). For an installed
+SGLang it also names the
 Triton installed beside it, which the kernel module compiles with, and
 whether mlagen's own checks cover that release (a note, not a failure).
 Writes nothing.
@@ -174,6 +181,7 @@ func runPatch(e *env, args []string) int {
 	check := f.Bool("check", false, "write nothing; exit 1 unless the tree is fully wired (for CI)")
 	revert := f.Bool("revert", false, "remove everything mlagen added, restoring the original bytes")
 	allow := f.Bool("allow-unreached", false, "wire the tree even where SGLang's model backend never calls the entry on --target's GPUs (for a harness that calls it itself)")
+	accept := f.StringArray("accept-unjudged", nil, "wire the tree although the proof cannot judge the reference at `PLACE` (PATH:LINE, or PATH, as a\n'cannot judge' line prints it), after you have read it (repeatable; give verify the same)")
 	asJSON := f.Bool("json", false, "print the report as JSON on stdout")
 	if done, code := f.parse(e, args); done {
 		return code
@@ -184,8 +192,8 @@ func runPatch(e *env, args []string) int {
 	if *selection != "" && (*kernels != "" || *revert || *check) {
 		return usageError(e, "patch", "--selection renders the module to install: it cannot be combined with --kernels (a module already rendered), --revert or --check")
 	}
-	if *revert && (*kernels != "" || f.Changed("target") || *allow) {
-		return usageError(e, "patch", "--revert takes out whatever mlagen put in: --kernels, --target and --allow-unreached choose what to install, and do not apply")
+	if *revert && (*kernels != "" || f.Changed("target") || *allow || len(*accept) > 0) {
+		return usageError(e, "patch", "--revert takes out whatever mlagen put in: --kernels, --target, --allow-unreached and --accept-unjudged choose what to install, and do not apply")
 	}
 	// Flag mistakes first, then the tree they name.
 	root, code := oneRoot(e, f, *asJSON)
@@ -196,7 +204,7 @@ func runPatch(e *env, args []string) int {
 	if err != nil {
 		return failure(e, "patch", err)
 	}
-	opt := patches.Options{Recipe: rec, Module: *module, Emitted: emittedBundle, AllowUnreached: *allow, Tritons: gen.CheckedTritons()}
+	opt := patches.Options{Recipe: rec, Module: *module, Emitted: emittedBundle, AllowUnreached: *allow, AcceptUnjudged: *accept, Tritons: gen.CheckedTritons()}
 	if *check {
 		return proveAndReport(e, "patch", root, opt, *asJSON)
 	}
@@ -300,6 +308,7 @@ func runVerify(e *env, args []string) int {
 	f := newCmdFlags("verify", helpText(verifyHelp))
 	module := f.String("module", "", "the module holding the dispatcher, when several do")
 	allow := f.Bool("allow-unreached", false, "pass a tree whose model backend never calls the entry on the kernel module's TARGET (reported as a note)")
+	accept := f.StringArray("accept-unjudged", nil, "pass the reference the proof cannot judge at `PLACE` (PATH:LINE, or PATH, as a 'cannot judge'\nline prints it), listed as accepted (repeatable)")
 	asJSON := f.Bool("json", false, "print the report as JSON on stdout")
 	if done, code := f.parse(e, args); done {
 		return code
@@ -312,7 +321,7 @@ func runVerify(e *env, args []string) int {
 	if err != nil {
 		return failure(e, "verify", err)
 	}
-	return proveAndReport(e, "verify", root, patches.Options{Recipe: rec, Module: *module, Emitted: emittedBundle, AllowUnreached: *allow, Tritons: gen.CheckedTritons()}, *asJSON)
+	return proveAndReport(e, "verify", root, patches.Options{Recipe: rec, Module: *module, Emitted: emittedBundle, AllowUnreached: *allow, AcceptUnjudged: *accept, Tritons: gen.CheckedTritons()}, *asJSON)
 }
 
 // oneRoot is the one SGLANG_ROOT argument; a missing one, several, one
