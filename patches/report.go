@@ -86,6 +86,7 @@ type Report struct {
 
 // TritonCheck is the Triton beside an installed SGLang.
 type TritonCheck struct {
+	// Version is "" where none is installed beside it.
 	Version string `json:"version"`
 	// Checked: the kernel modules are compiled (and their host code run)
 	// under this release by mlagen's own checks.
@@ -95,6 +96,9 @@ type TritonCheck struct {
 
 func (t *TritonCheck) describe() string {
 	under := strings.Join(t.CheckedUnder, ", ")
+	if t.Version == "" {
+		return fmt.Sprintf("none installed beside SGLang (no triton-*.dist-info beside its own), so the server imports whichever Triton its Python finds first, which mlagen cannot see from here; the kernel modules are compiled and checked under %s: ask the server's Python (python3 -c 'import triton; print(triton.__version__)') before setting the gate", under)
+	}
 	if t.Checked {
 		return fmt.Sprintf("%s beside SGLang, one of the releases the kernel modules are compiled and checked under (%s; timed under %s)", t.Version, under, t.CheckedUnder[0])
 	}

@@ -47,3 +47,42 @@ func TestTritonCheckSays(t *testing.T) {
 		t.Errorf("unchecked: %s", bad)
 	}
 }
+
+// TestTritonBesideInstalled: verify on an installed SGLang names the Triton
+// beside it, and says so where there is none (the server then imports one
+// mlagen cannot see); a checkout, with no RECORD, gets no Triton line.
+func TestTritonBesideInstalled(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		installed bool
+		triton    string
+		want      string
+	}{
+		{"checkout", false, "", ""},
+		{"installed with 3.8.0", true, "3.8.0", "3.8.0 beside SGLang, one of"},
+		{"installed without", true, "", "none installed beside SGLang"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			root := t.TempDir()
+			files := upstreamFiles()
+			if c.installed {
+				files["sglang-0.5.23.dist-info/RECORD"] = "sglang/srt/environ.py,,\n"
+			}
+			if c.triton != "" {
+				files["triton-"+c.triton+".dist-info/METADATA"] = "Name: triton\nVersion: " + c.triton + "\n"
+			}
+			writeFiles(t, root, files)
+			rep, err := Check(root, Options{Recipe: mustRecipe(t), Tritons: []string{"3.6.0", "3.7.1", "3.8.0", "3.9.0"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := ""
+			if rep.Triton != nil {
+				got = rep.Triton.describe()
+			}
+			if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
+				t.Errorf("the Triton line is %q, want one with %q", got, c.want)
+			}
+		})
+	}
+}

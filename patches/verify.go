@@ -72,8 +72,10 @@ func Verify(co *Checkout, opt Options) (*Report, error) {
 		// missing, not faults of a patched tree.
 		rep.Problems = append([]string{"not patched: this tree holds no mlagen code; run mlagen patch on it (the problems below are what it adds)"}, rep.Problems...)
 	}
-	if co.Triton != "" && len(opt.Tritons) > 0 {
-		rep.Triton = &TritonCheck{Version: co.Triton, Checked: slices.Contains(opt.Tritons, co.Triton), CheckedUnder: opt.Tritons}
+	if (co.Triton != "" || len(co.Records) > 0) && len(opt.Tritons) > 0 {
+		// An installed SGLang without a Triton beside it is said too: the
+		// server then imports one mlagen cannot see from here.
+		rep.Triton = &TritonCheck{Version: co.Triton, Checked: co.Triton != "" && slices.Contains(opt.Tritons, co.Triton), CheckedUnder: opt.Tritons}
 	}
 	return rep, nil
 }

@@ -155,8 +155,8 @@ module's TARGET, the kernel would never run, and verify fails
 --accept-unjudged names its place (as patch takes it). For an installed
 SGLang it also names the
 Triton installed beside it, which the kernel module compiles with, and
-whether mlagen's own checks cover that release (a note, not a failure).
-Writes nothing.
+whether mlagen's own checks cover that release, or that none is installed
+there (a note, not a failure). Writes nothing.
 
 Examples:
   mlagen verify ~/sglang
