@@ -44,6 +44,9 @@ type caller struct {
 	// else than the GPU ("ready" of "is_sm120 and ready"), joined; the
 	// call runs on the target's GPUs only where they hold too.
 	rest string
+	// deadAfter: the line of a return or raise that comes before the call
+	// in a block around it, so the call never runs (0: none).
+	deadAfter int
 	// inTest: the call is in a test file (testPath), which the server does
 	// not run: listed, but no evidence either way.
 	inTest bool
@@ -83,9 +86,32 @@ func (s *session) callers(path, fn string, major int) ([]caller, error) {
 		st := cs.Info(site.Path).Syntax()
 		c := caller{path: site.Path, line: site.Line, fn: qualifiedDef(st, site.Node), inTest: testPath(site.Path)}
 		c.reach, c.test, c.testLine, c.rest = s.platformAt(st, site.Node, major)
+		if end := endsBefore(st, site.Node); end >= 0 {
+			c.deadAfter, _ = resolve.LineCol(st.Src(), st.Start(end))
+			c.reach, c.rest = reachNo, ""
+		}
 		out = append(out, c)
 	}
 	return out, nil
+}
+
+// endsBefore is a return or raise statement that precedes node i in one
+// of the blocks around it, so that i never runs; -1 when none does. The
+// blocks go up to the module: a def (or a lambda) after such a statement
+// is never made, so the calls in it never run either. One inside an if, a
+// try or a with before it is not counted: the code after it may run.
+func endsBefore(st *resolve.Syntax, i int32) int32 {
+	for n, p := i, st.Parent(i); p >= 0; n, p = p, st.Parent(p) {
+		if k := st.Kind(p); k != "block" && k != "module" {
+			continue
+		}
+		for c := st.First(p); c >= 0 && c != n; c = st.Next(c) {
+			if k := st.Kind(c); k == "return_statement" || k == "raise_statement" {
+				return c
+			}
+		}
+	}
+	return -1
 }
 
 // qualifiedDef names the function around node i as Class.method (or the
@@ -325,6 +351,8 @@ func (s *session) callerHop(c caller, fn, target string) RouteCaller {
 	switch {
 	case c.inTest:
 		rc.How = fmt.Sprintf("a test calls %s: not the server's path, so it does not count", fn)
+	case c.deadAfter > 0:
+		rc.How = fmt.Sprintf("calls %s after the return or raise at line %d, so the call never runs", fn, c.deadAfter)
 	case c.test == "":
 		rc.How = fmt.Sprintf("calls %s; no test of the GPU around the call", fn)
 	case c.reach == reachYes && c.rest != "":
@@ -345,13 +373,19 @@ func (s *session) callerHop(c caller, fn, target string) RouteCaller {
 // GPUs, that the kernel would never run on target; unreachedFix what to do.
 func (s *session) unreachedWhy(path string, line int, fn, target string, cs []caller) string {
 	var at []string
+	gpus := ""
 	for _, c := range cs {
-		if !c.inTest {
+		switch {
+		case c.inTest:
+		case c.deadAfter > 0:
+			at = append(at, fmt.Sprintf("%s:%d (%s, after the return or raise at line %d, so never)", c.path, c.line, c.fn, c.deadAfter))
+		default:
 			at = append(at, fmt.Sprintf("%s:%d (%s, under `%s`, line %d)", c.path, c.line, c.fn, c.test, c.testLine))
+			gpus = ", and only on " + s.rec.Route.Platform.GPUs
 		}
 	}
-	return fmt.Sprintf("%s:%d: on %s the server never calls %s, so the kernel would never run: the tree calls it only at %s, and only on %s",
-		path, line, target, fn, strings.Join(at, "; "), s.rec.Route.Platform.GPUs)
+	return fmt.Sprintf("%s:%d: on %s the server never calls %s, so the kernel would never run: the tree calls it only at %s%s",
+		path, line, target, fn, strings.Join(at, "; "), gpus)
 }
 
 func unreachedFix(fn, target string) string {

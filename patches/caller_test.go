@@ -1,8 +1,11 @@
 package patches
 
 import (
+	"errors"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/mlagen/mlagen/patches/resolve"
 )
@@ -92,6 +95,39 @@ func TestPlatformAtOtherParts(t *testing.T) {
 	}
 }
 
+// TestEndsBefore: a call after a return or raise in a block around it
+// never runs; one after a return that may not be taken (in an if, a try, a
+// with) may.
+func TestEndsBefore(t *testing.T) {
+	for _, c := range []struct {
+		name, src string
+		line      int // of the statement that ends it first; 0: none
+	}{
+		{"return before the test", "def f():\n    return other()\n    if _is_sm120:\n        return entry()\n", 2},
+		{"raise in the branch", "def f():\n    if _is_sm120:\n        raise NotImplementedError\n        entry()\n", 3},
+		{"a def after a return", "def f():\n    return 1\n\n    def g():\n        return entry()\n", 2},
+		{"a lambda after a return", "def f():\n    return 1\n    g = lambda: entry()\n", 2},
+		{"at module level", "raise ImportError\nentry()\n", 1},
+		{"a return in an if", "def f():\n    if x:\n        return other()\n    return entry()\n", 0},
+		{"a return in a try", "def f():\n    try:\n        return other()\n    except E:\n        pass\n    return entry()\n", 0},
+		{"a return in a with", "def f():\n    with c:\n        return other()\n    entry()\n", 0},
+		{"a return after", "def f():\n    entry()\n    return 1\n", 0},
+		{"a nested def's return", "def f():\n    def g():\n        return 1\n\n    return entry()\n", 0},
+		{"the call's own return", "def f():\n    return entry()\n", 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			st, call := entryCall(t, c.src)
+			got := 0
+			if n := endsBefore(st, call); n >= 0 {
+				got, _ = resolve.LineCol(st.Src(), st.Start(n))
+			}
+			if got != c.line {
+				t.Errorf("ended by line %d, want %d", got, c.line)
+			}
+		})
+	}
+}
+
 // entryCall parses src and finds its call of entry().
 func entryCall(t *testing.T, src string) (*resolve.Syntax, int32) {
 	t.Helper()
@@ -154,5 +190,48 @@ func TestTestPath(t *testing.T) {
 		if got := testPath(p); got != want {
 			t.Errorf("testPath(%q) = %v, want %v", p, got, want)
 		}
+	}
+}
+
+// TestDeadCallerRefused: a backend whose every call of the entry comes
+// after a return never reaches the kernel, on any GPU: patch refuses for
+// sm_120 and says where; the same call without the return is reached.
+func TestDeadCallerRefused(t *testing.T) {
+	const backend = `from pkg.flash_mla_sm120 import flash_mla_with_kvcache_sm120
+
+
+class Backend:
+    def forward(self, q):
+        return self._flash_mla(q)
+        if get_platform().is_sm120:
+            return flash_mla_with_kvcache_sm120(q=q)
+`
+	for _, c := range []struct {
+		name, src string
+		dead      bool
+	}{
+		{"after a return", backend, true},
+		{"no return", strings.Replace(backend, "        return self._flash_mla(q)\n", "", 1), false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			files := upstreamFiles()
+			files["pkg/backend.py"] = c.src
+			root := t.TempDir()
+			writeFiles(t, root, files)
+			out, err := Run(patchJob(t, root))
+			if !c.dead {
+				if err != nil || !out.Report.OK() {
+					t.Fatalf("the live caller was refused: %v", err)
+				}
+				return
+			}
+			var p *Problem
+			if !errors.As(err, &p) || !strings.Contains(strings.Join(p.Lines, "\n"), "pkg/backend.py:8 (Backend.forward, after the return or raise at line 6, so never)") {
+				t.Fatalf("patch did not refuse the dead caller, or did not say where: %v", err)
+			}
+			if got := snapshot(t, root); !cmp.Equal(got, files) {
+				t.Errorf("patch wrote something:\n%s", cmp.Diff(files, got))
+			}
+		})
 	}
 }
