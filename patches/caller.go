@@ -161,11 +161,11 @@ func (s *session) platformAt(st *resolve.Syntax, node int32, major int) (reach, 
 		// runs: own holds and no earlier test does, as far as the tests of
 		// the GPU among them go (tri-valued and; the others do not count).
 		runs, decider, neg := tri(1), int32(-1), false
-		if v, ok := s.platformValue(st, own, major); ok {
+		if v, ok := s.platformValue(st, own, major, true); ok {
 			runs, decider = v, own
 		}
 		for _, b := range before {
-			v, ok := s.platformValue(st, b, major)
+			v, ok := s.platformValue(st, b, major, false)
 			if !ok {
 				continue
 			}
@@ -224,7 +224,7 @@ func (s *session) otherParts(st *resolve.Syntax, t int32) []string {
 			return append(s.otherParts(st, st.Child(t, "left")), s.otherParts(st, st.Child(t, "right"))...)
 		}
 	}
-	if _, ok := s.platformValue(st, t, -1); ok {
+	if _, ok := s.platformValue(st, t, -1, true); ok {
 		return nil
 	}
 	if st.Kind(t) == "boolean_operator" {
@@ -258,11 +258,15 @@ func earlierTests(st *resolve.Syntax, stmt, c int32) []int32 {
 
 // platformValue is test t's value on GPUs of compute capability major, as
 // far as its tests of the GPU go, and whether it has any (names one of the
-// recipe's predicates, possibly under not, and, or and parentheses). The
-// other parts of an and do not change it (the call is reached on the
-// target's GPUs when the rest holds); those of an or leave it unknown
-// unless a test of the GPU in it holds.
-func (s *session) platformValue(st *resolve.Syntax, t int32, major int) (tri, bool) {
+// recipe's predicates, possibly under not, and, or and parentheses). With
+// rest, the other parts of an and are taken to hold (a branch under the
+// test is reached on the target's GPUs where they do: otherParts names
+// them); without, they leave it unknown unless a test of the GPU in it
+// fails. A not flips that, so that its operand is read the other way: a
+// branch's own test is read with rest, an earlier test of its if (which
+// must not hold) without. The parts of an or leave it unknown unless a
+// test of the GPU in it holds.
+func (s *session) platformValue(st *resolve.Syntax, t int32, major int, rest bool) (tri, bool) {
 	if t < 0 {
 		return 0, false
 	}
@@ -271,15 +275,15 @@ func (s *session) platformValue(st *resolve.Syntax, t int32, major int) (tri, bo
 	case "parenthesized_expression":
 		for c := st.First(t); c >= 0; c = st.Next(c) {
 			if st.Named(c) && st.Kind(c) != "comment" {
-				return s.platformValue(st, c, major)
+				return s.platformValue(st, c, major, rest)
 			}
 		}
 	case "not_operator":
-		v, ok := s.platformValue(st, st.Child(t, "argument"), major)
+		v, ok := s.platformValue(st, st.Child(t, "argument"), major, !rest)
 		return -v, ok
 	case "boolean_operator":
-		l, lok := s.platformValue(st, st.Child(t, "left"), major)
-		r, rok := s.platformValue(st, st.Child(t, "right"), major)
+		l, lok := s.platformValue(st, st.Child(t, "left"), major, rest)
+		r, rok := s.platformValue(st, st.Child(t, "right"), major, rest)
 		if !lok && !rok {
 			return 0, false
 		}
@@ -287,7 +291,7 @@ func (s *session) platformValue(st *resolve.Syntax, t int32, major int) (tri, bo
 			switch {
 			case l == -1 || r == -1:
 				return -1, true
-			case (l == 1 || !lok) && (r == 1 || !rok):
+			case (l == 1 || !lok && rest) && (r == 1 || !rok && rest):
 				return 1, true
 			}
 			return 0, true

@@ -39,6 +39,8 @@ func TestPlatformAt(t *testing.T) {
 		{"nested: an outer test that excludes", "def f():\n    if not _is_sm120:\n        if ready:\n            return entry()\n", reachNo, reachYes, "not _is_sm120", 2, true, "", 0},
 		{"nested: each excludes one", "def f():\n    if is_sm100:\n        pass\n    elif _is_sm120:\n        if not _is_sm120:\n            return entry()\n", reachNo, reachNo, "not _is_sm120", 5, true, "_is_sm120", 4},
 		{"a lambda's branch is still under the if", "def f():\n    if _is_sm120:\n        g = lambda: entry()\n", reachYes, reachNo, "_is_sm120", 2, true, "", 0},
+		{"else of an and with another test", "def f():\n    if avail and not _is_sm120:\n        return other()\n    else:\n        return entry()\n", reachYes, reachUnknown, "not (avail and not _is_sm120)", 2, true, "", 0},
+		{"not over an and with another test", "def f():\n    if not (ready and _is_sm120):\n        return entry()\n", reachUnknown, reachYes, "not (ready and _is_sm120)", 2, true, "", 0},
 		{"a conditional expression is not read", "def f():\n    return entry() if _is_sm120 else other()\n", reachUnknown, reachUnknown, "", 0, false, "", 0},
 	}
 	s := &session{rec: mustRecipe(t)}
