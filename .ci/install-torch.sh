@@ -13,8 +13,9 @@
 #
 # SHARED is the site-packages of the venv that already has the pinned
 # Triton: its `triton` is linked in, not installed a second time (0.6 GB).
-# A last pip install of the pins proves the set is complete (it downloads
-# nothing when it is) and `import torch` that it works.
+# A last pip install of the pins without the index proves the set is
+# complete (it fails on anything missing), and `import torch` that it
+# works.
 set -euo pipefail
 
 if [ $# -ne 3 ]; then
@@ -73,6 +74,7 @@ while read -r req; do
 		|| { echo "torch deps: installing $req ($i of $n) failed; df says:" >&2; df -h "$venv" >&2; exit 1; }
 done < "$tmp/plan.txt"
 
-"${pip[@]}" install -q -c "$pins" torch triton numpy
+"${pip[@]}" install -q --no-index -c "$pins" torch triton numpy \
+	|| { echo "torch deps: the wheels installed one at a time are not the whole set pip resolves" >&2; exit 1; }
 v=$("$venv/bin/python3" -c 'import torch, triton; print(f"torch {torch.__version__}, Triton {triton.__version__}")')
 echo "torch deps: $v ($n wheels, one at a time)"
