@@ -173,9 +173,10 @@ type Heads struct {
 	Padded     string `json:"padded"`
 	Sink       string `json:"sink"`
 	SinkHelper string `json:"sink_helper"`
-	// Model is the path (its end) of the model file that pads the heads
-	// in every release the recipe knows: where it finds none of the shapes
-	// above, the route says the heads are not known to be guarded.
+	// Model is the end of the path of the model file that sets a rank's
+	// heads (srt/models/deepseek_v4.py in every release): where that file
+	// counts them (spells Local) but has none of the shapes above, the
+	// route notes that no heads guard was put.
 	Model string `json:"model,omitempty"`
 }
 
