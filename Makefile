@@ -16,6 +16,11 @@ TPY     := $(TVENV)/bin/python3
 # the budget model is calibrated against) and black (which formats the
 # generated code) above all.
 PINS    := .ci/constraints.txt
+# Every venv is installed without pip's cache and slimmed to what the checks
+# load (.ci/slim.py): CI's disk is shared and has been too full for the
+# four Triton releases and torch (7.3 GB installed as PyPI ships them,
+# 5.7 GB slimmed, and pip's cache would keep every wheel besides).
+PIPNC   := --no-cache-dir
 # Checked-in kernel folders (kernels/<dir>), also the calibrated targets.
 DIRS    := sm80 sm86 sm89 sm90 sm100 sm120
 # The other Triton releases SGLang installs through the torch it pins
@@ -140,8 +145,9 @@ versions-golden: $(addprefix $(VENV)/triton-,$(addsuffix /.done,$(TRITONS)))
 	  echo "wrote calib/triton-$$v.txt"; \
 	done
 $(VENV)/triton-%/.done: | $(VENV)/.done
-	@$(call time,triton $* deps,python3 -m venv $(VENV)/triton-$* && $(VENV)/triton-$*/bin/pip install -q -c $(PINS) pip \
-	  && $(VENV)/triton-$*/bin/pip install -q --progress-bar off triton==$* && touch $@)
+	@$(call time,triton $* deps,python3 -m venv $(VENV)/triton-$* && $(VENV)/triton-$*/bin/pip install -q $(PIPNC) -c $(PINS) pip \
+	  && $(VENV)/triton-$*/bin/pip install -q $(PIPNC) --progress-bar off triton==$* \
+	  && $(VENV)/triton-$*/bin/python .ci/slim.py triton && touch $@)
 
 # The configurations of each shipped module that take distinct code paths,
 # the SIMT baseline and the module's own selection, on small cases under
@@ -234,8 +240,8 @@ deps: $(VENV)/.done $(if $(TORCH),$(TVENV)/.done)
 deps-torch: $(TVENV)/.done
 
 $(VENV)/.done:
-	@$(call time,python deps,python3 -m venv $(VENV) && $(VENV)/bin/pip install -q -c $(PINS) pip \
-	  && $(VENV)/bin/pip install -q -c $(PINS) triton black numpy && touch $@)
+	@$(call time,python deps,python3 -m venv $(VENV) && $(VENV)/bin/pip install -q $(PIPNC) -c $(PINS) pip \
+	  && $(VENV)/bin/pip install -q $(PIPNC) -c $(PINS) triton black numpy && $(PY) .ci/slim.py triton && touch $@)
 
 # torch one wheel at a time, sharing .venv's Triton (.ci/install-torch.sh
 # says why: the disk it needs at once).
