@@ -40,9 +40,12 @@ type caller struct {
 	test     string // the platform test that decides it, as written ("" when none does)
 	testLine int
 	reach    reach
-	// rest: the parts of an and in the deciding test that test something
-	// else than the GPU ("ready" of "is_sm120 and ready"), joined; the
-	// call runs on the target's GPUs only where they hold too.
+	// rest: what the deciding branch needs of its if's tests that test
+	// something else than the GPU, joined by and: the other parts of an and
+	// ("ready" of "is_sm120 and ready"), an elif's test of something else,
+	// and the negation of each earlier such test ("not ready" of "if ready:
+	// ... elif is_sm120:"); the call runs on the target's GPUs only where
+	// they hold too. Tests of ifs further out are not named.
 	rest string
 	// deadAfter: the line of a return or raise that comes before the call
 	// in a block around it, so the call never runs (0: none).
@@ -140,11 +143,11 @@ type tri int8
 // none is not (reachYes; tests of anything else aside); otherwise no test
 // of the GPU decides (reachUnknown). With the verdict come the test that
 // decides it, as the branch needs it ("not x" for an earlier test), its
-// line, and, where the call runs under it, the parts of it that test
-// something else (otherParts).
+// line, and, where the call runs under it, what the deciding branch needs
+// of its if's tests of something else (caller.rest).
 func (s *session) platformAt(st *resolve.Syntax, node int32, major int) (reach, string, int, string) {
 	verdict, test := reachUnknown, int32(-1)
-	negated := false
+	negated, rest := false, []string(nil)
 	for n, p := node, st.Parent(node); p >= 0; n, p = p, st.Parent(p) {
 		own, before := int32(-1), []int32(nil)
 		switch {
@@ -160,13 +163,20 @@ func (s *session) platformAt(st *resolve.Syntax, node int32, major int) (reach, 
 		}
 		// runs: own holds and no earlier test does, as far as the tests of
 		// the GPU among them go (tri-valued and; the others do not count).
+		// others: what the branch needs of the tests that test something
+		// else, which then must hold too.
 		runs, decider, neg := tri(1), int32(-1), false
+		var others []string
 		if v, ok := s.platformValue(st, own, major, true); ok {
 			runs, decider = v, own
+			others = s.otherParts(st, own)
+		} else if own >= 0 {
+			others = []string{operand(st, own)}
 		}
 		for _, b := range before {
 			v, ok := s.platformValue(st, b, major, false)
 			if !ok {
+				others = append(others, negation(st, b))
 				continue
 			}
 			switch {
@@ -184,9 +194,9 @@ func (s *session) platformAt(st *resolve.Syntax, node int32, major int) (reach, 
 		}
 		switch {
 		case runs == -1:
-			verdict, test, negated = reachNo, decider, neg
+			verdict, test, negated, rest = reachNo, decider, neg, nil
 		case runs == 1 && verdict == reachUnknown:
-			verdict, test, negated = reachYes, decider, neg
+			verdict, test, negated, rest = reachYes, decider, neg, others
 		case test < 0:
 			test, negated = decider, neg
 		}
@@ -198,13 +208,11 @@ func (s *session) platformAt(st *resolve.Syntax, node int32, major int) (reach, 
 		return reachUnknown, "", 0, ""
 	}
 	line, _ := resolve.LineCol(st.Src(), st.Start(test))
-	text, rest := st.Text(test), ""
+	text := st.Text(test)
 	if negated {
 		text = negation(st, test)
-	} else if verdict == reachYes {
-		rest = strings.Join(s.otherParts(st, test), " and ")
 	}
-	return verdict, text, line, rest
+	return verdict, text, line, strings.Join(rest, " and ")
 }
 
 // otherParts are the operands of test t's and (through parentheses and
@@ -227,10 +235,15 @@ func (s *session) otherParts(st *resolve.Syntax, t int32) []string {
 	if _, ok := s.platformValue(st, t, -1, true); ok {
 		return nil
 	}
-	if st.Kind(t) == "boolean_operator" {
-		return []string{"(" + st.Text(t) + ")"}
+	return []string{operand(st, t)}
+}
+
+// operand spells test t as one operand of an and: an or in parentheses.
+func operand(st *resolve.Syntax, t int32) string {
+	if st.Kind(t) == "boolean_operator" && strings.TrimSpace(st.Text(st.Child(t, "operator"))) == "or" {
+		return "(" + st.Text(t) + ")"
 	}
-	return []string{st.Text(t)}
+	return st.Text(t)
 }
 
 // negation spells not t: t's operand when t is itself a not.
@@ -360,7 +373,7 @@ func (s *session) callerHop(c caller, fn, target string) RouteCaller {
 	case c.test == "":
 		rc.How = fmt.Sprintf("calls %s; no test of the GPU around the call", fn)
 	case c.reach == reachYes && c.rest != "":
-		rc.How = fmt.Sprintf("calls %s under `%s` (line %d), whose test of the GPU holds on %s: %s is one; the rest, `%s`, must hold too (mlagen does not judge it)", fn, c.test, c.testLine, gpus, target, c.rest)
+		rc.How = fmt.Sprintf("calls %s under `%s` (line %d), whose test of the GPU holds on %s: %s is one; `%s` must hold too (mlagen does not judge it)", fn, c.test, c.testLine, gpus, target, c.rest)
 	case c.reach == reachYes:
 		rc.How = fmt.Sprintf("calls %s under `%s` (line %d), which holds on %s: %s is one", fn, c.test, c.testLine, gpus, target)
 	case c.reach == reachNo:

@@ -97,6 +97,34 @@ func TestPlatformAtOtherParts(t *testing.T) {
 	}
 }
 
+// TestPlatformAtEarlierTests: a branch of an if runs only where the if's
+// earlier tests do not hold, and an elif's own test of something else
+// holds; the route names those beside the test of the GPU that decides.
+func TestPlatformAtEarlierTests(t *testing.T) {
+	s := &session{rec: mustRecipe(t)}
+	for _, c := range []struct {
+		name, src  string
+		major      int
+		want       reach
+		test, rest string
+	}{
+		{"an elif after another test", "def f():\n    if ready:\n        return other()\n    elif _is_sm120:\n        return entry()\n", 12, reachYes, "_is_sm120", "not ready"},
+		{"an elif of something else after the test", "def f():\n    if _is_sm120:\n        return other()\n    elif ready:\n        return entry()\n", 8, reachYes, "not _is_sm120", "ready"},
+		{"several earlier tests", "def f():\n    if a:\n        pass\n    elif b or c:\n        pass\n    elif is_sm100:\n        pass\n    elif _is_sm120 and d:\n        return entry()\n", 12, reachYes, "_is_sm120 and d", "d and not a and not (b or c) and not is_sm100"},
+		{"an else after both", "def f():\n    if ready:\n        pass\n    elif not _is_sm120:\n        pass\n    else:\n        return entry()\n", 12, reachYes, "_is_sm120", "not ready"},
+		{"where it does not run, nothing", "def f():\n    if ready:\n        pass\n    elif _is_sm120:\n        return entry()\n", 8, reachNo, "_is_sm120", ""},
+		{"an outer if is not named", "def f():\n    if ready:\n        if _is_sm120:\n            return entry()\n", 12, reachYes, "_is_sm120", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			st, call := entryCall(t, c.src)
+			r, test, _, rest := s.platformAt(st, call, c.major)
+			if r != c.want || test != c.test || rest != c.rest {
+				t.Errorf("major %d: reach %v, test %q, rest %q; want %v, %q, %q", c.major, r, test, rest, c.want, c.test, c.rest)
+			}
+		})
+	}
+}
+
 // TestEndsBefore: a call after a return or raise in a block around it
 // never runs; one after a return that may not be taken (in an if, a try, a
 // with) may.

@@ -159,9 +159,12 @@ type RouteCaller struct {
 	// written ("not x" for the earlier test of an if whose later branch
 	// holds the call); empty when none does.
 	Test string `json:"test,omitempty"`
-	// AlsoRequires: where the call runs on the target's GPUs, the parts of
-	// Test that test something else ("ready" of "is_sm120 and ready"),
-	// which mlagen does not judge: the call runs only where they hold.
+	// AlsoRequires: where the call runs on the target's GPUs, what its
+	// branch needs of the if's tests of something else, which mlagen does
+	// not judge: the other parts of an and ("ready" of "is_sm120 and
+	// ready"), an elif's test, "not x" for an earlier test x ("if ready:
+	// ... elif is_sm120:" needs "not ready"). The call runs only where
+	// they hold.
 	AlsoRequires string `json:"also_requires,omitempty"`
 	// Reach: "yes" (it runs on the target's GPUs), "no" (never there), or
 	// "unknown" (no test of the GPU mlagen reads decides it).
