@@ -81,12 +81,16 @@ pycheck: $(VENV)/.done
 	$(PY) -m py_compile kernels/*/*.py calib/*.py gpu/*.py gpu/*/*.py
 	$(VENV)/bin/black --check -q kernels calib gpu
 	@echo "py_compile and black: ok"
-	@# Without torch (.venv has Triton alone) a harness says where it runs.
+	@# Without torch (.venv has Triton alone) a harness gives its --help,
+	@# and otherwise says where it runs.
 	@if ! $(PY) -c 'import torch' 2>/dev/null; then for d in $(DIRS); do \
 	  out=$$($(PY) kernels/$$d/harness.py --help 2>&1); st=$$?; \
+	  if [ $$st != 0 ] || ! grep -q -- '--variants' <<<"$$out"; then \
+	    echo "kernels/$$d/harness.py --help without torch: exit $$st: $$out"; exit 1; fi; \
+	  out=$$($(PY) kernels/$$d/harness.py --no-timing 2>&1); st=$$?; \
 	  if [ $$st != 2 ] || ! grep -q 'runs on the machine with the GPU' <<<"$$out"; then \
 	    echo "kernels/$$d/harness.py without torch: exit $$st: $$out"; exit 1; fi; \
-	done; echo "harnesses without torch: exit 2, and say so"; fi
+	done; echo "harnesses without torch: --help works, a run exits 2 and says where it runs"; fi
 
 # The budget model against the real compiler, for every variant of the
 # default sweeps, accepted and refused, compiled from the shipped module's

@@ -48,8 +48,8 @@ use). A configuration named with --variants that cannot
 serve a case or a shape (a Hopper-only one on another GPU, a bucket its
 table gives to a peer) declines it: the JSON lists it under "declined" (a
 timing row with "declined" and no time), and it is not a failure. Exit
-status 2 where torch or Triton is not installed (--help included): the
-harness runs on the machine with the GPU.
+status 2 where torch or Triton is not installed: the harness runs on the
+machine with the GPU (--help works anywhere).
 """
 
 import argparse
@@ -64,6 +64,181 @@ import os
 import sys
 import time
 
+HERE = os.path.dirname(os.path.abspath(__file__))
+TARGET = "sm_100"
+BUNDLE = "sparse_mla_mma.py"
+SIMT = "simt_baseline"
+PEER_NAMES = ("flashmla", "flashinfer", "sglang-triton", "simt-baseline")
+
+
+# The command line comes first: --help, and a flag's mistakes, need no torch.
+
+
+def ints(text):
+    return [int(x) for x in text.split(",") if x]
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument(
+        "--variants",
+        default="all",
+        help=f"comma list of configuration names (CONFIGS of {BUNDLE}, or {SIMT}), all, or selected: the module's own entry points only (its static selections)",
+    )
+    ap.add_argument(
+        "--out",
+        default=os.path.join(HERE, "results.json"),
+        help="the results file (default: results.json beside this script), rewritten after each section, whole or not at all, so that a run cut short keeps what it finished",
+    )
+    ap.add_argument(
+        "--no-timing",
+        action="store_true",
+        help="check correctness only, time nothing",
+    )
+    ap.add_argument(
+        "--no-check",
+        action="store_true",
+        help="skip the correctness cases (the timed shapes are still checked)",
+    )
+    ap.add_argument(
+        "--batches",
+        default="1,8,16,32,64,128",
+        help="batch sizes to time per cache; each becomes a batch bucket of `mlagen select`, which needs 1, 16, 64 and 128",
+    )
+    ap.add_argument(
+        "--topks",
+        default="512,2048",
+        help="tokens per row to time per cache (default: %(default)s); each becomes a topk bucket of `mlagen select`",
+    )
+    ap.add_argument(
+        "--heads",
+        default="64,16",
+        help="head counts to time per cache, comma list: a whole model's 64, and a rank's 16 under tensor parallelism 4 (add yours: mlagen select keys its tables by the counts timed)",
+    )
+    ap.add_argument(
+        "--graph-max-batch",
+        type=int,
+        default=1 << 30,
+        help="time CUDA-graph replay up to this batch (default: every batch; SGLang replays decode as CUDA graphs)",
+    )
+    ap.add_argument(
+        "--layers",
+        type=int,
+        default=8,
+        help="also time the module's entry points and the peers as N calls back to back in one CUDA graph, each on its own inputs, as a server's decode graph holds one a layer: layer_us, the µs one more call adds (default: %(default)s; 0 turns it off). graph_us, one call a graph, also counts the graph's launch, which a server pays once a step",
+    )
+    ap.add_argument(
+        "--no-whole-call", action="store_true", help="skip timing the whole call"
+    )
+    ap.add_argument(
+        "--whole-heads", default="64,128,16", help="head counts of the timed whole call"
+    )
+    ap.add_argument(
+        "--whole-batches",
+        default="1,16,64,128",
+        help="batch sizes of the timed whole call (default: %(default)s; add SGLang's prefill chunk size to time prefill too)",
+    )
+    ap.add_argument(
+        "--window", type=int, default=128, help="tokens of the window cache"
+    )
+    ap.add_argument(
+        "--extra-topks", default="512,2048", help="tokens of the extra cache"
+    )
+    ap.add_argument(
+        "--peers",
+        default="auto",
+        help="auto (flashmla, flashinfer, sglang-triton where importable), none, or a comma list of those, simt-baseline and file:PATH",
+    )
+    ap.add_argument(
+        "--sglang",
+        metavar="DIR",
+        help="import SGLang from DIR (a tree that is not installed), for the sglang-triton and flashinfer peers",
+    )
+    ap.add_argument(
+        "--peak-tflops",
+        type=float,
+        help="dense bf16 TFLOP/s (fp32 accumulation) for the roofline floor (default: the KNOWN_GPUS row of this GPU; without one the floor has no compute term)",
+    )
+    ap.add_argument(
+        "--peak-gbps",
+        type=float,
+        help="memory GB/s for the roofline floor (default: the KNOWN_GPUS row of this GPU, else 2 x memory clock x bus width from its properties)",
+    )
+    ap.add_argument(
+        "--reps-ms",
+        type=int,
+        default=100,
+        help="milliseconds of repetitions per timing",
+    )
+    ap.add_argument(
+        "--warm-only",
+        action="store_true",
+        help="run every call once, time nothing: fill Triton's cache for a later run",
+    )
+    ap.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="seed of the random caches and queries (default: %(default)s)",
+    )
+    ap.add_argument(
+        "--device",
+        default="cuda",
+        choices=("cuda", "cpu"),
+        help="cuda: the current GPU (another one: CUDA_VISIBLE_DEVICES=N); cpu runs under TRITON_INTERPRET=1",
+    )
+    ap.add_argument("--tiny", action="store_true", help="one small case, no timing")
+    args = ap.parse_args(argv)
+    if args.layers < 0 or args.layers == 1:
+        ap.error(
+            f"--layers {args.layers}: give 0 (no layer timing) or 2 or more calls a graph"
+        )
+    # Mistakes found now, not after minutes of checks. An empty list times
+    # nothing of its kind (the device scripts' warm-up runs pass one).
+    for flag in ("batches", "topks", "heads", "whole_heads", "whole_batches"):
+        text = getattr(args, flag)
+        try:
+            good = all(n >= 1 for n in ints(text))
+        except ValueError:
+            good = False
+        if not good:
+            ap.error(
+                f"--{flag.replace('_', '-')} {text!r}: want a comma list of positive integers"
+            )
+    try:
+        good = all(n >= 0 for n in ints(args.extra_topks))
+    except ValueError:
+        good = False
+    if not good:
+        ap.error(
+            f"--extra-topks {args.extra_topks!r}: want a comma list of token counts"
+        )
+    for flag in ("peak_tflops", "peak_gbps"):
+        value = getattr(args, flag)
+        if value is not None and not (math.isfinite(value) and value > 0):
+            ap.error(f"--{flag.replace('_', '-')} {value}: want a positive number")
+    out = os.path.abspath(args.out)
+    if os.path.isdir(out):
+        ap.error(f"--out {args.out} is a folder: give the results file's path")
+    if not os.path.isdir(os.path.dirname(out)):
+        ap.error(f"--out {args.out}: its folder does not exist")
+    if args.sglang and not os.path.isdir(os.path.join(args.sglang, "sglang")):
+        ap.error(
+            f"--sglang {args.sglang}: no sglang package in it (give the folder that holds sglang/, such as ~/sglang/python)"
+        )
+    if args.peers not in ("auto", "none"):
+        for name in args.peers.split(","):
+            if name not in PEER_NAMES and not name.startswith("file:"):
+                ap.error(
+                    f"--peers: unknown peer {name!r} ({', '.join(PEER_NAMES)}, file:PATH)"
+                )
+    if args.tiny or args.device != "cuda":
+        args.no_timing = True
+    return args
+
+
 try:
     import torch
     import triton
@@ -75,6 +250,8 @@ except ModuleNotFoundError as missing:
     # CUDA library, a mismatched release) keeps its own traceback.
     if (missing.name or "").split(".")[0] not in ("torch", "triton"):
         raise
+    if __name__ == "__main__":
+        parse_args(sys.argv[1:])  # --help prints and exits, as does a bad flag
     print(
         f"{os.path.basename(__file__)}: {missing}: the harness runs on the machine "
         "with the GPU, with the torch and Triton your SGLang installs "
@@ -83,10 +260,6 @@ except ModuleNotFoundError as missing:
     )
     sys.exit(2)
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-TARGET = "sm_100"
-BUNDLE = "sparse_mla_mma.py"
-SIMT = "simt_baseline"
 # Kernel families written in Gluon, which the Triton interpreter cannot run.
 GLUON_FAMILIES = ("ws", "pp")
 HEAD_DIM, NOPE_DIM, ROPE_DIM = 512, 448, 64
@@ -1478,9 +1651,6 @@ class PeerFile:
         return got
 
 
-PEER_NAMES = ("flashmla", "flashinfer", "sglang-triton", "simt-baseline")
-
-
 def find_peers(spec, simt, device, report):
     """The peers --peers names ("auto": every built-in one, "none"), those
     absent reported in report["peers"] with the reason; returns the
@@ -1893,171 +2063,6 @@ def whole_call_table(rows):
 
 
 # --------------------------------------------------------------------- main
-
-
-def ints(text):
-    return [int(x) for x in text.split(",") if x]
-
-
-def parse_args(argv):
-    ap = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    ap.add_argument(
-        "--variants",
-        default="all",
-        help=f"comma list of configuration names (CONFIGS of {BUNDLE}, or {SIMT}), all, or selected: the module's own entry points only (its static selections)",
-    )
-    ap.add_argument(
-        "--out",
-        default=os.path.join(HERE, "results.json"),
-        help="the results file (default: results.json beside this script), rewritten after each section, whole or not at all, so that a run cut short keeps what it finished",
-    )
-    ap.add_argument(
-        "--no-timing",
-        action="store_true",
-        help="check correctness only, time nothing",
-    )
-    ap.add_argument(
-        "--no-check",
-        action="store_true",
-        help="skip the correctness cases (the timed shapes are still checked)",
-    )
-    ap.add_argument(
-        "--batches",
-        default="1,8,16,32,64,128",
-        help="batch sizes to time per cache; each becomes a batch bucket of `mlagen select`, which needs 1, 16, 64 and 128",
-    )
-    ap.add_argument(
-        "--topks",
-        default="512,2048",
-        help="tokens per row to time per cache (default: %(default)s); each becomes a topk bucket of `mlagen select`",
-    )
-    ap.add_argument(
-        "--heads",
-        default="64,16",
-        help="head counts to time per cache, comma list: a whole model's 64, and a rank's 16 under tensor parallelism 4 (add yours: mlagen select keys its tables by the counts timed)",
-    )
-    ap.add_argument(
-        "--graph-max-batch",
-        type=int,
-        default=1 << 30,
-        help="time CUDA-graph replay up to this batch (default: every batch; SGLang replays decode as CUDA graphs)",
-    )
-    ap.add_argument(
-        "--layers",
-        type=int,
-        default=8,
-        help="also time the module's entry points and the peers as N calls back to back in one CUDA graph, each on its own inputs, as a server's decode graph holds one a layer: layer_us, the µs one more call adds (default: %(default)s; 0 turns it off). graph_us, one call a graph, also counts the graph's launch, which a server pays once a step",
-    )
-    ap.add_argument(
-        "--no-whole-call", action="store_true", help="skip timing the whole call"
-    )
-    ap.add_argument(
-        "--whole-heads", default="64,128,16", help="head counts of the timed whole call"
-    )
-    ap.add_argument(
-        "--whole-batches",
-        default="1,16,64,128",
-        help="batch sizes of the timed whole call (default: %(default)s; add SGLang's prefill chunk size to time prefill too)",
-    )
-    ap.add_argument(
-        "--window", type=int, default=128, help="tokens of the window cache"
-    )
-    ap.add_argument(
-        "--extra-topks", default="512,2048", help="tokens of the extra cache"
-    )
-    ap.add_argument(
-        "--peers",
-        default="auto",
-        help="auto (flashmla, flashinfer, sglang-triton where importable), none, or a comma list of those, simt-baseline and file:PATH",
-    )
-    ap.add_argument(
-        "--sglang",
-        metavar="DIR",
-        help="import SGLang from DIR (a tree that is not installed), for the sglang-triton and flashinfer peers",
-    )
-    ap.add_argument(
-        "--peak-tflops",
-        type=float,
-        help="dense bf16 TFLOP/s (fp32 accumulation) for the roofline floor (default: the KNOWN_GPUS row of this GPU; without one the floor has no compute term)",
-    )
-    ap.add_argument(
-        "--peak-gbps",
-        type=float,
-        help="memory GB/s for the roofline floor (default: the KNOWN_GPUS row of this GPU, else 2 x memory clock x bus width from its properties)",
-    )
-    ap.add_argument(
-        "--reps-ms",
-        type=int,
-        default=100,
-        help="milliseconds of repetitions per timing",
-    )
-    ap.add_argument(
-        "--warm-only",
-        action="store_true",
-        help="run every call once, time nothing: fill Triton's cache for a later run",
-    )
-    ap.add_argument(
-        "--seed",
-        type=int,
-        default=0,
-        help="seed of the random caches and queries (default: %(default)s)",
-    )
-    ap.add_argument(
-        "--device",
-        default="cuda",
-        choices=("cuda", "cpu"),
-        help="cuda: the current GPU (another one: CUDA_VISIBLE_DEVICES=N); cpu runs under TRITON_INTERPRET=1",
-    )
-    ap.add_argument("--tiny", action="store_true", help="one small case, no timing")
-    args = ap.parse_args(argv)
-    if args.layers < 0 or args.layers == 1:
-        ap.error(
-            f"--layers {args.layers}: give 0 (no layer timing) or 2 or more calls a graph"
-        )
-    # Mistakes found now, not after minutes of checks. An empty list times
-    # nothing of its kind (the device scripts' warm-up runs pass one).
-    for flag in ("batches", "topks", "heads", "whole_heads", "whole_batches"):
-        text = getattr(args, flag)
-        try:
-            good = all(n >= 1 for n in ints(text))
-        except ValueError:
-            good = False
-        if not good:
-            ap.error(
-                f"--{flag.replace('_', '-')} {text!r}: want a comma list of positive integers"
-            )
-    try:
-        good = all(n >= 0 for n in ints(args.extra_topks))
-    except ValueError:
-        good = False
-    if not good:
-        ap.error(
-            f"--extra-topks {args.extra_topks!r}: want a comma list of token counts"
-        )
-    for flag in ("peak_tflops", "peak_gbps"):
-        value = getattr(args, flag)
-        if value is not None and not (math.isfinite(value) and value > 0):
-            ap.error(f"--{flag.replace('_', '-')} {value}: want a positive number")
-    out = os.path.abspath(args.out)
-    if os.path.isdir(out):
-        ap.error(f"--out {args.out} is a folder: give the results file's path")
-    if not os.path.isdir(os.path.dirname(out)):
-        ap.error(f"--out {args.out}: its folder does not exist")
-    if args.sglang and not os.path.isdir(os.path.join(args.sglang, "sglang")):
-        ap.error(
-            f"--sglang {args.sglang}: no sglang package in it (give the folder that holds sglang/, such as ~/sglang/python)"
-        )
-    if args.peers not in ("auto", "none"):
-        for name in args.peers.split(","):
-            if name not in PEER_NAMES and not name.startswith("file:"):
-                ap.error(
-                    f"--peers: unknown peer {name!r} ({', '.join(PEER_NAMES)}, file:PATH)"
-                )
-    if args.tiny or args.device != "cuda":
-        args.no_timing = True
-    return args
 
 
 def runnables(bundle, simt, wanted, device):
