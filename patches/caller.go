@@ -220,17 +220,8 @@ func (s *session) platformAt(st *resolve.Syntax, node int32, major int) (reach, 
 // beside its test of the GPU for a branch under t to run. An or, a not or
 // anything else is one operand.
 func (s *session) otherParts(st *resolve.Syntax, t int32) []string {
-	switch st.Kind(t) {
-	case "parenthesized_expression":
-		for c := st.First(t); c >= 0; c = st.Next(c) {
-			if st.Named(c) && st.Kind(c) != "comment" {
-				return s.otherParts(st, c)
-			}
-		}
-	case "boolean_operator":
-		if strings.TrimSpace(st.Text(st.Child(t, "operator"))) == "and" {
-			return append(s.otherParts(st, st.Child(t, "left")), s.otherParts(st, st.Child(t, "right"))...)
-		}
+	if t = inner(st, t); boolOp(st, t) == "and" {
+		return append(s.otherParts(st, st.Child(t, "left")), s.otherParts(st, st.Child(t, "right"))...)
 	}
 	if _, ok := s.platformValue(st, t, -1, true); ok {
 		return nil
@@ -240,10 +231,33 @@ func (s *session) otherParts(st *resolve.Syntax, t int32) []string {
 
 // operand spells test t as one operand of an and: an or in parentheses.
 func operand(st *resolve.Syntax, t int32) string {
-	if st.Kind(t) == "boolean_operator" && strings.TrimSpace(st.Text(st.Child(t, "operator"))) == "or" {
+	if boolOp(st, t) == "or" {
 		return "(" + st.Text(t) + ")"
 	}
 	return st.Text(t)
+}
+
+// inner is test t without the parentheses around it.
+func inner(st *resolve.Syntax, t int32) int32 {
+	for t >= 0 && st.Kind(t) == "parenthesized_expression" {
+		c := st.First(t)
+		for c >= 0 && (!st.Named(c) || st.Kind(c) == "comment") {
+			c = st.Next(c)
+		}
+		if c < 0 {
+			break
+		}
+		t = c
+	}
+	return t
+}
+
+// boolOp is "and" or "or" for a boolean operator t, "" for anything else.
+func boolOp(st *resolve.Syntax, t int32) string {
+	if t < 0 || st.Kind(t) != "boolean_operator" {
+		return ""
+	}
+	return strings.TrimSpace(st.Text(st.Child(t, "operator")))
 }
 
 // negation spells not t: t's operand when t is itself a not.
@@ -284,13 +298,8 @@ func (s *session) platformValue(st *resolve.Syntax, t int32, major int, rest boo
 		return 0, false
 	}
 	pf := s.rec.Route.Platform
+	t = inner(st, t)
 	switch st.Kind(t) {
-	case "parenthesized_expression":
-		for c := st.First(t); c >= 0; c = st.Next(c) {
-			if st.Named(c) && st.Kind(c) != "comment" {
-				return s.platformValue(st, c, major, rest)
-			}
-		}
 	case "not_operator":
 		v, ok := s.platformValue(st, st.Child(t, "argument"), major, !rest)
 		return -v, ok
@@ -300,7 +309,7 @@ func (s *session) platformValue(st *resolve.Syntax, t int32, major int, rest boo
 		if !lok && !rok {
 			return 0, false
 		}
-		if strings.TrimSpace(st.Text(st.Child(t, "operator"))) == "and" {
+		if boolOp(st, t) == "and" {
 			switch {
 			case l == -1 || r == -1:
 				return -1, true
