@@ -288,7 +288,7 @@ for REL in "${RELEASES[@]}"; do
     reach="caller reached on $TARGET, sm_89 refused ($CALLER)"
   fi
   echo "sglang $REL: patch ok ($EDITS files, route through $(variable "$REL"), $WHOLE), verify ok (Triton $(triton "$REL") beside it named), repatch no-op, revert identical, pip removes the module, reinstall caught, $reach, $HEADS, watch reads its $LOGLINES startup lines ($((SECONDS - t0)) s, download $((t1 - t0)) s)"
-  # Its copies go once it passed (0.5 GB for 0.5.23): the disk CI runs on
+  # Its copies go once it passed (three of 0.13 GB for 0.5.23): the disk CI runs on
   # is shared.
   rm -rf "${WORK:?}/$REL"
 done
