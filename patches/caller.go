@@ -40,12 +40,13 @@ type caller struct {
 	test     string // the platform test that decides it, as written ("" when none does)
 	testLine int
 	reach    reach
-	// rest: what the deciding branch needs of its if's tests that test
-	// something else than the GPU, joined by and: the other parts of an and
-	// ("ready" of "is_sm120 and ready"), an elif's test of something else,
-	// and the negation of each earlier such test ("not ready" of "if ready:
-	// ... elif is_sm120:"); the call runs on the target's GPUs only where
-	// they hold too. Tests of ifs further out are not named.
+	// rest: what the deciding branch needs of its if's tests once their
+	// tests of the GPU are read for the target (readTest), joined by and:
+	// "ready" of "is_sm120 and ready" on sm_120 and of "is_sm120 or ready"
+	// on sm_89, an elif's test of something else, and the negation of what
+	// each earlier test comes down to ("not ready" of "if ready: ... elif
+	// is_sm120:"); the call runs on the target's GPUs only where they hold
+	// too. Tests of ifs further out are not named.
 	rest string
 	// deadAfter: the line of a return or raise that comes before the call
 	// in a block around it, so the call never runs (0: none).
@@ -161,31 +162,39 @@ func (s *session) platformAt(st *resolve.Syntax, node int32, major int) (reach, 
 		default:
 			continue
 		}
-		// runs: own holds and no earlier test does, as far as the tests of
-		// the GPU among them go (tri-valued and; the others do not count).
-		// others: what the branch needs of the tests that test something
-		// else, which then must hold too.
+		// runs: own holds and no earlier test does, as far as the GPU goes
+		// (tri-valued and). others: what the branch needs besides, which
+		// then must hold too: what own says once its tests of the GPU are
+		// read, and the negation of what each earlier test says.
 		runs, decider, neg := tri(1), int32(-1), false
 		var others []string
-		if v, ok := s.platformValue(st, own, major, true); ok {
-			runs, decider = v, own
-			others = s.otherParts(st, own)
-		} else if own >= 0 {
-			others = []string{operand(st, own)}
+		if own >= 0 {
+			c := s.readTest(st, own, major)
+			if c.gpu {
+				decider = own
+			}
+			switch c.kind {
+			case readFalse:
+				runs = -1
+			case readUnknown:
+				runs = 0
+			case readWhere:
+				others = c.parts
+			}
 		}
 		for _, b := range before {
-			v, ok := s.platformValue(st, b, major, false)
-			if !ok {
-				others = append(others, negation(st, b))
-				continue
-			}
-			switch {
-			case v == 1:
+			c := s.readTest(st, b, major)
+			switch c.kind {
+			case readTrue:
 				runs, decider, neg = -1, b, true
-			case v == 0 && runs == 1:
-				runs = 0
+			case readUnknown:
+				if runs == 1 {
+					runs = 0
+				}
+			case readWhere:
+				others = append(others, notParts(c.parts))
 			}
-			if decider < 0 {
+			if c.gpu && decider < 0 {
 				decider, neg = b, true
 			}
 		}
@@ -215,23 +224,124 @@ func (s *session) platformAt(st *resolve.Syntax, node int32, major int) (reach, 
 	return verdict, text, line, strings.Join(rest, " and ")
 }
 
-// otherParts are the operands of test t's and (through parentheses and
-// nested ands) that test nothing of the GPU, as written: what must hold
-// beside its test of the GPU for a branch under t to run. An or, a not or
-// anything else is one operand.
-func (s *session) otherParts(st *resolve.Syntax, t int32) []string {
-	if t = inner(st, t); boolOp(st, t) == "and" {
-		return append(s.otherParts(st, st.Child(t, "left")), s.otherParts(st, st.Child(t, "right"))...)
-	}
-	if _, ok := s.platformValue(st, t, -1, true); ok {
-		return nil
-	}
-	return []string{operand(st, t)}
+// readKind is what a test says on the target's GPUs once its tests of the
+// GPU are read.
+type readKind int8
+
+const (
+	readUnknown readKind = iota // it tests the GPU, and no target says how
+	readTrue                    // it holds there, whatever else it tests
+	readFalse                   // it never holds there
+	readWhere                   // it holds there where its parts do
+)
+
+// reading is a test as read on the target's GPUs: its kind, for readWhere
+// the conditions it comes down to (each an operand of and, as written or
+// negated), and whether it tests the GPU at all.
+type reading struct {
+	kind  readKind
+	parts []string
+	gpu   bool
 }
 
-// operand spells test t as one operand of an and: an or in parentheses.
+// readTest reads test t on GPUs of compute capability major (-1: not
+// known): each of the recipe's predicates (under not, and, or and
+// parentheses) is true or false there, and what stays is the rest of the
+// test, as written where it tests no GPU: `is_sm120 and ready` comes down
+// to `ready` on sm_120 and to never on sm_89, `is_sm120 or ready` to
+// always and to `ready`.
+func (s *session) readTest(st *resolve.Syntax, t int32, major int) reading {
+	t = inner(st, t)
+	switch op := boolOp(st, t); {
+	case st.Kind(t) == "not_operator":
+		if c := s.readTest(st, st.Child(t, "argument"), major); c.gpu {
+			return c.not()
+		}
+	case op == "and":
+		return s.readTest(st, st.Child(t, "left"), major).and(s.readTest(st, st.Child(t, "right"), major))
+	case op == "or":
+		l, r := s.readTest(st, st.Child(t, "left"), major), s.readTest(st, st.Child(t, "right"), major)
+		if l.gpu || r.gpu {
+			return l.or(r)
+		}
+	default:
+		if k := st.Kind(t); (k == "identifier" || k == "attribute" || k == "call") &&
+			slices.Contains(s.rec.Route.Platform.Predicates, predicateName(st, t)) {
+			switch {
+			case major < 0:
+				return reading{kind: readUnknown, gpu: true}
+			case slices.Contains(s.rec.Route.Platform.Majors, major):
+				return reading{kind: readTrue, gpu: true}
+			}
+			return reading{kind: readFalse, gpu: true}
+		}
+	}
+	return reading{kind: readWhere, parts: []string{operand(st, t)}}
+}
+
+func (c reading) not() reading {
+	switch c.kind {
+	case readTrue:
+		c.kind = readFalse
+	case readFalse:
+		c.kind = readTrue
+	case readWhere:
+		c.parts = []string{notParts(c.parts)}
+	}
+	return c
+}
+
+func (c reading) and(d reading) reading {
+	gpu := c.gpu || d.gpu
+	switch {
+	case c.kind == readFalse || d.kind == readFalse:
+		return reading{kind: readFalse, gpu: gpu}
+	case c.kind == readUnknown || d.kind == readUnknown:
+		return reading{kind: readUnknown, gpu: gpu}
+	case c.kind == readTrue:
+		d.gpu = gpu
+		return d
+	case d.kind == readTrue:
+		c.gpu = gpu
+		return c
+	}
+	return reading{kind: readWhere, parts: append(slices.Clone(c.parts), d.parts...), gpu: gpu}
+}
+
+func (c reading) or(d reading) reading {
+	gpu := c.gpu || d.gpu
+	switch {
+	case c.kind == readTrue || d.kind == readTrue:
+		return reading{kind: readTrue, gpu: gpu}
+	case c.kind == readUnknown || d.kind == readUnknown:
+		return reading{kind: readUnknown, gpu: gpu}
+	case c.kind == readFalse:
+		d.gpu = gpu
+		return d
+	case d.kind == readFalse:
+		c.gpu = gpu
+		return c
+	}
+	both := strings.Join(c.parts, " and ") + " or " + strings.Join(d.parts, " and ")
+	return reading{kind: readWhere, parts: []string{"(" + both + ")"}, gpu: gpu}
+}
+
+// notParts spells not (parts joined by and); each part is an operand of
+// and, so one that starts with not is a not over all of it.
+func notParts(parts []string) string {
+	if len(parts) > 1 {
+		return "not (" + strings.Join(parts, " and ") + ")"
+	}
+	if p, ok := strings.CutPrefix(parts[0], "not "); ok {
+		return p
+	}
+	return "not " + parts[0]
+}
+
+// operand spells test t as one operand of an and: an or or a conditional
+// expression in parentheses.
 func operand(st *resolve.Syntax, t int32) string {
-	if boolOp(st, t) == "or" {
+	if boolOp(st, t) == "or" || st.Kind(t) == "conditional_expression" || st.Kind(t) == "lambda" {
 		return "(" + st.Text(t) + ")"
 	}
 	return st.Text(t)
@@ -283,62 +393,6 @@ func earlierTests(st *resolve.Syntax, stmt, c int32) []int32 {
 	return tests
 }
 
-// platformValue is test t's value on GPUs of compute capability major, as
-// far as its tests of the GPU go, and whether it has any (names one of the
-// recipe's predicates, possibly under not, and, or and parentheses). With
-// rest, the other parts of an and are taken to hold (a branch under the
-// test is reached on the target's GPUs where they do: otherParts names
-// them); without, they leave it unknown unless a test of the GPU in it
-// fails. A not flips that, so that its operand is read the other way: a
-// branch's own test is read with rest, an earlier test of its if (which
-// must not hold) without. The parts of an or leave it unknown unless a
-// test of the GPU in it holds.
-func (s *session) platformValue(st *resolve.Syntax, t int32, major int, rest bool) (tri, bool) {
-	if t < 0 {
-		return 0, false
-	}
-	pf := s.rec.Route.Platform
-	t = inner(st, t)
-	switch st.Kind(t) {
-	case "not_operator":
-		v, ok := s.platformValue(st, st.Child(t, "argument"), major, !rest)
-		return -v, ok
-	case "boolean_operator":
-		l, lok := s.platformValue(st, st.Child(t, "left"), major, rest)
-		r, rok := s.platformValue(st, st.Child(t, "right"), major, rest)
-		if !lok && !rok {
-			return 0, false
-		}
-		if boolOp(st, t) == "and" {
-			switch {
-			case l == -1 || r == -1:
-				return -1, true
-			case (l == 1 || !lok && rest) && (r == 1 || !rok && rest):
-				return 1, true
-			}
-			return 0, true
-		}
-		switch {
-		case l == 1 || r == 1:
-			return 1, true
-		case l == -1 && r == -1:
-			return -1, true
-		}
-		return 0, true
-	case "identifier", "attribute", "call":
-		if slices.Contains(pf.Predicates, predicateName(st, t)) {
-			switch {
-			case major < 0:
-				return 0, true
-			case slices.Contains(pf.Majors, major):
-				return 1, true
-			}
-			return -1, true
-		}
-	}
-	return 0, false
-}
-
 // predicateName is the name a test spells last: x for x, a.b.x and x(...)
 // or a.x(...).
 func predicateName(st *resolve.Syntax, t int32) string {
@@ -373,6 +427,7 @@ func unreached(cs []caller) bool {
 // callerHop is caller c of entry fn as the route reports it.
 func (s *session) callerHop(c caller, fn, target string) RouteCaller {
 	gpus := s.rec.Route.Platform.GPUs
+	among := slices.Contains(s.rec.Route.Platform.Majors, targetMajor(target))
 	rc := RouteCaller{Path: c.path, Line: c.line, Function: c.fn, Test: c.test, AlsoRequires: c.rest, Reach: c.reach.String(), InTest: c.inTest}
 	switch {
 	case c.inTest:
@@ -381,10 +436,16 @@ func (s *session) callerHop(c caller, fn, target string) RouteCaller {
 		rc.How = fmt.Sprintf("calls %s after the return or raise at line %d, so the call never runs", fn, c.deadAfter)
 	case c.test == "":
 		rc.How = fmt.Sprintf("calls %s; no test of the GPU around the call", fn)
-	case c.reach == reachYes && c.rest != "":
-		rc.How = fmt.Sprintf("calls %s under `%s` (line %d), whose test of the GPU holds on %s: %s is one; `%s` must hold too (mlagen does not judge it)", fn, c.test, c.testLine, gpus, target, c.rest)
-	case c.reach == reachYes:
+	case c.reach == reachYes && among && c.rest != "":
+		rc.How = fmt.Sprintf("calls %s under `%s` (line %d); on %s, %s among them, its branch runs where `%s` holds (mlagen does not judge it)", fn, c.test, c.testLine, gpus, target, c.rest)
+	case c.reach == reachYes && among:
 		rc.How = fmt.Sprintf("calls %s under `%s` (line %d), which holds on %s: %s is one", fn, c.test, c.testLine, gpus, target)
+	case c.reach == reachYes && c.rest != "":
+		rc.How = fmt.Sprintf("calls %s under `%s` (line %d); on %s, not one of %s, its branch runs where `%s` holds (mlagen does not judge it)", fn, c.test, c.testLine, target, gpus, c.rest)
+	case c.reach == reachYes:
+		rc.How = fmt.Sprintf("calls %s under `%s` (line %d), which holds on %s, not one of %s", fn, c.test, c.testLine, target, gpus)
+	case c.reach == reachNo && among:
+		rc.How = fmt.Sprintf("calls %s only under `%s` (line %d), which does not hold on %s, so not on %s", fn, c.test, c.testLine, gpus, target)
 	case c.reach == reachNo:
 		rc.How = fmt.Sprintf("calls %s only under `%s` (line %d), which holds on %s, not on %s", fn, c.test, c.testLine, gpus, target)
 	case target == "":
@@ -407,7 +468,12 @@ func (s *session) unreachedWhy(path string, line int, fn, target string, cs []ca
 			at = append(at, fmt.Sprintf("%s:%d (%s, after the return or raise at line %d, so never)", c.path, c.line, c.fn, c.deadAfter))
 		default:
 			at = append(at, fmt.Sprintf("%s:%d (%s, under `%s`, line %d)", c.path, c.line, c.fn, c.test, c.testLine))
+			// The calls run where their tests hold: on the platform's GPUs
+			// for a target outside them, elsewhere for one of them.
 			gpus = ", and only on " + s.rec.Route.Platform.GPUs
+			if slices.Contains(s.rec.Route.Platform.Majors, targetMajor(target)) {
+				gpus = ", and only on GPUs other than " + s.rec.Route.Platform.GPUs
+			}
 		}
 	}
 	return fmt.Sprintf("%s:%d: on %s the server never calls %s, so the kernel would never run: the tree calls it only at %s%s",

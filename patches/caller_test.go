@@ -34,13 +34,13 @@ func TestPlatformAt(t *testing.T) {
 		{"elif test", "def f():\n    if is_sm100:\n        return other()\n    elif get_platform().is_sm120:\n        return entry()\n", reachYes, reachNo, "get_platform().is_sm120", 4, true, "", 0},
 		{"and with another test", "def f():\n    if _is_sm120 and ready:\n        return entry()\n", reachYes, reachNo, "_is_sm120 and ready", 2, true, "", 0},
 		{"an elif after another test", "def f():\n    if ready:\n        return other()\n    elif _is_sm120:\n        return entry()\n", reachYes, reachNo, "_is_sm120", 4, true, "", 0},
-		{"or with another test", "def f():\n    if _is_sm120 or _is_xpu:\n        return entry()\n", reachYes, reachUnknown, "_is_sm120 or _is_xpu", 2, true, "", 0},
+		{"or with another test", "def f():\n    if _is_sm120 or _is_xpu:\n        return entry()\n", reachYes, reachYes, "_is_sm120 or _is_xpu", 2, true, "", 0},
 		{"parenthesised", "def f():\n    if (get_platform().is_sm120):\n        return entry()\n", reachYes, reachNo, "(get_platform().is_sm120)", 2, true, "", 0},
 		{"nested: an outer test that excludes", "def f():\n    if not _is_sm120:\n        if ready:\n            return entry()\n", reachNo, reachYes, "not _is_sm120", 2, true, "", 0},
 		{"nested: each excludes one", "def f():\n    if is_sm100:\n        pass\n    elif _is_sm120:\n        if not _is_sm120:\n            return entry()\n", reachNo, reachNo, "not _is_sm120", 5, true, "_is_sm120", 4},
 		{"a lambda's branch is still under the if", "def f():\n    if _is_sm120:\n        g = lambda: entry()\n", reachYes, reachNo, "_is_sm120", 2, true, "", 0},
-		{"else of an and with another test", "def f():\n    if avail and not _is_sm120:\n        return other()\n    else:\n        return entry()\n", reachYes, reachUnknown, "not (avail and not _is_sm120)", 2, true, "", 0},
-		{"not over an and with another test", "def f():\n    if not (ready and _is_sm120):\n        return entry()\n", reachUnknown, reachYes, "not (ready and _is_sm120)", 2, true, "", 0},
+		{"else of an and with another test", "def f():\n    if avail and not _is_sm120:\n        return other()\n    else:\n        return entry()\n", reachYes, reachYes, "not (avail and not _is_sm120)", 2, true, "", 0},
+		{"not over an and with another test", "def f():\n    if not (ready and _is_sm120):\n        return entry()\n", reachYes, reachYes, "not (ready and _is_sm120)", 2, true, "", 0},
 		{"a conditional expression is not read", "def f():\n    return entry() if _is_sm120 else other()\n", reachUnknown, reachUnknown, "", 0, false, "", 0},
 	}
 	s := &session{rec: mustRecipe(t)}
@@ -71,28 +71,43 @@ func TestPlatformAt(t *testing.T) {
 	}
 }
 
-// TestPlatformAtOtherParts: where a call runs on sm_120 under a test that
-// also tests something else, the route names what else must hold.
+// TestPlatformAtOtherParts: where a call runs on the target's GPUs under a
+// test that also tests something else, the route names what else must
+// hold: what the test comes down to once its tests of the GPU are read.
 func TestPlatformAtOtherParts(t *testing.T) {
 	s := &session{rec: mustRecipe(t)}
-	for cond, want := range map[string]string{
-		"_is_sm120":                                        "",
-		"_is_sm120 and ready":                              "ready",
-		"ready and get_platform().is_sm120":                "ready",
-		"(_is_sm120 and a) and not b":                      "a and not b",
-		"_is_sm120 and (a or b)":                           "(a or b)",
-		"_is_sm120 or ready":                               "",
-		"(_is_sm120 or _is_sm100) and envs.X.get()":        "envs.X.get()",
-		"_is_sm120 and (ready or get_platform().is_sm120)": "",
+	for _, c := range []struct {
+		cond          string
+		rest12, rest8 string // "-": the call does not run there
+	}{
+		{"_is_sm120", "", "-"},
+		{"_is_sm120 and ready", "ready", "-"},
+		{"ready and get_platform().is_sm120", "ready", "-"},
+		{"(_is_sm120 and a) and not b", "a and not b", "-"},
+		{"_is_sm120 and (a or b)", "(a or b)", "-"},
+		{"_is_sm120 or ready", "", "ready"},
+		{"(_is_sm120 or _is_sm100) and envs.X.get()", "envs.X.get()", "_is_sm100 and envs.X.get()"},
+		{"_is_sm120 and (ready or get_platform().is_sm120)", "", "-"},
+		{"not (ready and _is_sm120)", "not ready", ""},
+		{"not (_is_sm120 or ready)", "-", "not ready"},
+		{"(_is_sm120 and a) or (_is_sm120 and b)", "(a or b)", "-"},
+		{"(_is_sm120 and a and b) or (not _is_sm120 and c)", "a and b", "c"},
+		{"not (_is_sm120 and (a or b))", "not (a or b)", ""},
+		{"_is_sm120 and (x if a else b)", "(x if a else b)", "-"},
 	} {
-		src := "def f():\n    if " + cond + ":\n        return entry()\n"
+		src := "def f():\n    if " + c.cond + ":\n        return entry()\n"
 		st, call := entryCall(t, src)
-		r, _, _, rest := s.platformAt(st, call, 12)
-		if r != reachYes || rest != want {
-			t.Errorf("if %s: reach %v, rest %q; want yes, %q", cond, r, rest, want)
-		}
-		if _, _, _, rest := s.platformAt(st, call, 8); rest != "" {
-			t.Errorf("if %s on sm_89: rest %q, want none where the call does not run", cond, rest)
+		for _, m := range []struct {
+			major int
+			want  string
+		}{{12, c.rest12}, {8, c.rest8}} {
+			r, _, _, rest := s.platformAt(st, call, m.major)
+			switch {
+			case m.want == "-" && r != reachNo:
+				t.Errorf("if %s on major %d: reach %v, rest %q; want no", c.cond, m.major, r, rest)
+			case m.want != "-" && (r != reachYes || rest != m.want):
+				t.Errorf("if %s on major %d: reach %v, rest %q; want yes, %q", c.cond, m.major, r, rest, m.want)
+			}
 		}
 	}
 }
@@ -113,6 +128,8 @@ func TestPlatformAtEarlierTests(t *testing.T) {
 		{"several earlier tests", "def f():\n    if a:\n        pass\n    elif b or c:\n        pass\n    elif is_sm100:\n        pass\n    elif _is_sm120 and d:\n        return entry()\n", 12, reachYes, "_is_sm120 and d", "d and not a and not (b or c) and not is_sm100"},
 		{"an else after both", "def f():\n    if ready:\n        pass\n    elif not _is_sm120:\n        pass\n    else:\n        return entry()\n", 12, reachYes, "_is_sm120", "not ready"},
 		{"where it does not run, nothing", "def f():\n    if ready:\n        pass\n    elif _is_sm120:\n        return entry()\n", 8, reachNo, "_is_sm120", ""},
+		{"an earlier test of the GPU and something else", "def f():\n    if _is_sm120 and ready:\n        return other()\n    else:\n        return entry()\n", 12, reachYes, "not (_is_sm120 and ready)", "not ready"},
+		{"that test where it does not hold", "def f():\n    if _is_sm120 and ready:\n        return other()\n    else:\n        return entry()\n", 8, reachYes, "not (_is_sm120 and ready)", ""},
 		{"an outer if is not named", "def f():\n    if ready:\n        if _is_sm120:\n            return entry()\n", 12, reachYes, "_is_sm120", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -261,6 +278,49 @@ class Backend:
 			}
 			if got := snapshot(t, root); !cmp.Equal(got, files) {
 				t.Errorf("patch wrote something:\n%s", cmp.Diff(files, got))
+			}
+		})
+	}
+}
+
+// TestCallerHowByTarget: what the route says of a caller fits the target:
+// a test that holds on the recipe's GPUs is not said to hold on a target
+// outside them, nor is a call that runs everywhere else said to run only
+// on them.
+func TestCallerHowByTarget(t *testing.T) {
+	s := &session{rec: mustRecipe(t)}
+	for _, c := range []struct {
+		name, src, target string
+		how, why          string // why: "" where some call runs on the target
+	}{
+		{"the else of the test, on sm_89", "def f():\n    if _is_sm120:\n        return other()\n    else:\n        return entry()\n", "sm_89",
+			"calls entry under `not _is_sm120` (line 2), which holds on sm_89, not one of compute capability 12.x GPUs (sm_120, sm_121)", ""},
+		{"an or with something else, on sm_89", "def f():\n    if _is_sm120 or ready:\n        return entry()\n", "sm_89",
+			"calls entry under `_is_sm120 or ready` (line 2); on sm_89, not one of compute capability 12.x GPUs (sm_120, sm_121), its branch runs where `ready` holds (mlagen does not judge it)", ""},
+		{"a negated test or something else, on sm_120", "def f():\n    if not _is_sm120 or ready:\n        return entry()\n", "sm_120",
+			"calls entry under `not _is_sm120 or ready` (line 2); on compute capability 12.x GPUs (sm_120, sm_121), sm_120 among them, its branch runs where `ready` holds (mlagen does not judge it)", ""},
+		{"the test, on sm_120", "def f():\n    if _is_sm120:\n        return entry()\n", "sm_120",
+			"calls entry under `_is_sm120` (line 2), which holds on compute capability 12.x GPUs (sm_120, sm_121): sm_120 is one", ""},
+		{"the test, on sm_89", "def f():\n    if _is_sm120:\n        return entry()\n", "sm_89",
+			"calls entry only under `_is_sm120` (line 2), which holds on compute capability 12.x GPUs (sm_120, sm_121), not on sm_89",
+			"and only on compute capability 12.x GPUs (sm_120, sm_121)"},
+		{"its negation, on sm_120", "def f():\n    if not _is_sm120:\n        return entry()\n", "sm_120",
+			"calls entry only under `not _is_sm120` (line 2), which does not hold on compute capability 12.x GPUs (sm_120, sm_121), so not on sm_120",
+			"and only on GPUs other than compute capability 12.x GPUs (sm_120, sm_121)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			st, call := entryCall(t, c.src)
+			r, test, line, rest := s.platformAt(st, call, targetMajor(c.target))
+			cs := []caller{{path: "case.py", line: 3, fn: "f", test: test, testLine: line, reach: r, rest: rest}}
+			if got := s.callerHop(cs[0], "entry", c.target).How; got != c.how {
+				t.Errorf("how:\n got %s\nwant %s", got, c.how)
+			}
+			why := ""
+			if unreached(cs) {
+				why = s.unreachedWhy("k.py", 1, "entry", c.target, cs)
+			}
+			if (why == "") != (c.why == "") || !strings.HasSuffix(why, c.why) {
+				t.Errorf("why: %q, want one ending %q", why, c.why)
 			}
 		})
 	}
