@@ -3,8 +3,9 @@
 package gen
 
 import (
+	"cmp"
 	"fmt"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -88,11 +89,13 @@ func LookupTarget(name string) (Target, error) {
 			return t, nil
 		}
 	}
-	names := make([]string, len(targets))
-	for i, t := range targets {
+	// In capability order (sm_80 ... sm_120), as the help lists them.
+	byCap := slices.Clone(targets)
+	slices.SortFunc(byCap, func(a, b Target) int { return cmp.Compare(a.Capability, b.Capability) })
+	names := make([]string, len(byCap))
+	for i, t := range byCap {
 		names[i] = t.Name
 	}
-	sort.Strings(names)
 	known := strings.Join(names, ", ")
 	if why, ok := servedBy[n]; ok {
 		return Target{}, fmt.Errorf("unknown target %q: %s (known: %s)", name, why, known)

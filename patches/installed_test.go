@@ -2,6 +2,7 @@ package patches
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -135,4 +136,50 @@ func TestKernelEditSeenByRecord(t *testing.T) {
 		"sglang-0.5.23.dist-info/RECORD": data[:s] + recordEntry(kp, []byte(legacy)) + data[e:],
 	})
 	refused(t, "plain patch", builtinJob(t, root), "its hash is not the one sglang-0.5.23.dist-info/RECORD lists for it")
+}
+
+// Revert does not delete a kernel module edited by hand since patch
+// installed it: refused, nothing written, until the file is moved aside;
+// then it reverts the rest to the original bytes.
+func TestRevertKeepsEditedKernel(t *testing.T) {
+	root := t.TempDir()
+	writeFiles(t, root, upstreamFiles())
+	orig := snapshot(t, root)
+	runOK(t, builtinJob(t, root))
+	kp := filepath.Join(root, kernelRel)
+	writeFiles(t, root, map[string]string{kernelRel: readFile(t, kp) + "# my tuning\n"})
+	refused(t, "revert", revertJob(t, root), kernelRel+" was edited by hand after mlagen patch installed it")
+	if err := os.Remove(kp); err != nil {
+		t.Fatal(err)
+	}
+	runOK(t, revertJob(t, root))
+	if after := snapshot(t, root); !equalMaps(orig, after) {
+		t.Errorf("revert after the edited module was moved aside: %v", diffMaps(orig, after))
+	}
+}
+
+// Revert --module takes a module that defines the old function, by its
+// path under the root; any other path is refused with nothing written (it
+// used to take the blocks out everywhere and rename nothing back, leaving
+// calls of a dispatcher that no longer existed).
+func TestRevertModuleGiven(t *testing.T) {
+	root := t.TempDir()
+	writeFiles(t, root, upstreamFiles())
+	orig := snapshot(t, root)
+	runOK(t, builtinJob(t, root))
+	for _, c := range []struct{ module, want string }{
+		{filepath.Join(root, "pkg/flash_mla_sm120_triton.py"), "no such file under the root (the path is relative to it"},
+		{"nope.py", "--module nope.py: no such file under the root"},
+		{"pkg/flash_mla_sm120.py", "--module pkg/flash_mla_sm120.py does not define _run_triton_sparse_decode at module level"},
+	} {
+		job := revertJob(t, root)
+		job.Module = c.module
+		refused(t, "revert --module "+c.module, job, c.want)
+	}
+	job := revertJob(t, root)
+	job.Module = "./pkg/flash_mla_sm120_triton.py"
+	runOK(t, job)
+	if after := snapshot(t, root); !equalMaps(orig, after) {
+		t.Errorf("revert --module with the module's path: %v", diffMaps(orig, after))
+	}
 }

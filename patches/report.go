@@ -183,8 +183,9 @@ type FileChange struct {
 }
 
 // MarshalJSON writes empty lists as [] rather than null, so that CI scripts
-// can count them without special cases, and nothing_to_do only for the
-// commands that write (patch, revert).
+// can count them without special cases, nothing_to_do only for the
+// commands that write (patch, revert), and "error" where the report is not
+// OK.
 func (r *Report) MarshalJSON() ([]byte, error) {
 	type plain Report
 	c := plain(*r)
@@ -222,20 +223,51 @@ func (r *Report) MarshalJSON() ([]byte, error) {
 		}
 		c.Route = &rt
 	}
+	// A report that is not OK has an "error", as every failing command's
+	// --json object has one: CI finds a failure the same way whichever
+	// command printed it.
+	errLine := r.errorLine()
 	if c.proofOnly || c.Command == "verify" {
 		// verify (and patch --check) change nothing, so "nothing to do"
 		// would only read as a verdict it is not: the field is left out.
 		return json.Marshal(struct {
 			plain
-			NothingToDo *bool `json:"nothing_to_do,omitempty"`
-		}{plain: c})
+			NothingToDo *bool  `json:"nothing_to_do,omitempty"`
+			Error       string `json:"error,omitempty"`
+		}{plain: c, Error: errLine})
 	}
-	return json.Marshal(c)
+	return json.Marshal(struct {
+		plain
+		Error string `json:"error,omitempty"`
+	}{plain: c, Error: errLine})
 }
 
 // OK is true when nothing is left unwired, nothing is structurally wrong
 // and nothing is beyond judging.
 func (r *Report) OK() bool { return len(r.Missed) == 0 && len(r.Problems) == 0 && len(r.Unjudged) == 0 }
+
+// errorLine counts what makes OK false ("" when nothing does); the lists
+// say what each is.
+func (r *Report) errorLine() string {
+	if r.OK() {
+		return ""
+	}
+	var parts []string
+	if n := len(r.Missed); n > 0 {
+		how := "missed"
+		if r.Command == "revert" {
+			how = "still wired"
+		}
+		parts = append(parts, plural(n, "reference")+" "+how)
+	}
+	if n := len(r.Problems); n > 0 {
+		parts = append(parts, plural(n, "problem"))
+	}
+	if n := len(r.Unjudged); n > 0 {
+		parts = append(parts, plural(n, "place")+" mlagen cannot judge")
+	}
+	return strings.Join(parts, ", ") + " (listed under missed, problems and unjudged)"
+}
 
 // failures lists what makes OK false, worded as WriteText words it.
 func (r *Report) failures() []string {

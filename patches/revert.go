@@ -3,8 +3,6 @@ package patches
 import (
 	"bytes"
 	"fmt"
-	"path"
-	"strings"
 
 	"github.com/mlagen/mlagen/patches/resolve"
 )
@@ -65,7 +63,11 @@ func Revert(co *Checkout, opt Options) (*Result, error) {
 	changes := es.changes(co.Tree)
 	rep.Wired = restoredAt(restored, es, co.Tree, changes)
 	if mod != "" {
-		changes = append(changes, s.revertKernel(mod, rep, &es)...)
+		kernel, err := s.revertKernel(mod, rep, &es)
+		if err != nil {
+			return nil, err
+		}
+		changes = append(changes, kernel...)
 	}
 	changes = inWriteOrder(changes, s.roles(mod, blockFileSet(s, partRoute), blockFileSet(s, partHeads)), true)
 	if len(changes) == 0 && mod == "" && len(s.definers(rec.Old)) == 0 {
@@ -128,7 +130,7 @@ func (s *session) throughReverted(mod string) resolve.RefSet {
 // dispatcher; "" when nothing of mlagen's wiring points at a module.
 func (s *session) revertModule(given string) (string, error) {
 	if given != "" {
-		return path.Clean(strings.TrimPrefix(given, "./")), nil
+		return s.givenModule(given)
 	}
 	switch withBlock := s.blockFiles(partDispatcher); len(withBlock) {
 	case 0:
@@ -163,12 +165,22 @@ func blockFileSet(s *session, part string) map[string]bool {
 }
 
 // revertKernel deletes the kernel module mlagen wrote beside mod and takes
-// it out of an installed SGLang's RECORD.
-func (s *session) revertKernel(mod string, rep *Report, es *editSet) []Change {
+// it out of an installed SGLang's RECORD. One edited by hand since patch
+// wrote it is refused, as patch refuses to replace it: deleting it would
+// lose the edit.
+func (s *session) revertKernel(mod string, rep *Report, es *editSet) ([]Change, error) {
 	var out []Change
 	kp := kernelPath(s.rec, mod)
 	if k, ok := s.co.Tree.Files[kp]; ok {
 		if bytes.HasPrefix(k.Data, []byte(kernelHeader(s.rec))) {
+			body, digest, _ := installedBody(s.rec, k.Data)
+			if why := s.editedKernel(mod, kp, k.Data, body, digest); why != "" {
+				return nil, &Problem{Msg: fmt.Sprintf("%s was edited by hand after mlagen patch installed it (%s); reverting would delete the edit, so nothing was written", kp, why),
+					Lines: []string{
+						"to keep the edit: copy the file elsewhere, then delete it here and run mlagen patch --revert again (the copy without its " + installHead(digest) + " is a module mlagen patch --kernels DIR takes as DIR/sparse_mla_mma.py)",
+						"to drop it: delete the file and run mlagen patch --revert again",
+					}}
+			}
 			out = append(out, Change{Path: kp, Before: k.Data, Mode: k.Mode})
 			es.note(kp, "kernel module")
 		} else {
@@ -182,7 +194,7 @@ func (s *session) revertKernel(mod string, rep *Report, es *editSet) []Change {
 			rep.Record = r.Path
 		}
 	}
-	return out
+	return out, nil
 }
 
 // proveReverted checks that nothing of mlagen's is left in the result.

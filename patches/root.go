@@ -37,7 +37,10 @@ func checkRoot(shown, real string, rec *Recipe) error {
 	if pkg == "" {
 		return nil
 	}
-	if isFile(filepath.Join(real, "__init__.py")) && looksLikeProject(real, rec) {
+	// A package holding SGLang's environ.py is the package itself, or the
+	// package under another folder name, unless it sits inside the package
+	// (sglang/srt with an __init__.py), which is said below.
+	if isFile(filepath.Join(real, "__init__.py")) && looksLikeProject(real, rec) && (filepath.Base(real) == pkg || enclosingPackageDir(real, pkg) == "") {
 		if filepath.Base(real) == pkg {
 			return nil // the package folder itself (site-packages/sglang)
 		}

@@ -3,6 +3,7 @@ package patches
 import (
 	"fmt"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -159,25 +160,44 @@ func (s *session) module(opt Options) (string, error) {
 			return "", &Problem{Msg: fmt.Sprintf("%d modules hold an mlagen dispatcher; pick one with --module PATH:", len(withBlock)), Lines: withBlock}
 		}
 	}
-	mod, err := pickModule(s.definers(s.rec.Old), opt, s.rec)
+	var mod string
+	var err error
+	if opt.Module != "" {
+		mod, err = s.givenModule(opt.Module)
+	} else {
+		mod, err = pickModule(s.definers(s.rec.Old), s.rec)
+	}
 	if err != nil {
 		return "", s.explain(err)
 	}
 	return mod, nil
 }
 
-// pickModule chooses the defining module among candidates.
-func pickModule(cands []string, opt Options, rec *Recipe) (string, error) {
-	name := rec.Old
-	if opt.Module != "" {
-		m := path.Clean(strings.TrimPrefix(opt.Module, "./"))
-		for _, c := range cands {
-			if c == m {
-				return c, nil
-			}
-		}
-		return "", &Problem{Msg: fmt.Sprintf("--module %s does not define %s at module level", opt.Module, name), Lines: cands}
+// givenModule is the defining module --module names: a path relative to
+// the root, of a module that defines Old at module level. Patch and
+// revert refuse anything else rather than wire or unwire around a module
+// that is not SGLang's.
+func (s *session) givenModule(given string) (string, error) {
+	m := path.Clean(strings.TrimPrefix(given, "./"))
+	cands := s.definers(s.rec.Old)
+	if slices.Contains(cands, m) {
+		return m, nil
 	}
+	var msg string
+	if _, ok := s.co.Tree.Files[m]; !ok {
+		msg = fmt.Sprintf("--module %s: no such file under the root (the path is relative to it; nothing was written)", given)
+	} else {
+		msg = fmt.Sprintf("--module %s does not define %s at module level (nothing was written)", given, s.rec.Old)
+	}
+	if len(cands) == 0 {
+		return "", &Problem{Msg: fmt.Sprintf("%s, and no module there defines %s", msg, s.rec.Old)}
+	}
+	return "", &Problem{Msg: fmt.Sprintf("%s. Modules that define %s:", msg, s.rec.Old), Lines: cands}
+}
+
+// pickModule chooses the defining module among candidates.
+func pickModule(cands []string, rec *Recipe) (string, error) {
+	name := rec.Old
 	switch len(cands) {
 	case 0:
 		return "", &Problem{Msg: fmt.Sprintf("no module in this tree defines %s (upstream keeps it in %s; looked for a module-level def in every file that names it)", name, rec.SIMTModule)}

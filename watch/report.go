@@ -44,10 +44,16 @@ func (o Outcome) ExitCode() int {
 
 // Report is everything a watch found; --json prints it.
 type Report struct {
+	// Command is "watch", as every mlagen command's --json object names
+	// its command.
+	Command  string  `json:"command"`
 	Outcome  Outcome `json:"outcome"`
 	ExitCode int     `json:"exit_code"`
 	// Verdict is the last line printed for people.
-	Verdict  string  `json:"verdict"`
+	Verdict string `json:"verdict"`
+	// Error is the verdict where the outcome is not ready: every failing
+	// command's object has an "error".
+	Error    string  `json:"error,omitempty"`
 	Source   string  `json:"source"`
 	ElapsedS float64 `json:"elapsed_s"`
 	Lines    int     `json:"lines"`

@@ -201,7 +201,11 @@ func Run(ctx context.Context, cfg Config) *Report {
 
 	if st, ok := cfg.Source.(source.Stopper); ok {
 		if outcome != Ready && !w.keepServer {
-			w.p.line("stopping the server the watch started (SIGTERM to its process group, SIGKILL after the grace); a second Ctrl-C ends mlagen at once and leaves it as it is")
+			ctrlC := "Ctrl-C now ends mlagen at once"
+			if outcome == Interrupted {
+				ctrlC = "a second Ctrl-C ends mlagen at once"
+			}
+			w.p.line("stopping the server the watch started (SIGTERM to its process group, SIGKILL after the grace); %s and leaves it as it is", ctrlC)
 			w.rep.Server = st.Stop()
 			w.p.line("%s", w.rep.Server)
 		}
@@ -213,7 +217,10 @@ func Run(ctx context.Context, cfg Config) *Report {
 	w.p.clearStatus()
 	w.rep.Outcome = outcome
 	w.rep.ExitCode = outcome.ExitCode()
-	w.rep.Verdict = verdict
+	w.rep.Command, w.rep.Verdict = "watch", verdict
+	if outcome != Ready {
+		w.rep.Error = verdict
+	}
 	w.rep.Lines = w.det.Lines()
 	w.rep.ElapsedS = w.since().Seconds()
 	fmt.Fprintln(w.cfg.Out, verdict)

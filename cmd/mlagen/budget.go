@@ -74,8 +74,12 @@ func runBudget(e *env, args []string) int {
 	}
 	if *table {
 		gen.WriteBudgetTable(e.stdout, s, bs)
-		return code
+	} else {
+		gen.WriteBudgetReport(e.stdout, s, bs)
 	}
-	gen.WriteBudgetReport(e.stdout, s, bs)
+	if code != exitOK {
+		// The exit status says so; stderr says why, as every failure's.
+		fmt.Fprintf(e.stderr, "mlagen budget: no variant of the sweep fits %s (the refusals above say why)\n", s.Target.Name)
+	}
 	return code
 }

@@ -134,6 +134,9 @@ func failed(e *env, cmd string, asJSON bool, code int, msg string, details ...st
 
 // jsonError prints the errorReport of a failure on stdout.
 func jsonError(e *env, cmd, msg string, details []string) {
+	// A message's closing colon introduces its details in the text;
+	// here they are a list of their own.
+	msg = strings.TrimSuffix(strings.TrimSpace(msg), ":")
 	emitJSON(e, errorReport{Command: cmd, Error: msg, Details: append([]string{}, details...)}, false)
 }
 

@@ -374,10 +374,14 @@ func printPlan(w io.Writer, o emitOpts, em gen.Emission, plan gen.DirPlan) {
 				fmt.Fprintf(w, "  %-9s %s\n", st.Status, filepath.Join(o.dir, st.Name))
 			}
 		}
-		if gen.IsDefaultCommand(em.Command) {
+		// 'make kernels' rewrites the checked-in folders of mlagen's own
+		// repository; a folder of the user's is rewritten by the command
+		// with --kernels.
+		switch {
+		case gen.IsDefaultCommand(em.Command) && o.dir == filepath.Join("kernels", o.sweep.Target.Dir()):
 			fmt.Fprintln(w, "Run 'make kernels' (or that command) and commit the result; --diff shows the difference.")
-		} else {
-			fmt.Fprintln(w, "Run that command to rewrite it; --diff shows the difference.")
+		default:
+			fmt.Fprintf(w, "Run that command with --kernels %s to rewrite it; --diff shows the difference.\n", o.dir)
 		}
 	default:
 		fmt.Fprintf(w, "\n%s: %d new, %d changed, %d unchanged, %d stale removed (%d variants fit, %d refused)\n",

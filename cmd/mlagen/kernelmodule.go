@@ -15,6 +15,11 @@ import (
 // binary embeds.
 func kernelModule(target, kernelsDir string) ([]byte, error) {
 	if kernelsDir != "" {
+		if fi, err := os.Stat(kernelsDir); err == nil && !fi.IsDir() {
+			// The module itself given for its folder: the emit advice
+			// below would fail the same way.
+			return nil, fmt.Errorf("--kernels %s is a file, not a directory: give the folder that holds %s (--kernels %s)", kernelsDir, gen.BundleFile, filepath.Dir(kernelsDir))
+		}
 		data, err := os.ReadFile(filepath.Join(kernelsDir, gen.BundleFile))
 		if err != nil {
 			return nil, fmt.Errorf("--kernels: %w (run 'mlagen emit --kernels %s' first)", err, kernelsDir)

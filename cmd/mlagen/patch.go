@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -126,7 +127,9 @@ folder holding the checkout, or inside the package: the message names the
 folder to give). A failure writes nothing. --revert is all or nothing too:
 a block mlagen wrote that was edited by hand stops it before it writes
 anything (exit 1, the blocks listed; move the edit out of the block, or
-delete the block by hand); only a file in the kernel module's place that
+delete the block by hand), and so does an installed kernel module edited
+by hand (copy it elsewhere and delete it, then revert); a --module that
+is not a file under the root defining the function is refused; only a file in the kernel module's place that
 mlagen did not write is left there, listed, while the rest is taken out
 (exit 1). With --json a failure past the flags is an object on stdout too.
 `
@@ -166,8 +169,11 @@ Examples:
 Exit status: 0 fully wired, 1 something unwired or missing (or a backend
 choice that would make the gate inert, or a kernel module whose TARGET the
 model backend never calls the entry on), 2 bad usage (or SGLANG_ROOT is not
-a directory, or is mlagen's own repository). With --json a failure past
-the flags is an object on stdout too.
+a directory, is mlagen's own repository, or is a folder from which the
+module names would be wrong: above the folder that holds the sglang
+package, such as a venv's root, or inside the package; the message names
+the folder to give). With --json a failure past the flags is an object on
+stdout too, and so is a failing proof: the report, with an "error".
 `
 
 // runPatch is `mlagen patch`.
@@ -194,6 +200,9 @@ func runPatch(e *env, args []string) int {
 	}
 	if *revert && (*kernels != "" || f.Changed("target") || *allow || len(*accept) > 0) {
 		return usageError(e, "patch", "--revert takes out whatever mlagen put in: --kernels, --target, --allow-unreached and --accept-unjudged choose what to install, and do not apply")
+	}
+	if _, err := gen.LookupTarget(*target); err != nil {
+		return usageError(e, "patch", "--target: %v", err)
 	}
 	// Flag mistakes first, then the tree they name.
 	root, code := oneRoot(e, f, *asJSON)
@@ -247,15 +256,11 @@ func runPatch(e *env, args []string) int {
 	return exitCode(rep.OK())
 }
 
-// kernelFor is the kernel module patch installs; an unknown target or a
-// --kernels folder without the module is bad usage (exit 2), like any
-// other flag mistake. Past the flags, --json gets the error as an object.
+// kernelFor is the kernel module patch installs (the target is known: the
+// flags were checked); a --kernels folder without the module is bad usage
+// (exit 2), like any other flag mistake. Past the flags, --json gets the
+// error as an object.
 func kernelFor(e *env, target, kernelsDir string, asJSON bool) ([]byte, int) {
-	if kernelsDir == "" {
-		if _, err := gen.LookupTarget(target); err != nil {
-			return nil, usageError(e, "patch", "--target: %v", err)
-		}
-	}
 	data, err := kernelModule(target, kernelsDir)
 	switch {
 	case err == nil:
@@ -332,8 +337,13 @@ func oneRoot(e *env, f *cmdFlags, asJSON bool) (string, int) {
 		return "", usageError(e, f.cmd, "want exactly one SGLANG_ROOT, got %d arguments", f.NArg())
 	}
 	root := f.Arg(0)
-	if st, err := os.Stat(root); err != nil || !st.IsDir() {
-		return "", failed(e, f.cmd, asJSON, exitUsage, root+" is not a directory")
+	switch st, err := os.Stat(root); {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", failed(e, f.cmd, asJSON, exitUsage, root+" does not exist: give the root of your SGLang checkout or installed sglang package")
+	case err != nil:
+		return "", failed(e, f.cmd, asJSON, exitUsage, fmt.Sprintf("%s: %v", root, err))
+	case !st.IsDir():
+		return "", failed(e, f.cmd, asJSON, exitUsage, root+" is a file, not a directory: give the root of your SGLang checkout or installed sglang package")
 	}
 	if isMlagenRepo(root) {
 		return "", failed(e, f.cmd, asJSON, exitUsage, root+" is mlagen's own repository, whose stand-in SGLang trees are its tests' fixtures: give the root of your SGLang checkout or installed sglang package")
