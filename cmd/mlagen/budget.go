@@ -58,7 +58,7 @@ func runBudget(e *env, args []string) int {
 		code = exitFail
 	}
 	if *asJSON {
-		out := map[string]any{"target": s.Target.Name, "variants": bs, "fitting": fits, "refused": len(bs) - fits}
+		out := map[string]any{"command": "budget", "target": s.Target.Name, "variants": bs, "fitting": fits, "refused": len(bs) - fits}
 		if code != exitOK {
 			// A failure is an object with "error" for CI, as every command's.
 			out["error"] = fmt.Sprintf("no variant of the sweep fits %s", s.Target.Name)

@@ -329,7 +329,10 @@ func emitReport(o emitOpts, em gen.Emission, plan gen.DirPlan) map[string]any {
 		files = []gen.FileStatus{}
 	}
 	out := map[string]any{
-		"target": o.sweep.Target.Name, "out": o.dir, "mode": o.mode, "command": em.Command,
+		// command names the subcommand, as in every --json object;
+		// generated_by is the command the files' headers record.
+		"command": "emit", "generated_by": em.Command,
+		"target": o.sweep.Target.Name, "out": o.dir, "mode": o.mode,
 		"budget_model": gen.CalibrationOf(o.sweep.Target).String(),
 		"variants":     em.Budgets, "selection": em.Selection, "files": files,
 		"unverified": append([]string{}, plan.Unverified...),

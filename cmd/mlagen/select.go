@@ -108,8 +108,9 @@ the flags also prints {"command", "error", "details"} on stdout, or, where
 
 // selectReport is select's --json output.
 type selectReport struct {
-	Target string `json:"target"`
-	Source string `json:"source"`
+	Command string `json:"command"` // "select", as in every --json object
+	Target  string `json:"target"`
+	Source  string `json:"source"`
 	// Also are the --also files: other releases' rows, which break near ties.
 	Also      []string      `json:"also,omitempty"`
 	Selection gen.Selection `json:"selection"`
@@ -263,7 +264,7 @@ func selection(s gen.Sweep, res gen.Results, path, dir string) (selectReport, ch
 			fits[b.Name] = true
 		}
 	}
-	rep := selectReport{Target: s.Target.Name, NearTies: []nearTie{},
+	rep := selectReport{Command: "select", Target: s.Target.Name, NearTies: []nearTie{},
 		Source: formatSource(res.GPU, res.Torch, res.Triton, res.Date, filepath.ToSlash(path))}
 	set := changeset.Set{Root: dir}
 	sel, err := gen.SelectMeasured(res, fits, rep.Source)

@@ -40,6 +40,7 @@ Exit status: 0, or 2 for bad usage.
 
 // versionInfo is `mlagen version --json`.
 type versionInfo struct {
+	Command    string       `json:"command"` // "version", as in every --json object
 	Version    string       `json:"version"`
 	Commit     string       `json:"commit"`
 	CommitDate string       `json:"commit_date,omitempty"`
@@ -80,7 +81,7 @@ func runVersion(e *env, args []string) int {
 
 // buildVersion gathers what the binary was stamped with and embeds.
 func buildVersion() (versionInfo, error) {
-	v := versionInfo{Version: version, Commit: commit, CommitDate: commitDate,
+	v := versionInfo{Command: "version", Version: version, Commit: commit, CommitDate: commitDate,
 		Go: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH}
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		if v.Version == "" {
