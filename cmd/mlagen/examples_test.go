@@ -49,8 +49,8 @@ var examples = map[string]example{
 	"mlagen help CMD":               {skip: "CMD stands for any command; cli_style.txtar runs 'mlagen help' with each"},
 	"mlagen select --dry-run gpu/results/selection-input-sm90.json": {fixtures: []string{"repo"}},
 	"mlagen watch --log server.log --expect-kernel":                 {fixtures: []string{"failed-log"}, exit: 1},
-	"mlagen select my-card.json":                                    {skip: "my-card.json is what the harness writes on your GPU; select_peers.txtar runs select on such a file"},
-	"mlagen select --selections . my-card.json":                     {skip: "my-card.json is what the harness writes on your GPU; emit_selection.txtar runs select --selections on such a file"},
+	"mlagen select my-card-all.json":                                {skip: "my-card-all.json is what the harness writes on your GPU; select_peers.txtar runs select on such a file"},
+	"mlagen select --selections . my-card-all.json":                 {skip: "my-card-all.json is what the harness writes on your GPU; emit_selection.txtar runs select --selections on such a file"},
 	"mlagen emit --selection sm120.json --kernels my-sm120":         {fixtures: []string{"repo", "card-selection"}},
 	"mlagen patch --kernels my-sm120 ~/sglang":                      {fixtures: []string{"repo", "card-selection", "card-kernels", "sglang"}},
 	"mlagen patch --selection sm120.json ~/sglang":                  {fixtures: []string{"repo", "card-selection", "sglang"}},
@@ -92,7 +92,7 @@ var examples = map[string]example{
 	"mlagen select --dry-run gpu/results/selection-input-sm120.json":                             {fixtures: []string{"repo"}},
 	"mlagen select --json --dry-run gpu/results/selection-input-sm90.json | jq .selection.table": {fixtures: []string{"repo"}},
 	"mlagen select --selections . gpu/results/selection-input-sm120.json":                        {fixtures: []string{"repo"}},
-	"mlagen select --selections . my-card.json --also my-card-triton-3.8.0.json": {
+	"mlagen select --selections . my-card-all.json --also my-card-all-triton-3.8.0.json": {
 		skip: "the harness writes both files on your GPU, one under each Triton; select.txtar runs select --also on such files"},
 	"mlagen version --json | jq '.targets[] | select(.calibrated)'": {},
 

@@ -88,7 +88,7 @@ Examples:
   mlagen select --dry-run gpu/results/selection-input-sm120.json
   mlagen select --selections . gpu/results/selection-input-sm120.json   # writes ./sm120.json, for emit --selection
   mlagen select --json --dry-run gpu/results/selection-input-sm90.json | jq .selection.table
-  mlagen select --selections . my-card.json --also my-card-triton-3.8.0.json   # ties broken by a 3.8.0 run
+  mlagen select --selections . my-card-all.json --also my-card-all-triton-3.8.0.json   # ties broken by a 3.8.0 run
 
 Run it from the repository root: the results path is recorded as given, and
 the default --selections folder is relative to it.
