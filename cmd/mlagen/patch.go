@@ -106,32 +106,33 @@ Examples:
 Then start the server with {gate}=1 in its environment.
 
 Exit status: 0 done (or nothing to do), 1 a problem (not found, several
-modules, syntax error in a referencing file, a backend choice mlagen does not
-know, a --target whose GPUs the model backend never calls the entry on, a
-kernel module without the functions the wiring calls, a reference
+modules, syntax error in a referencing file, a backend choice mlagen does
+not know, a --target whose GPUs the model backend never calls the entry
+on, a kernel module without the functions the wiring calls, a reference
 the proof cannot judge or a planned tree that fails the proof in any other
 way, a refused star import or edited block, an installed kernel module
 edited by hand or installed from --kernels/--selection that the run would
 replace, a folder of the tree it cannot write or, unless run as root, a
 file of another user (replacing it would change its owner), a pending
-journal under
---dry-run or --check, not wired under --check, a --selection naming a
-variant the target's sweep does not fit, --revert on a folder with neither
-SGLang's function nor mlagen's code), 2 bad usage, an unknown --target, a
---kernels folder without the module, a --selection file that cannot be
-read, is not a selection, or is for another GPU than --target, a --kernels
-module whose TARGET is not the --target given, a file of the tree it
-cannot read, mlagen's own repository as SGLANG_ROOT, or a root from which the module names would be wrong (above
-the folder that holds the sglang package, such as a venv's root or a
-folder holding the checkout, or inside the package: the message names the
-folder to give). A failure writes nothing. --revert is all or nothing too:
-a block mlagen wrote that was edited by hand stops it before it writes
-anything (exit 1, the blocks listed; move the edit out of the block, or
-delete the block by hand), and so does an installed kernel module edited
-by hand (copy it elsewhere and delete it, then revert); a --module that
-is not a file under the root defining the function is refused; only a file in the kernel module's place that
-mlagen did not write is left there, listed, while the rest is taken out
-(exit 1). With --json a failure past the flags is an object on stdout too.
+journal under --dry-run or --check, not wired under --check, a --selection
+naming a variant the target's sweep does not fit, --revert on a folder
+with neither SGLang's function nor mlagen's code), 2 bad usage, an unknown
+--target, a --kernels folder without the module, a --selection file that
+cannot be read, is not a selection, or is for another GPU than --target, a
+--kernels module whose TARGET is not the --target given, a file of the
+tree it cannot read, mlagen's own repository as SGLANG_ROOT, or a root
+from which the module names would be wrong (above the folder that holds
+the sglang package, such as a venv's root or a folder holding the
+checkout, or inside the package: the message names the folder to give). A
+failure writes nothing. --revert is all or nothing too: a block mlagen
+wrote that was edited by hand stops it before it writes anything (exit 1,
+the blocks listed; move the edit out of the block, or delete the block by
+hand), and so does an installed kernel module edited by hand (copy it
+elsewhere and delete it, then revert); a --module that is not a file under
+the root defining the function is refused; only a file in the kernel
+module's place that mlagen did not write is left there, listed, while the
+rest is taken out (exit 1). With --json a failure past the flags is an
+object on stdout too.
 `
 
 const verifyHelp = `Usage: mlagen verify [flags] SGLANG_ROOT
