@@ -151,20 +151,16 @@ func (s *session) blockFiles(part string) []string {
 // module finds the defining module: the one given, else the one holding
 // the dispatcher (a tree patched before), else the one that defines Old.
 func (s *session) module(opt Options) (string, error) {
-	if opt.Module == "" {
-		switch withBlock := s.blockFiles(partDispatcher); len(withBlock) {
-		case 0:
-		case 1:
-			return withBlock[0], nil
-		default:
-			return "", &Problem{Msg: fmt.Sprintf("%d modules hold an mlagen dispatcher; pick one with --module PATH:", len(withBlock)), Lines: withBlock}
-		}
-	}
 	var mod string
 	var err error
-	if opt.Module != "" {
+	switch withBlock := s.blockFiles(partDispatcher); {
+	case opt.Module != "":
 		mod, err = s.givenModule(opt.Module)
-	} else {
+	case len(withBlock) == 1:
+		return withBlock[0], nil
+	case len(withBlock) > 1:
+		return "", &Problem{Msg: fmt.Sprintf("%d modules hold an mlagen dispatcher; pick one with --module PATH:", len(withBlock)), Lines: withBlock}
+	default:
 		mod, err = pickModule(s.definers(s.rec.Old), s.rec)
 	}
 	if err != nil {
