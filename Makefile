@@ -90,7 +90,12 @@ pycheck: $(VENV)/.done
 	  out=$$($(PY) kernels/$$d/harness.py --no-timing 2>&1); st=$$?; \
 	  if [ $$st != 2 ] || ! grep -q 'runs on the machine with the GPU' <<<"$$out"; then \
 	    echo "kernels/$$d/harness.py without torch: exit $$st: $$out"; exit 1; fi; \
-	done; echo "harnesses without torch: --help works, a run exits 2 and says where it runs"; fi
+	  for bad in '--window -128:want 1 or more' '--reps-ms 0:want 1 or more' '--graph-max-batch -1:want 0 or more' '--batches 1,x:positive integers'; do \
+	    out=$$($(PY) kernels/$$d/harness.py $${bad%%:*} 2>&1); st=$$?; \
+	    if [ $$st != 2 ] || ! grep -q -- "$${bad#*:}" <<<"$$out"; then \
+	      echo "kernels/$$d/harness.py $${bad%%:*}: exit $$st, want 2 and '$${bad#*:}': $$out"; exit 1; fi; \
+	  done; \
+	done; echo "harnesses without torch: --help works, a flag's mistake exits 2 before anything runs, a run exits 2 and says where it runs"; fi
 
 # The budget model against the real compiler, for every variant of the
 # default sweeps, accepted and refused, compiled from the shipped module's

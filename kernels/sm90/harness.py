@@ -215,6 +215,16 @@ def parse_args(argv):
         ap.error(
             f"--extra-topks {args.extra_topks!r}: want a comma list of token counts"
         )
+    for flag, least, what in (
+        ("window", 1, "tokens of the window cache"),
+        ("reps_ms", 1, "milliseconds a timing"),
+        ("graph_max_batch", 0, "a batch; 0 times no CUDA graph"),
+    ):
+        value = getattr(args, flag)
+        if value < least:
+            ap.error(
+                f"--{flag.replace('_', '-')} {value}: want {least} or more ({what})"
+            )
     for flag in ("peak_tflops", "peak_gbps"):
         value = getattr(args, flag)
         if value is not None and not (math.isfinite(value) and value > 0):
