@@ -494,11 +494,62 @@ func TestParseSelection(t *testing.T) {
 		{"no target", `{"batch_bounds": [1, 0]}`, `its target "" is not one of mlagen's`},
 		{"target spelt otherwise", `{"target": "sm120"}`, `its target "sm120"`},
 		{"not JSON", `target: sm_120`, "not a selection"},
+		// What a table may hold, since a user's file is rendered into the
+		// module: bounds that bucket every call, and names that are names.
+		{"descending batch bounds", sel1(`[64, 16, 1, 0]`, `[512, 0]`, `"a"`), "batch_bounds [64 16 1 0]: bound 16 after 64"},
+		{"repeated bound", sel1(`[1, 1, 64, 0]`, `[512, 0]`, `"a"`), "bound 1 after 1"},
+		{"negative bound", sel1(`[-5, 16, 64, 0]`, `[512, 0]`, `"a"`), "want positive bounds"},
+		{"unbounded in the middle", sel1(`[1, 0, 64, 0]`, `[512, 0]`, `"a"`), "want positive bounds"},
+		{"topk bounds", sel1(`[1, 16, 64, 0]`, `[2048, 512]`, `"a"`), "topk_bounds [2048 512]"},
+		{"quote in a name", sel1(`[1, 16, 64, 0]`, `[512, 0]`, `"a\", __import__(\"os\"), \""`), "not a configuration's name"},
+		{"unknown peer", sel1(`[1, 16, 64, 0]`, `[512, 0]`, `"peer:bogus"`), `"peer:bogus": SGLang's path does not reach that peer per cache`},
+		{"peer not reached per cache", sel1(`[1, 16, 64, 0]`, `[512, 0]`, `"peer:flashinfer"`), "reached: peer:sglang-triton, peer:simt-baseline"},
 	} {
 		if _, err := ParseSelection([]byte(c.data)); err == nil || !strings.Contains(err.Error(), c.err) {
 			t.Errorf("%s: error %v, want one containing %q", c.name, err, c.err)
 		}
 	}
+}
+
+// A selection's source comes from a user's file (a results file's GPU name
+// and path, through select) and lands in the module's docstring: whatever
+// it holds, the docstring reads as it and ends where it did.
+func TestSelectionSourceEscaped(t *testing.T) {
+	tg, _ := LookupTarget("sm_120")
+	sel, ok, err := MeasuredSelection(tg)
+	if err != nil || !ok {
+		t.Fatalf("sm_120's embedded selection: ok %v, %v", ok, err)
+	}
+	bundle := func(source string) string {
+		s := sel
+		s.Source = source
+		e, err := Emit(DefaultSweep(tg), "mlagen emit --selection x.json", &s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(e.Bundle())
+	}
+	plain := bundle("H200 (results.json)")
+	hostile := "X \"\"\" + __import__(\"os\").system(\"echo pwned\") + \"\"\" card\\Nrun.json\n\x07 \u2028"
+	got := bundle(hostile)
+	if n, want := strings.Count(got, `"""`), strings.Count(plain, `"""`); n != want {
+		t.Errorf("the module has %d triple quotes with that source, %d with a plain one", n, want)
+	}
+	want := `X \"\"\" + __import__(\"os\").system(\"echo pwned\") + \"\"\" card\\Nrun.json\x0a\x07 \u2028`
+	if !strings.Contains(got, "(source: "+want+")") {
+		t.Errorf("the docstring does not hold the source escaped as %s", want)
+	}
+}
+
+// sel1 is an sm_120 selection of the given bounds (JSON lists) whose every
+// cell holds name (a JSON string).
+func sel1(batch, topk, name string) string {
+	var b, k []int
+	_ = json.Unmarshal([]byte(batch), &b)
+	_ = json.Unmarshal([]byte(topk), &k)
+	row := strings.TrimSuffix(strings.Repeat(name+", ", len(k)), ", ")
+	rows := strings.TrimSuffix(strings.Repeat("["+row+"], ", len(b)), ", ")
+	return fmt.Sprintf(`{"target": "sm_120", "source": "test", "batch_bounds": %s, "topk_bounds": %s, "table": [%s]}`, batch, topk, rows)
 }
 
 // --per-variant: one module per fitting variant, holding it alone in every

@@ -21,6 +21,9 @@ type Results struct {
 	Torch  string `json:"torch"`
 	Triton string `json:"triton"`
 	Date   string `json:"date"`
+	// Capability is the GPU's as the harness records it ("sm_90";
+	// "interpreter" without one); files from before it have none.
+	Capability string `json:"capability"`
 	// Variants is the harness's --variants ("selected", "all" or a list),
 	// and Command its command line: files of harnesses that did not record
 	// Variants say it there.
@@ -74,6 +77,16 @@ func IsPeer(name string) bool { return strings.HasPrefix(name, PeerPrefix) }
 var reachedPeers = map[string][]string{
 	"":             {"sglang-triton", "simt-baseline"},
 	EntryWholeCall: {"flashinfer", "sglang-triton", "simt-baseline"},
+}
+
+// reachedPeerNames are the peers PeerReached accepts for entry, with
+// PeerPrefix.
+func reachedPeerNames(entry string) []string {
+	var out []string
+	for _, p := range reachedPeers[entry] {
+		out = append(out, PeerPrefix+p)
+	}
+	return out
 }
 
 // PeerReached says whether SGLang's path reaches peer name (with
@@ -201,6 +214,11 @@ func JSONError(data []byte, err error) error {
 			want = "a list"
 		case k == reflect.Bool:
 			want = "true or false"
+		case k >= reflect.Int && k <= reflect.Uint64 && strings.HasPrefix(typ.Value, "number"):
+			// A number, but not one the field holds (1.5, or too large).
+			want = "a whole number in range"
+		case (k == reflect.Float32 || k == reflect.Float64) && strings.HasPrefix(typ.Value, "number"):
+			want = "a number in float64's range"
 		case k >= reflect.Int && k <= reflect.Float64:
 			want = "a number"
 		}
@@ -288,6 +306,15 @@ func SelectMeasured(r Results, fits map[string]bool, source string) (Selection, 
 	if timedCfg := timedConfigs(r, fits); len(unchecked(r, timedCfg)) == len(timedCfg) {
 		return Selection{}, fmt.Errorf("results check none of the %d configurations they time against the reference (no correctness rows, no timing row with its own check: a harness run with --no-check and --no-whole-call?), and select chooses only checked ones: run the harness without --no-check", len(timedCfg))
 	}
+	for _, entry := range []string{"", EntryWholeCall} {
+		if mixedHeads(r, entry) {
+			what := "per-cache"
+			if entry != "" {
+				what = entry
+			}
+			return Selection{}, fmt.Errorf("the %s rows mix runs that record a head count (%v) with rows that record none (from a harness before it did): select from one run, or time the old one again", what, timedHeads(r, entry)[1:])
+		}
+	}
 	s, missing := measuredSelection(r, ranked, "", bucketTopk)
 	s.Target, s.Source = r.Target, source
 	if len(missing) > 0 {
@@ -329,7 +356,7 @@ func measuredSelection(r Results, ranked map[shape][]timed, entry string, topks 
 				switch {
 				case len(can) > 0:
 					name = can[0].name
-				case hasShape(r, k):
+				case timedShape(r, k):
 					// Timed, but nothing that fits passed: SGLang's kernel.
 				case i < len(heads)-1:
 					name = tables[i+1][bi][ti]
@@ -564,8 +591,8 @@ func rankShapes(r Results, fits map[string]bool) map[shape][]timed {
 		if !ok || !candidate || failed[t.Variant] || (t.Passed != nil && !*t.Passed) {
 			continue
 		}
-		if !IsPeer(t.Variant) && !checked[t.Variant] {
-			continue // never compared with the reference
+		if !checked[t.Variant] {
+			continue // never compared with the reference (a peer neither)
 		}
 		k := shape{entryOf(t), t.Heads, t.Batch, t.Topk}
 		if t.Triton != "" && t.Triton != r.Triton {
@@ -667,9 +694,11 @@ func Coverage(r Results, fits map[string]bool) (timed, fitting []string) {
 	return slices.Compact(timed), slices.Compact(fitting)
 }
 
-// checks are the configurations that failed a correctness case, and those
-// compared with the reference at all: a correctness row, or a timing row
-// that carries its own check.
+// checks are the configurations (and peers) that failed a correctness
+// case, and those compared with the reference at all: a correctness row,
+// or a timing row that carries its own check. A timed shape whose own
+// check failed fails the configuration everywhere, as a failed case does:
+// a kernel wrong at one shape is not chosen at another.
 func checks(r Results) (failed, checked map[string]bool) {
 	failed, checked = map[string]bool{}, map[string]bool{}
 	for _, c := range r.Correctness {
@@ -681,6 +710,9 @@ func checks(r Results) (failed, checked map[string]bool) {
 	for _, t := range r.Timing {
 		if t.Passed != nil {
 			checked[t.Variant] = true
+			if !*t.Passed {
+				failed[t.Variant] = true
+			}
 		}
 	}
 	return failed, checked
@@ -757,11 +789,21 @@ func untimedHint(r Results) string {
 	return ": run the harness with --variants all (the default) on this sweep's module"
 }
 
-func hasShape(r Results, k shape) bool {
+// timedShape says whether any row times shape k: rows there that all
+// failed or were declined leave it untimed, as if it had no rows.
+func timedShape(r Results, k shape) bool {
 	for _, t := range r.Timing {
-		if (shape{entryOf(t), t.Heads, t.Batch, t.Topk}) == k {
+		if _, ok := t.time(); ok && (shape{entryOf(t), t.Heads, t.Batch, t.Topk}) == k {
 			return true
 		}
 	}
 	return false
+}
+
+// mixedHeads says whether entry's rows mix a recorded head count with
+// rows that record none (a harness from before it recorded them): such
+// rows cannot be put in a heads bucket.
+func mixedHeads(r Results, entry string) bool {
+	heads := timedHeads(r, entry)
+	return len(heads) > 1 && heads[0] == 0
 }

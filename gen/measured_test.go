@@ -287,7 +287,8 @@ func TestNearTiesBrokenByOtherReleases(t *testing.T) {
 	// (and one under 3.7.1) time some of them again.
 	data := `{"target": "sm_120", "gpu": "g", "torch": "t", "triton": "3.6.0", "date": "d",
 	 "correctness": [{"variant": "a", "case": "x", "passed": true}, {"variant": "b", "case": "x", "passed": true},
-	  {"variant": "c", "case": "x", "passed": true}, {"variant": "d", "case": "x", "passed": true}],
+	  {"variant": "c", "case": "x", "passed": true}, {"variant": "d", "case": "x", "passed": true},
+	  {"variant": "peer:sglang-triton", "case": "x", "passed": true}],
 	 "timing": [
 	  {"variant": "a", "batch": 1, "topk": 512, "us": 1, "graph_us": 10.0},
 	  {"variant": "b", "batch": 1, "topk": 512, "us": 1, "graph_us": 10.1},
@@ -436,6 +437,83 @@ func TestSelectMeasuredUnchecked(t *testing.T) {
 	}
 }
 
+// A configuration whose check failed at one timed shape is chosen nowhere
+// (as with a failed case), a peer never compared with the reference wins
+// no bucket, a shape where no row has a time is untimed, not SGLang's, and
+// rows that record heads do not mix with rows that record none.
+func TestSelectMeasuredChecksAndGaps(t *testing.T) {
+	fits := map[string]bool{"slow": true, "fast": true}
+	results := func(edit func(b, tk int, fast, peer *string)) Results {
+		t.Helper()
+		var rows []string
+		for _, b := range []int{1, 16, 64, 128} {
+			for _, tk := range []int{512, 2048} {
+				fast := fmt.Sprintf(`{"variant": "fast", "heads": 64, "batch": %d, "topk": %d, "us": 99, "graph_us": 5}`, b, tk)
+				peer := ""
+				edit(b, tk, &fast, &peer)
+				rows = append(rows, rowAt("slow", "", 64, b, tk, 10), fast)
+				if peer != "" {
+					rows = append(rows, peer)
+				}
+			}
+		}
+		r, err := ParseResults([]byte(timingRows(rows...)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	chosen := func(sel Selection) map[string]bool {
+		out := map[string]bool{}
+		for _, name := range sel.Names() {
+			out[name] = true
+		}
+		return out
+	}
+	// "fast" failed its own check at B 128 topk 2048 only.
+	r := results(func(b, tk int, fast, _ *string) {
+		if b == 128 && tk == 2048 {
+			*fast = strings.Replace(*fast, `"graph_us": 5`, `"graph_us": 5, "passed": false`, 1)
+		}
+	})
+	if sel, err := SelectMeasured(r, fits, "test"); err != nil || chosen(sel)["fast"] {
+		t.Errorf("a failed timed check: %v, %v; want fast chosen nowhere", sel.Table, err)
+	}
+	// A peer faster everywhere, with no check of its own: never chosen;
+	// with one it takes the buckets (SGLang's Triton path is reached).
+	peerRows := func(b, tk int, _, peer *string) {
+		*peer = fmt.Sprintf(`{"variant": "peer:sglang-triton", "heads": 64, "batch": %d, "topk": %d, "us": 99, "graph_us": 1}`, b, tk)
+	}
+	r = results(peerRows)
+	r.Correctness = slices.DeleteFunc(r.Correctness, func(c CaseCheck) bool { return IsPeer(c.Variant) })
+	if sel, err := SelectMeasured(r, fits, "test"); err != nil || chosen(sel)["peer:sglang-triton"] {
+		t.Errorf("an unchecked peer: %v, %v; want it chosen nowhere", sel.Table, err)
+	}
+	r.Correctness = append(r.Correctness, CaseCheck{"peer:sglang-triton", "x", true})
+	if sel, err := SelectMeasured(r, fits, "test"); err != nil || sel.Table[0][0] != "peer:sglang-triton" {
+		t.Errorf("a checked peer: %v, %v; want it chosen", sel.Table, err)
+	}
+	// Every row at B 128 topk 2048 failed to run: untimed, so refused.
+	r = results(func(b, tk int, fast, _ *string) {})
+	for i := range r.Timing {
+		if r.Timing[i].Batch == 128 && r.Timing[i].Topk == 2048 {
+			r.Timing[i].Error = "out of memory"
+		}
+	}
+	if _, err := SelectMeasured(r, fits, "test"); err == nil || !strings.Contains(err.Error(), "results have no timing for batch 128 topk 2048") {
+		t.Errorf("a shape with no time: error %v", err)
+	}
+	// One row without its head count.
+	r = results(func(b, tk int, fast, _ *string) {
+		if b == 16 && tk == 512 {
+			*fast = strings.Replace(*fast, `"heads": 64, `, "", 1)
+		}
+	})
+	if _, err := SelectMeasured(r, fits, "test"); err == nil || !strings.Contains(err.Error(), "the per-cache rows mix runs that record a head count ([64]) with rows that record none") {
+		t.Errorf("rows with and without heads: error %v", err)
+	}
+}
+
 // A decoding error says where it lies in the file and what was wanted,
 // not the decoder's Go types.
 func TestJSONError(t *testing.T) {
@@ -444,6 +522,8 @@ func TestJSONError(t *testing.T) {
 		{"{\"target\": \"sm_120\",\n \"timing\": {\"a\": 1}}", `results: line 2, column 13: "timing" is a JSON object, want a list`},
 		{"{\"target\": \"sm_120\",\n \"timing\": [1,,]}", "results: not JSON: line 2, column 16: invalid character ',' looking for beginning of value"},
 		{`{"target": 5}`, `results: line 1, column 13: "target" is a JSON number, want a string`},
+		{`{"target": "sm_120", "timing": [{"us": 1e400}]}`, `results: line 1, column 45: "timing.us" is a JSON number 1e400, want a number in float64's range`},
+		{`{"target": "sm_120", "timing": [{"batch": 1.5}]}`, `results: line 1, column 46: "timing.batch" is a JSON number 1.5, want a whole number in range`},
 	} {
 		_, err := ParseResults([]byte(c.data))
 		if err == nil || err.Error() != c.want {

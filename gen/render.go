@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"text/template"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/mlagen/mlagen/templates"
 )
@@ -269,6 +271,11 @@ func newRenderer() (*renderer, error) {
 			}
 			return "(" + strings.Join(parts, ", ") + ")"
 		},
+		// pyDoc is text from outside mlagen (a selection's source: a
+		// results file's GPU name and path) made safe inside a """
+		// docstring: what would end it or start an escape is escaped, and
+		// so is what is not printable.
+		"pyDoc": pyDoc,
 		"pyBool": func(b bool) string {
 			if b {
 				return "True"
@@ -288,4 +295,30 @@ func (r *renderer) render(name string, data any) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// pyDoc escapes s for a Python docstring ("""...""", not raw): a backslash
+// or a double quote gets a backslash, and a character that is not
+// printable its \x, \u or \U escape, so that the docstring reads as s and
+// nothing in s can end it.
+func pyDoc(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '\\' || r == '"':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == utf8.RuneError:
+			b.WriteString(`\ufffd`)
+		case unicode.IsPrint(r):
+			b.WriteRune(r)
+		case r < 0x100:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case r < 0x10000:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			fmt.Fprintf(&b, `\U%08x`, r)
+		}
+	}
+	return b.String()
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"slices"
+	"strings"
 )
 
 // SelectionDir is where `mlagen select` writes a target's measured selection
@@ -260,16 +261,38 @@ func (s Selection) Validate(fits map[string]bool) error {
 		return fmt.Errorf("selection: %w", err)
 	}
 	if unfit := s.unfit(fits); len(unfit) > 0 {
-		return fmt.Errorf("selection names %s, which is not a fitting variant of this sweep (emit with the sweep flags its results were timed with, or re-run `mlagen select` on results timed with these)", unfit[0])
+		return UnfitError{unfit[0]}
 	}
 	return nil
 }
 
+// UnfitError is Validate's error for a selection that names a
+// configuration the sweep does not fit: most often a table made from
+// results timed with other sweep flags.
+type UnfitError struct{ Name string }
+
+func (e UnfitError) Error() string {
+	return fmt.Sprintf("selection names %s, which is not a fitting variant of this sweep (emit with the sweep flags its results were timed with, or re-run `mlagen select` on results timed with these)", e.Name)
+}
+
 // validShape checks what makes a selection one whatever the sweep: the
-// tables' shapes and that the heads bounds ascend, the whole call's too.
+// tables' shapes, bounds that ascend, names the module can hold (a
+// configuration's, the SIMT baseline's, or a peer SGLang's path reaches
+// for the entry), the whole call's too. A file of a user's own is rendered
+// into Python, so nothing in its tables may be anything else.
 func (s Selection) validShape() error {
+	return s.validShapeOf("")
+}
+
+func (s Selection) validShapeOf(entry string) error {
 	if len(s.BatchBounds) == 0 || len(s.TopkBounds) == 0 {
 		return fmt.Errorf("no batch or topk buckets")
+	}
+	if err := ascending("batch_bounds", s.BatchBounds); err != nil {
+		return err
+	}
+	if err := ascending("topk_bounds", s.TopkBounds); err != nil {
+		return err
 	}
 	prev := 0
 	for _, h := range s.FewerHeads {
@@ -288,13 +311,66 @@ func (s Selection) validShape() error {
 			}
 		}
 	}
+	for _, table := range s.Tables() {
+		for _, row := range table {
+			for _, name := range row {
+				if err := validName(entry, name); err != nil {
+					return err
+				}
+			}
+		}
+	}
 	if s.WholeCall != nil {
-		if s.WholeCall.WholeCall != nil {
+		if entry != "" || s.WholeCall.WholeCall != nil {
 			return fmt.Errorf("the whole call's selection has a whole call of its own")
 		}
-		if err := s.WholeCall.validShape(); err != nil {
+		if err := s.WholeCall.validShapeOf(EntryWholeCall); err != nil {
 			return fmt.Errorf("whole call: %w", err)
 		}
+	}
+	return nil
+}
+
+// ascending checks a bucket bound list: positive and ascending, the last
+// one 0 (unbounded) or above the others. A call above every bound takes the
+// last bucket either way (the module's _bucket).
+func ascending(field string, bounds []int) error {
+	for i, b := range bounds {
+		last := i == len(bounds)-1
+		switch {
+		case b < 0, b == 0 && !last:
+			return fmt.Errorf("%s %v: want positive bounds, ascending, the last 0 for unbounded", field, bounds)
+		case i > 0 && b != 0 && b <= bounds[i-1]:
+			return fmt.Errorf("%s %v: bound %d after %d (want positive bounds, ascending, the last 0 for unbounded)", field, bounds, b, bounds[i-1])
+		}
+	}
+	return nil
+}
+
+// validName checks one table entry of entry's tables ("" per cache): a
+// configuration's name (which sweep it fits is Validate's question), the
+// SIMT baseline, or a peer that SGLang's path reaches there (PeerReached:
+// a bucket given to another would send its calls to neither).
+func validName(entry, name string) error {
+	switch {
+	case name == SIMTName:
+		return nil
+	case IsPeer(name) && PeerReached(entry, name):
+		return nil
+	case IsPeer(name):
+		where := "per cache"
+		if entry != "" {
+			where = "for the " + entry
+		}
+		return fmt.Errorf("table entry %q: SGLang's path does not reach that peer %s once the module declines (reached: %s)",
+			name, where, strings.Join(reachedPeerNames(entry), ", "))
+	}
+	// Which configurations fit is Validate's question (against a sweep);
+	// here a name only has to be one: lower-case letters, digits and
+	// underscores, as every configuration's is.
+	if name == "" || strings.TrimLeft(name, "abcdefghijklmnopqrstuvwxyz0123456789_") != "" {
+		return fmt.Errorf("table entry %q: not a configuration's name (mma_h16_t16_k32_w4_s1, say), %s or a peer's (%s)",
+			name, SIMTName, strings.Join(reachedPeerNames(entry), ", "))
 	}
 	return nil
 }

@@ -99,7 +99,7 @@ func runEmit(e *env, args []string) int {
 	}
 	var extra []string
 	if o.selection != nil {
-		extra = append(extra, "--selection "+o.selectionPath)
+		extra = append(extra, "--selection "+shellWord(o.selectionPath))
 	}
 	em, err := gen.Emit(o.sweep, sweepCommand("emit", o.sweep, extra...), o.selection)
 	if err == nil && o.perVariant {

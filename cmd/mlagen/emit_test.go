@@ -154,3 +154,23 @@ func TestEmitTritonOnlyExample(t *testing.T) {
 		}
 	}
 }
+
+// The --selection path goes into a generated file's header as one word of
+// the command that regenerates it: whatever the path, the header stays one
+// comment line of UTF-8, and the word reads back as the path in bash.
+func TestShellWord(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"gpu/results/sm120.json", "gpu/results/sm120.json"},
+		{"my card.json", "'my card.json'"},
+		{"it's.json", `'it'\''s.json'`},
+		{"", "''"},
+		{"card\nimport os.json", `$'card\x0aimport os.json'`},
+		{"a'\\b\x07.json", `$'a\'\\b\x07.json'`},
+		{"caf\xe9.json", `$'caf\xe9.json'`},
+		{"café.json", "'café.json'"},
+	} {
+		if got := shellWord(c.in); got != c.want {
+			t.Errorf("shellWord(%q) = %s, want %s", c.in, got, c.want)
+		}
+	}
+}

@@ -302,7 +302,14 @@ func selectedKernel(e *env, path, target string, targetGiven, asJSON bool) ([]by
 		return nil, failed(e, "patch", asJSON, exitUsage, fmt.Sprintf("--selection %s: %v", path, err))
 	}
 	sweep := gen.DefaultSweep(t)
-	em, err := gen.Emit(sweep, sweepCommand("emit", sweep, "--selection "+path), sel)
+	em, err := gen.Emit(sweep, sweepCommand("emit", sweep, "--selection "+shellWord(path)), sel)
+	var unfit gen.UnfitError
+	if errors.As(err, &unfit) {
+		// patch has no sweep flags: a table timed with others is rendered
+		// by emit, which has them, and installed as a rendered module.
+		return nil, failed(e, "patch", asJSON, exitFail, fmt.Sprintf("--selection %s: it names %s, which %s's default sweep does not fit (its results were timed with other sweep flags); patch --selection renders with the default sweep: render it with yours, then install it: 'mlagen emit --selection %s SWEEP-FLAGS --kernels DIR', then 'mlagen patch --kernels DIR SGLANG_ROOT'",
+			path, unfit.Name, t.Name, shellWord(path)))
+	}
 	if err != nil {
 		return nil, failed(e, "patch", asJSON, exitFail, fmt.Sprintf("--selection %s: %v", path, err))
 	}

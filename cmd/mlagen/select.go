@@ -18,13 +18,27 @@ var selectUsage = `Usage: mlagen select [flags] RESULTS.json [--also OTHER.json]
 
 Read the results of the harness (kernels/<target>/harness.py) and pick, for
 every (batch, topk) bucket, the fastest configuration that passed every
-correctness case (CUDA-graph replay time where measured). Writes the table
+correctness case (CUDA-graph replay time where measured; a configuration
+whose check failed at any timed shape is chosen at none). Writes the table
 as gen/selections/<target>.json, the measured selection the generator builds
 into mlagen: rebuild and re-emit ('make kernels') and emit and patch use it.
-With --selections DIR it writes DIR/<target>.json instead, and 'mlagen emit
---selection DIR/<target>.json --kernels OUT' renders the module with it
-without a rebuild, for 'mlagen patch --kernels OUT' (a table of your own
-card).
+With --selections DIR it writes DIR/<target>.json instead, and 'mlagen patch
+--selection DIR/<target>.json SGLANG_ROOT' installs the module rendered
+with it without a rebuild ('mlagen emit --selection DIR/<target>.json
+--kernels OUT' writes it for review: a table of your own card). A table
+timed with other sweep flags than the target's default is rendered by emit
+with those flags, then installed with 'mlagen patch --kernels OUT': select
+prints the command. select writes over its own file only: a file there
+that is not a selection (the results themselves, say) or is another
+target's is refused (exit 2).
+
+A shape the results timed where no configuration passed goes to SGLang's
+own kernel (the module declines it): select lists such buckets (--json:
+"to_sglang"). A shape where no row has a time (every row failed to run or
+was declined) is untimed, which select refuses. Results timed on a GPU of
+another target (the H200 standing in for an sm_120 card) are named so
+(--json: "timed_on", "timed_on_other_gpu").
+
 The table is static: the kernels never benchmark at run time (SGLang
 captures CUDA graphs).
 
@@ -67,7 +81,7 @@ line): run the harness with --variants all, its default, to choose again.
 
 Peers: the harness also times what SGLang runs without mlagen (FlashMLA,
 FlashInfer, SGLang's own Triton path) on the same inputs, as rows named
-"peer:NAME". A bucket where a peer that passed its checks was faster than
+"peer:NAME". A bucket where a peer that was checked and passed was faster than
 every mlagen configuration goes to the peer, if SGLang's own path reaches
 it once the module declines: the table names it, and with the gate set
 SGLang's own code runs there. That path is SGLang's Triton kernel per
@@ -96,12 +110,14 @@ the default --selections folder is relative to it.
 Exit status: 0 written (or, with --check, the same), 1 results select
 cannot choose from (a shape untimed; a run of --variants selected, which
 times only the entry points, or one with no check at all, or one cut short,
-as RESULTS.json or --also),
+as RESULTS.json or --also; rows with and without a head count mixed),
 --check found a difference (the diff is printed) or a write that failed,
 2 bad flags, a results or --also file that cannot be read or is not
 harness results, results of another GPU than --target or than RESULTS.json
-(--also: or of its Triton release), or a --selections folder that does
-not exist or is not one (nothing written). With --json every failure after
+(--also: or of its Triton release), a target the file spells otherwise
+than the harness, a --selections folder that does not exist or is not one,
+or a <target>.json there that is not this target's selection (nothing
+written). With --json every failure after
 the flags also prints {"command", "error", "details"} on stdout, or, where
 --check found a difference, the report with an "error" (and the diff).
 `
@@ -132,6 +148,73 @@ type selectReport struct {
 	// Heads are the head counts the per-cache rows time: with one, that
 	// count's choices serve every H (a rank's 16 heads included).
 	Heads []int `json:"per_cache_heads"`
+	// ToSGLang are the buckets the table gives to SGLang's own kernel
+	// (gen.SIMTName): timed, but no configuration passed its checks there.
+	ToSGLang []bucket `json:"to_sglang"`
+	// TimedOn is the GPU's compute capability as the harness recorded it
+	// ("sm_90"); OtherGPU is set where that is not a GPU of the target's
+	// (a proxy run, or the harness of another target's module).
+	TimedOn  string `json:"timed_on,omitempty"`
+	OtherGPU bool   `json:"timed_on_other_gpu"`
+}
+
+// bucket is one cell of a selection's tables by its upper bounds, 0 for
+// unbounded as in the selection file; Topk counts the tokens of both
+// caches in the whole call's.
+type bucket struct {
+	Entry string `json:"entry,omitempty"`
+	Heads int    `json:"max_heads"`
+	Batch int    `json:"max_batch"`
+	Topk  int    `json:"max_topk"`
+}
+
+func (b bucket) String() string {
+	unit := "topk"
+	if b.Entry != "" {
+		unit = "tokens"
+	}
+	return strings.TrimSpace(fmt.Sprintf("%s heads <= %s batch <= %s %s <= %s", b.Entry,
+		boundString(b.Heads), boundString(b.Batch), unit, boundString(b.Topk)))
+}
+
+// sglangBuckets are the buckets of sel (the whole call's too) whose choice
+// is the SIMT baseline, which the module hands to SGLang's kernel.
+func sglangBuckets(sel gen.Selection) []bucket {
+	out := []bucket{}
+	for _, part := range []struct {
+		entry string
+		sel   *gen.Selection
+	}{{"", &sel}, {gen.EntryWholeCall, sel.WholeCall}} {
+		if part.sel == nil {
+			continue
+		}
+		heads := part.sel.HeadBounds()
+		for h, table := range part.sel.Tables() {
+			for i, row := range table {
+				for j, name := range row {
+					if name == gen.SIMTName {
+						out = append(out, bucket{part.entry, heads[h], part.sel.BatchBounds[i], part.sel.TopkBounds[j]})
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// sameFamily says whether capability (as the harness records it, "sm_89";
+// "" or "interpreter" when it has none) is a GPU of t's: t itself, or, for
+// a capability mlagen has no target of (sm_121), the same major version,
+// as SGLang's test of the GPU reads it (12.x for sm_120).
+func sameFamily(capability string, t gen.Target) bool {
+	digits, ok := strings.CutPrefix(capability, "sm_")
+	if !ok || len(digits) < 2 || strings.Trim(digits, "0123456789") != "" {
+		return true // nothing recorded to judge by
+	}
+	if got, err := gen.LookupTarget(capability); err == nil {
+		return got.Name == t.Name
+	}
+	return digits[:len(digits)-1] == fmt.Sprint(t.Capability/10)
 }
 
 type nearTie struct {
@@ -207,7 +290,12 @@ func runSelect(e *env, args []string) int {
 			return bad("--also %s: %v", p, err)
 		}
 	}
-	if sf.target == "" {
+	if !f.Changed("target") {
+		// The target comes from the file: a name mlagen does not spell so
+		// is the file's fault, not a flag's.
+		if t, err := gen.LookupTarget(res.Target); err != nil || t.Name != res.Target {
+			return bad("%s: its target %q is not one of mlagen's as the harness writes it (%s): results come from kernels/<target>/harness.py unedited", path, res.Target, targetNames())
+		}
 		sf.target = res.Target
 	}
 	s, err := sf.sweep(f.FlagSet)
@@ -228,6 +316,13 @@ func runSelect(e *env, args []string) int {
 			return bad("--selections %s: no such directory (create it first)", dir)
 		}
 		return bad("--selections %s: no such directory: the default is relative to the repository root (run select from there, or give --selections DIR)", dir)
+	}
+	if !*dryRun && !*check {
+		// select rewrites its own file; anything else there (the results
+		// themselves, another target's table) is the user's to move.
+		if msg := notASelection(filepath.Join(dir, gen.SelectionFile(s.Target)), s.Target); msg != "" {
+			return bad("%s", msg)
+		}
 	}
 	rep, set, err := selection(s, res, path, dir)
 	if err != nil {
@@ -251,8 +346,29 @@ func runSelect(e *env, args []string) int {
 	if *asJSON {
 		return max(code, emitJSON(e, rep, true))
 	}
-	printSelection(e.stdout, s.Target, rep)
+	printSelection(e.stdout, s, rep)
 	return code
+}
+
+// notASelection says why select must not write over path (a file there
+// that is not a selection, or another target's), "" where it may (no file,
+// or t's selection).
+func notASelection(path string, t gen.Target) string {
+	data, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return ""
+	case err != nil:
+		return fmt.Sprintf("%s: %v", path, err)
+	}
+	sel, err := gen.ParseSelection(data)
+	if err != nil {
+		return fmt.Sprintf("%s exists and is not a selection select wrote (%v): select writes only over its own; move it away, or give --selections another folder", path, err)
+	}
+	if sel.Target != t.Name {
+		return fmt.Sprintf("%s holds the selection for %s, not %s: move it away, or give --selections another folder", path, sel.Target, t.Name)
+	}
+	return ""
 }
 
 // selection is the measured selection of res for the sweep s and the
@@ -271,7 +387,15 @@ func selection(s gen.Sweep, res gen.Results, path, dir string) (selectReport, ch
 	if err != nil {
 		return rep, set, fmt.Errorf("%s: %w", path, err)
 	}
+	if err := sel.Validate(fits); err != nil {
+		// What select writes, emit and patch must read.
+		return rep, set, fmt.Errorf("%s: the selection made from it is not one emit would take (%v): a bug in mlagen select, please report it with the results file", path, err)
+	}
 	rep.Selection = sel
+	rep.ToSGLang = sglangBuckets(sel)
+	if rep.TimedOn = res.Capability; !sameFamily(res.Capability, s.Target) {
+		rep.OtherGPU = true
+	}
 	rep.Heads = gen.PerCacheHeads(res)
 	timed, kernels := gen.Coverage(res, fits)
 	rep.Kernels, rep.Untimed = len(kernels), []string{}
@@ -294,7 +418,8 @@ func selection(s gen.Sweep, res gen.Results, path, dir string) (selectReport, ch
 
 // printSelection is the table select prints, the near ties under it, and
 // what was done with the file.
-func printSelection(w io.Writer, t gen.Target, rep selectReport) {
+func printSelection(w io.Writer, sw gen.Sweep, rep selectReport) {
+	t := sw.Target
 	sel := rep.Selection
 	fmt.Fprintf(w, "%s selection (%s):\n", t.Name, rep.Source)
 	if len(rep.Also) > 0 {
@@ -350,6 +475,18 @@ func printSelection(w io.Writer, t gen.Target, rep selectReport) {
 			fmt.Fprintf(w, "note: the per-cache rows time %d heads only, so their choices serve every head count (the harness's default --heads 64,16 times 64 as well)\n", h)
 		}
 	}
+	if len(rep.ToSGLang) > 0 {
+		var where []string
+		for _, b := range rep.ToSGLang {
+			where = append(where, b.String())
+		}
+		fmt.Fprintf(w, "note: %d buckets go to SGLang's own kernel (the module declines them): the results timed them, but no configuration passed its checks there: %s\n",
+			len(rep.ToSGLang), strings.Join(where, "; "))
+	}
+	if rep.OtherGPU {
+		fmt.Fprintf(w, "note: the results were timed on an %s GPU, not on a %s one (%s): the table ranks the kernels as that GPU ran them, a stand-in for yours\n",
+			rep.TimedOn, t.Name, t.GPUs)
+	}
 	if len(rep.NearTies) > 0 {
 		fmt.Fprintf(w, "near ties (runner-up within %d%%, about the run-to-run spread: a rerun may swap them):\n", gen.NearTiePercent)
 		for _, t := range rep.NearTies {
@@ -375,8 +512,14 @@ func printSelection(w io.Writer, t gen.Target, rep selectReport) {
 		fmt.Fprintf(w, "%s is what the results give\n", rep.File)
 	case rep.Mode == "write" && rep.Differs && filepath.Dir(rep.File) == filepath.Clean(gen.SelectionDir):
 		fmt.Fprintf(w, "wrote %s; rebuild mlagen and re-emit ('make kernels') so that emit and patch use it\n", rep.File)
+	case rep.Mode == "write" && rep.Differs && sweepCommand("emit", sw) != sweepCommand("emit", gen.DefaultSweep(t)):
+		// patch --selection renders with the default sweep, which does
+		// not hold what this one timed: emit (which takes the sweep's
+		// flags), then patch the rendered module.
+		fmt.Fprintf(w, "wrote %s; '%s' renders the module with it (this sweep's flags), then 'mlagen patch --kernels DIR SGLANG_ROOT' installs it (patch --selection renders with the default sweep)\n",
+			rep.File, sweepCommand("emit", sw, "--selection "+shellWord(rep.File), "--kernels DIR"))
 	case rep.Mode == "write" && rep.Differs:
-		fmt.Fprintf(w, "wrote %s; 'mlagen patch --selection %s SGLANG_ROOT' installs the module rendered with it ('mlagen emit --selection %s --kernels DIR' writes it for review)\n", rep.File, rep.File, rep.File)
+		fmt.Fprintf(w, "wrote %s; 'mlagen patch --selection %s SGLANG_ROOT' installs the module rendered with it ('mlagen emit --selection %s --kernels DIR' writes it for review)\n", rep.File, shellWord(rep.File), shellWord(rep.File))
 	case rep.Mode == "write":
 		fmt.Fprintf(w, "%s already holds this selection; nothing written\n", rep.File)
 	}

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/mlagen/mlagen/gen"
 	"github.com/spf13/pflag"
@@ -148,4 +150,43 @@ func joinInts(ns []int) string {
 		s[i] = fmt.Sprint(n)
 	}
 	return strings.Join(s, ",")
+}
+
+// shellWord is s as one word of a shell command line, for the commands a
+// generated file's header says regenerate it: as it is where that is
+// safe, else single-quoted, or, where s holds a character that is not
+// printable or a byte that is not UTF-8 (a newline would end the header's
+// comment line, and Python reads its source as UTF-8), in bash's $'...'
+// with each of those escaped.
+func shellWord(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:=,+@%-") == "" {
+		return s
+	}
+	plain := func(r rune) bool { return r != utf8.RuneError && unicode.IsPrint(r) }
+	if !strings.ContainsFunc(s, func(r rune) bool { return !plain(r) }) {
+		return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	}
+	var b strings.Builder
+	b.WriteString("$'")
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case r == '\\' || r == '\'':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case plain(r):
+			b.WriteRune(r)
+		case r < 0x100:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case r < 0x10000:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			fmt.Fprintf(&b, `\U%08x`, r)
+		}
+		i += size
+	}
+	b.WriteByte('\'')
+	return b.String()
 }
