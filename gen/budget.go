@@ -546,30 +546,41 @@ func CheckSweep(s Sweep) []Budget {
 // Nearest finds the fitting variant closest to v: fewest halvings or
 // doublings of its parameters, SPLIT_K kept; on ties v's own tile (another
 // warp or stage count changes less of the kernel than another tile), then
-// larger tiles.
+// larger tiles. A refused pipelined variant is answered within its family,
+// among the tiles the target's sweep holds: no flag makes another (the
+// sweep flags set only their split counts), and only those are compiled.
 func Nearest(t Target, v Variant) (Variant, bool) {
-	var best Variant
-	bestDist := -1
-	for _, h := range []int{16, 32, 64, 128} {
-		for _, bt := range []int{16, 32, 64, 128} {
-			for _, w := range []int{4, 8, 16} {
-				for _, st := range []int{1, 2, 3} {
-					// A refused pipelined variant is answered within its family.
-					c := Variant{BlockH: h, BlockT: bt, SplitK: v.SplitK, NumWarps: w, NumStages: st, Pipelined: v.Pipelined}
-					if !Check(t, c).Fits {
-						continue
-					}
-					d := log2Dist(h, v.BlockH) + log2Dist(bt, v.BlockT) + log2Dist(w, v.NumWarps) + abs(st-v.NumStages)
-					same := h == v.BlockH && bt == v.BlockT
-					bestSame := best.BlockH == v.BlockH && best.BlockT == v.BlockT
-					better := bestDist < 0 || d < bestDist ||
-						(d == bestDist && same && !bestSame) ||
-						(d == bestDist && same == bestSame && h*bt > best.BlockH*best.BlockT)
-					if better {
-						best, bestDist = c, d
+	var candidates []Variant
+	if v.Pipelined {
+		for _, tile := range DefaultSweep(t).PPTiles {
+			candidates = append(candidates, tile.variant(v.SplitK))
+		}
+	} else {
+		for _, h := range []int{16, 32, 64, 128} {
+			for _, bt := range []int{16, 32, 64, 128} {
+				for _, w := range []int{4, 8, 16} {
+					for _, st := range []int{1, 2, 3} {
+						candidates = append(candidates, Variant{BlockH: h, BlockT: bt, SplitK: v.SplitK, NumWarps: w, NumStages: st})
 					}
 				}
 			}
+		}
+	}
+	var best Variant
+	bestDist := -1
+	for _, c := range candidates {
+		if !Check(t, c).Fits {
+			continue
+		}
+		h, bt := c.BlockH, c.BlockT
+		d := log2Dist(h, v.BlockH) + log2Dist(bt, v.BlockT) + log2Dist(c.NumWarps, v.NumWarps) + abs(c.NumStages-v.NumStages)
+		same := h == v.BlockH && bt == v.BlockT
+		bestSame := best.BlockH == v.BlockH && best.BlockT == v.BlockT
+		better := bestDist < 0 || d < bestDist ||
+			(d == bestDist && same && !bestSame) ||
+			(d == bestDist && same == bestSame && h*bt > best.BlockH*best.BlockT)
+		if better {
+			best, bestDist = c, d
 		}
 	}
 	return best, bestDist >= 0

@@ -203,8 +203,10 @@ type harnessData struct {
 
 // variantsData is the data of templates/variants.md.tmpl.
 type variantsData struct {
-	Command    string
-	Target     Target
+	Command string
+	Target  Target
+	// Heads is the sweep's --heads where the static rule made the tables
+	// (it keys them by it), 0 where a measured selection did.
 	Heads      int
 	Calibrated string
 	Budgets    []Budget

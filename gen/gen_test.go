@@ -683,6 +683,21 @@ func TestCheckPipelined(t *testing.T) {
 	if n, ok := Nearest(sm120, wide.Variant); !ok || !n.Pipelined || !Check(sm120, n).Fits {
 		t.Errorf("nearest fit of %s: %s (ok %v), want a fitting pipelined variant", wide.Name, n.Name(), ok)
 	}
+	// The nearest fit of a refused pipelined variant is one a sweep can
+	// hold: a tile of the target's (the flags set only split counts).
+	for _, tg := range Targets() {
+		s := DefaultSweep(tg)
+		for _, b := range CheckSweep(s) {
+			if b.Fits || !b.Variant.Pipelined {
+				continue
+			}
+			n, err := ParseVariantName(b.Nearest)
+			inSweep := slices.ContainsFunc(s.PPTiles, func(p PPTile) bool { return p.variant(n.SplitK) == n })
+			if err != nil || !inSweep || n.SplitK != b.Variant.SplitK {
+				t.Errorf("%s: %s refused, nearest fit %q: want a tile of the sweep at its split count", tg.Name, b.Name, b.Nearest)
+			}
+		}
+	}
 	// sm_80 has 163 KB: the two buffer sets fit there as far as shared memory goes.
 	if b := Check(sm80, PPTile{64, 32, 8, 2}.variant(1)); b.SmemBytes > sm80.SmemLimit {
 		t.Errorf("sm_80: %d B", b.SmemBytes)
@@ -853,6 +868,33 @@ func TestPipelinedRegisterBound(t *testing.T) {
 	} {
 		if got := onePerSM(sm120, tc.smem); got != tc.want {
 			t.Errorf("onePerSM(sm_120, %v) = %v, want %v", tc.smem, got, tc.want)
+		}
+	}
+}
+
+// The static rule's 16-head table (a rank's under tensor parallelism 4)
+// runs 16-row tiles, not 64-row ones with 48 rows masked, wherever a
+// 16-row one fits: both give the same programs. (At 32 heads the 64-row
+// pipelined tile's half-masked rows can win: the narrower tiles there are
+// 16 rows, twice the programs and twice the reads of each tile.)
+func TestHeuristicHeadBlocks(t *testing.T) {
+	for _, tg := range Targets() {
+		s := DefaultSweep(tg)
+		budgets := CheckSweep(s)
+		sel := HeuristicSelection(tg, s.Heads, budgets)
+		for i, h := range sel.FewerHeads {
+			if h.MaxHeads != 16 {
+				continue
+			}
+			narrow := slices.ContainsFunc(budgets, func(b Budget) bool { return b.Fits && b.Variant.BlockH <= h.MaxHeads })
+			for _, row := range h.Table {
+				for _, name := range row {
+					v, err := ParseVariantName(name)
+					if err == nil && narrow && v.BlockH > h.MaxHeads {
+						t.Errorf("%s: heads bucket %d (<= %d) runs %s", tg.Name, i, h.MaxHeads, name)
+					}
+				}
+			}
 		}
 	}
 }

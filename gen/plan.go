@@ -294,6 +294,27 @@ func isGenerated(data []byte) bool {
 		bytes.Contains(data[:min(len(data), 300)], []byte(generatedDoc))
 }
 
+// CheckEmitted says whether data, read as dir/name, is what emit wrote
+// there, by dir's manifest: an error where the manifest records other
+// hashes for name (edited since emit wrote it) or does not list it (copied
+// in by hand); proven is false, with no error, where dir has no manifest
+// (a folder from before manifests, or a file copied alone), which proves
+// nothing either way.
+func CheckEmitted(dir, name string, data []byte) (proven bool, err error) {
+	m, exists, err := readManifest(dir)
+	switch {
+	case err != nil:
+		return false, err
+	case !exists:
+		return false, nil
+	case len(m[name]) == 0:
+		return false, fmt.Errorf("%s does not list %s: it was not written there by emit", filepath.Join(dir, ManifestName), name)
+	case !slices.Contains(m[name], hash(data)):
+		return false, fmt.Errorf("%s was edited after emit wrote it (its SHA-256 is not the one %s records)", filepath.Join(dir, name), filepath.Join(dir, ManifestName))
+	}
+	return true, nil
+}
+
 func hash(data []byte) string {
 	h := sha256.Sum256(data)
 	return hex.EncodeToString(h[:])

@@ -226,8 +226,11 @@ func newPPFamily(t Target, budgets []Budget) *ppFamily {
 }
 
 func newVariantsData(command string, s Sweep, budgets []Budget, sel Selection) variantsData {
-	d := variantsData{Command: command, Target: s.Target, Heads: s.Heads, Calibrated: CalibrationOf(s.Target).String(),
+	d := variantsData{Command: command, Target: s.Target, Calibrated: CalibrationOf(s.Target).String(),
 		Budgets: budgets, Selection: sel, Bundle: BundleFile, SIMT: SIMTName}
+	if sel.StaticRule() {
+		d.Heads = s.Heads
+	}
 	if slices.ContainsFunc(budgets, func(b Budget) bool { return b.Variant.WarpSpec }) {
 		d.WS = newWSFamily()
 	}

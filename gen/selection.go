@@ -393,14 +393,21 @@ func (s Selection) unfit(fits map[string]bool) []string {
 // the sweep's default --heads).
 var bucketHeads = []int{16, 32}
 
+// staticRuleSource is the Source of HeuristicSelection's selections.
+const staticRuleSource = "static rule (no measurements yet): fill about 128 programs, widest tiles first"
+
+// StaticRule says whether s is the static rule's (HeuristicSelection),
+// whose tables follow the sweep's --heads, not measurements.
+func (s Selection) StaticRule() bool { return s.Source == staticRuleSource }
+
 // HeuristicSelection is the static rule used until measurements exist: for
 // each bucket, the fitting variant whose grid (head blocks x splits x batch)
-// first reaches about one program per multiprocessor, widest head block and
-// tile first. Head counts of 16 and 32 get tables of their own, below the
+// first reaches about one program per multiprocessor, widest head block (up
+// to the heads: no masked rows) and tile first. Head counts of 16 and 32 get tables of their own, below the
 // one for heads (the sweep's --heads and above). Measured choices from
 // `mlagen select` replace it.
 func HeuristicSelection(t Target, heads int, budgets []Budget) Selection {
-	s := Selection{Target: t.Name, Source: "static rule (no measurements yet): fill about 128 programs, widest tiles first",
+	s := Selection{Target: t.Name, Source: staticRuleSource,
 		BatchBounds: bucketBounds(bucketBatch), TopkBounds: bucketBounds(bucketTopk)}
 	table := func(heads int) [][]string {
 		var rows [][]string
@@ -443,7 +450,10 @@ func heuristicPick(heads, batch, topk int, budgets []Budget) string {
 		} else {
 			score += programs << 8
 		}
-		score += v.BlockH*4 + v.BlockT + v.NumWarps
+		// A head block wider than the heads runs the rest of its rows
+		// masked: the rows it fills count for it, the masked ones against.
+		rows := min(v.BlockH, heads)
+		score += rows*4 - (v.BlockH-rows)*4 + v.BlockT + v.NumWarps
 		if score > bestScore {
 			best, bestScore = b.Name, score
 		}

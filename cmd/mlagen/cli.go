@@ -79,6 +79,20 @@ func (f *cmdFlags) explain(err error) string {
 	return err.Error()
 }
 
+// emptyGiven is the usage error (done true, exit 2) for the first of names
+// given on the command line with an empty value: a path whose shell
+// variable expanded to nothing would otherwise read as the flag left out,
+// and its default (a folder of this repository, the built-in module) would
+// be used in silence.
+func (f *cmdFlags) emptyGiven(e *env, names ...string) (bool, int) {
+	for _, name := range names {
+		if fl := f.Lookup(name); fl != nil && fl.Changed && fl.Value.String() == "" {
+			return true, usageError(e, f.cmd, "--%s is empty: give a value, or leave the flag out for its default", name)
+		}
+	}
+	return false, exitOK
+}
+
 // noArgs is the usage error of a subcommand that takes flags only.
 func (f *cmdFlags) noArgs(e *env) (bool, int) {
 	if f.NArg() == 0 {

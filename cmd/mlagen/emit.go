@@ -113,6 +113,19 @@ func runEmit(e *env, args []string) int {
 	if em.SelectionNote != "" {
 		em.SelectionNote = selectionNote(o.sweep, em)
 	}
+	if o.sweep.Heads != gen.DefaultSweep(o.sweep.Target).Heads && !em.Selection.StaticRule() {
+		// --heads keys the static rule's tables alone: say so rather
+		// than let a module with other tables read as shaped by it.
+		from := "the measured selection's"
+		if o.selection != nil {
+			from = "--selection's"
+		}
+		note := fmt.Sprintf("--heads %d shapes only the static rule's tables, and this module carries %s, keyed by the head counts its results timed", o.sweep.Heads, from)
+		if em.SelectionNote != "" {
+			note = em.SelectionNote + "; " + note
+		}
+		em.SelectionNote = note
+	}
 	if len(em.Fitting()) == 0 {
 		msg := fmt.Sprintf("no variant of the sweep fits %s; nothing written (see 'mlagen budget' for the breakdowns)", o.sweep.Target.Name)
 		if o.asJSON {
@@ -167,6 +180,9 @@ func parseEmit(e *env, args []string) (o emitOpts, done bool, code int) {
 	f.BoolVar(&o.perVariant, "per-variant", false, "also write each fitting variant alone as <variant>.py (never installed: the bundle ships)")
 	f.StringVar(&o.selectionPath, "selection", "", "render the module with the selection in `FILE` (as 'mlagen select --selections DIR' writes it)\ninstead of the one built into mlagen; its target is emit's")
 	if done, code := f.parse(e, args); done {
+		return o, true, code
+	}
+	if done, code := f.emptyGiven(e, "kernels", "selection"); done {
 		return o, true, code
 	}
 	if done, code := f.noArgs(e); done {

@@ -24,6 +24,12 @@ func kernelModule(target, kernelsDir string) ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("--kernels: %w (run 'mlagen emit --kernels %s' first)", err, kernelsDir)
 		}
+		// emit checked every configuration of the module against the
+		// GPU's budgets; an edit since (a configuration added by hand)
+		// would go in unchecked, under emit's name.
+		if _, err := gen.CheckEmitted(kernelsDir, gen.BundleFile, data); err != nil {
+			return nil, fmt.Errorf("--kernels %s: %w: patch installs only a module as emit wrote it, checked against the GPU's budgets; make the change in a template or with emit's sweep flags and emit again", kernelsDir, err)
+		}
 		return data, nil
 	}
 	t, err := gen.LookupTarget(target)

@@ -117,7 +117,8 @@ file of another user (replacing it would change its owner), a pending
 journal under --dry-run or --check, not wired under --check, a --selection
 naming a variant the target's sweep does not fit, --revert on a folder
 with neither SGLang's function nor mlagen's code), 2 bad usage, an unknown
---target, a --kernels folder without the module, a --selection file that
+--target, a --kernels folder without the module or whose module was edited
+since emit wrote it (its .mlagen.sha256 says so), a --selection file that
 cannot be read, is not a selection, or is for another GPU than --target, a
 --kernels module whose TARGET is not the --target given, a file of the
 tree it cannot read, mlagen's own repository as SGLANG_ROOT, or a root
@@ -191,6 +192,9 @@ func runPatch(e *env, args []string) int {
 	accept := f.StringArray("accept-unjudged", nil, "wire the tree although the proof cannot judge the reference at `PLACE` (PATH:LINE, or PATH, as a\n'cannot judge' line prints it), after you have read it (repeatable; give verify the same)")
 	asJSON := f.Bool("json", false, "print the report as JSON on stdout")
 	if done, code := f.parse(e, args); done {
+		return code
+	}
+	if done, code := f.emptyGiven(e, "kernels", "selection", "module"); done {
 		return code
 	}
 	if *check && (*revert || *dryRun) {
@@ -324,6 +328,9 @@ func runVerify(e *env, args []string) int {
 	accept := f.StringArray("accept-unjudged", nil, "pass the reference the proof cannot judge at `PLACE` (PATH:LINE, or PATH, as a 'cannot judge'\nline prints it), listed as accepted (repeatable)")
 	asJSON := f.Bool("json", false, "print the report as JSON on stdout")
 	if done, code := f.parse(e, args); done {
+		return code
+	}
+	if done, code := f.emptyGiven(e, "module"); done {
 		return code
 	}
 	root, code := oneRoot(e, f, *asJSON)

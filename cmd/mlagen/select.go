@@ -248,6 +248,9 @@ func runSelect(e *env, args []string) int {
 	if done, code := f.parse(e, args); done {
 		return code
 	}
+	if done, code := f.emptyGiven(e, "selections", "out"); done {
+		return code
+	}
 	if f.NArg() != 1 {
 		return usageError(e, "select", "want exactly one RESULTS.json argument, got %d", f.NArg())
 	}

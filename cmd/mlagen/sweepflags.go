@@ -83,6 +83,18 @@ func (f *sweepFlags) sweep(fs *pflag.FlagSet) (gen.Sweep, error) {
 		}
 		*l.dst = ks
 	}
+	if t.Path != gen.PathWGMMA {
+		for _, l := range []struct {
+			flag string
+			ks   []int
+		}{{"--ws-split-k", s.WSSplitK}, {"--ws-cluster-split-k", s.WSClusterSplitK}, {"--ws-narrow-split-k", s.WSNarrowSplitK}} {
+			if len(l.ks) > 0 {
+				// Every such variant would be refused (no wgmma): the flag
+				// would add rows and nothing else, as --pp-split-k on sm_90.
+				return s, fmt.Errorf("%s: %s has no warp-specialised family (ws_*, built on sm_90's wgmma); its Gluon kernels are the pipelined pp_* (--pp-split-k)", l.flag, t.Name)
+			}
+		}
+	}
 	if len(s.PPSplitK) > 0 && len(s.PPTiles) == 0 {
 		// No tile to sweep the counts over: the flag would do nothing.
 		return s, fmt.Errorf("--pp-split-k: %s has no pipelined mma.sync family (pp_*): its Gluon kernels are the warp-specialised ws_* (--ws-split-k, --ws-cluster-split-k, --ws-narrow-split-k)", t.Name)

@@ -155,20 +155,20 @@ TOPK_BOUNDS = (512, None)
 SELECTION = (
     (  # heads <= 16
         (  # batch <= 1: topk <= 512, any
-            "mma_h64_t16_k32_w8_s1",
-            "mma_h64_t64_k32_w8_s1",
+            "mma_h16_t16_k32_w8_s1",
+            "mma_h16_t64_k32_w8_s1",
         ),
         (  # batch <= 16: topk <= 512, any
-            "pp_h64_t32_k8_w8_s1",
-            "pp_h64_t32_k8_w8_s1",
+            "pp_h16_t64_k8_w8_s1",
+            "pp_h16_t64_k8_w8_s1",
         ),
         (  # batch <= 64: topk <= 512, any
-            "pp_h64_t32_k2_w8_s1",
-            "pp_h64_t32_k2_w8_s1",
+            "pp_h16_t64_k2_w8_s1",
+            "pp_h16_t64_k2_w8_s1",
         ),
         (  # batch any: topk <= 512, any
-            "mma_h64_t64_k1_w8_s1",
-            "mma_h64_t64_k1_w8_s1",
+            "mma_h16_t64_k1_w8_s1",
+            "mma_h16_t64_k1_w8_s1",
         ),
     ),
     (  # heads <= 32
@@ -177,12 +177,12 @@ SELECTION = (
             "mma_h16_t64_k32_w8_s1",
         ),
         (  # batch <= 16: topk <= 512, any
-            "pp_h64_t32_k8_w8_s1",
-            "pp_h64_t32_k8_w8_s1",
+            "mma_h16_t64_k4_w8_s1",
+            "mma_h16_t64_k4_w8_s1",
         ),
         (  # batch <= 64: topk <= 512, any
-            "pp_h64_t32_k2_w8_s1",
-            "pp_h64_t32_k2_w8_s1",
+            "mma_h16_t64_k1_w8_s1",
+            "mma_h16_t64_k1_w8_s1",
         ),
         (  # batch any: topk <= 512, any
             "mma_h64_t64_k1_w8_s1",
@@ -214,20 +214,20 @@ FULL_TOPK_BOUNDS = (512, None)
 FULL_SELECTION = (
     (  # heads <= 16
         (  # batch <= 1: tokens <= 512, any
-            "mma_h64_t16_k32_w8_s1",
-            "mma_h64_t64_k32_w8_s1",
+            "mma_h16_t16_k32_w8_s1",
+            "mma_h16_t64_k32_w8_s1",
         ),
         (  # batch <= 16: tokens <= 512, any
-            "pp_h64_t32_k8_w8_s1",
-            "pp_h64_t32_k8_w8_s1",
+            "pp_h16_t64_k8_w8_s1",
+            "pp_h16_t64_k8_w8_s1",
         ),
         (  # batch <= 64: tokens <= 512, any
-            "pp_h64_t32_k2_w8_s1",
-            "pp_h64_t32_k2_w8_s1",
+            "pp_h16_t64_k2_w8_s1",
+            "pp_h16_t64_k2_w8_s1",
         ),
         (  # batch any: tokens <= 512, any
-            "mma_h64_t64_k1_w8_s1",
-            "mma_h64_t64_k1_w8_s1",
+            "mma_h16_t64_k1_w8_s1",
+            "mma_h16_t64_k1_w8_s1",
         ),
     ),
     (  # heads <= 32
@@ -236,12 +236,12 @@ FULL_SELECTION = (
             "mma_h16_t64_k32_w8_s1",
         ),
         (  # batch <= 16: tokens <= 512, any
-            "pp_h64_t32_k8_w8_s1",
-            "pp_h64_t32_k8_w8_s1",
+            "mma_h16_t64_k4_w8_s1",
+            "mma_h16_t64_k4_w8_s1",
         ),
         (  # batch <= 64: tokens <= 512, any
-            "pp_h64_t32_k2_w8_s1",
-            "pp_h64_t32_k2_w8_s1",
+            "mma_h16_t64_k1_w8_s1",
+            "mma_h16_t64_k1_w8_s1",
         ),
         (  # batch any: tokens <= 512, any
             "mma_h64_t64_k1_w8_s1",
