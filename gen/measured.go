@@ -315,15 +315,21 @@ func SelectMeasured(r Results, fits map[string]bool, source string) (Selection, 
 			return Selection{}, fmt.Errorf("the %s rows mix runs that record a head count (%v) with rows that record none (from a harness before it did): select from one run, or time the old one again", what, timedHeads(r, entry)[1:])
 		}
 	}
-	s, missing := measuredSelection(r, ranked, "", bucketTopk)
+	s, missing, failed := measuredSelection(r, ranked, "", bucketTopk)
 	s.Target, s.Source = r.Target, source
+	if len(failed) > 0 {
+		return s, failedShapes("", failed)
+	}
 	if len(missing) > 0 {
 		return s, fmt.Errorf("results have no timing for %s: the selection needs batch %v x topk %v (run the harness with its default --batches and --topks)",
 			strings.Join(missing, ", "), measuredBatches(r, ""), bucketTopk)
 	}
 	if tokens := timedTopks(r, EntryWholeCall); len(tokens) > 0 {
-		w, missing := measuredSelection(r, ranked, EntryWholeCall, tokens)
+		w, missing, failed := measuredSelection(r, ranked, EntryWholeCall, tokens)
 		w.Target, w.Source = r.Target, source+" (whole call)"
+		if len(failed) > 0 {
+			return s, failedShapes(EntryWholeCall, failed)
+		}
 		if len(missing) > 0 {
 			return s, fmt.Errorf("results have no whole-call timing for %s: the largest timed head count needs every timed batch x tokens", strings.Join(missing, ", "))
 		}
@@ -332,16 +338,19 @@ func SelectMeasured(r Results, fits map[string]bool, source string) (Selection, 
 	return s, nil
 }
 
-// measuredSelection is the selection of one entry's rows over topks, and
-// the shapes it needed that the results did not time. The largest head
-// count must be timed at every batch and topk; a smaller one's untimed cell
-// takes the choice of the next larger head count there.
-func measuredSelection(r Results, ranked map[shape][]timed, entry string, topks []int) (Selection, []string) {
+// measuredSelection is the selection of one entry's rows over topks, the
+// shapes it needed that the results did not time, and the shapes whose
+// every row failed to run or was declined (each with its first row's
+// error). The largest head count must be timed at every batch and topk; a
+// smaller one's untimed cell takes the choice of the next larger head
+// count there, but a cell whose rows all failed is no untimed one: the
+// larger count's choice may be what failed there.
+func measuredSelection(r Results, ranked map[shape][]timed, entry string, topks []int) (Selection, []string, []string) {
 	batches := measuredBatches(r, entry)
 	s := Selection{BatchBounds: bucketBounds(batches), TopkBounds: bucketBounds(topks)}
 	heads := timedHeads(r, entry)
 	tables := make([][][]string, len(heads))
-	var missing []string
+	var missing, failed []string
 	for i := len(heads) - 1; i >= 0; i-- {
 		h := heads[i]
 		for bi, b := range batches {
@@ -352,19 +361,21 @@ func measuredSelection(r Results, ranked map[shape][]timed, entry string, topks 
 				if v, ok := verdictOf(k, ranked[k], can); ok {
 					s.Verdicts = append(s.Verdicts, v)
 				}
+				where := fmt.Sprintf("batch %d topk %d", b, tk)
+				if len(heads) > 1 {
+					where = fmt.Sprintf("heads %d %s", h, where)
+				}
 				name := SIMTName
 				switch {
 				case len(can) > 0:
 					name = can[0].name
 				case timedShape(r, k):
 					// Timed, but nothing that fits passed: SGLang's kernel.
+				case hasShape(r, k):
+					failed = append(failed, where+" ("+firstFailure(r, k)+")")
 				case i < len(heads)-1:
 					name = tables[i+1][bi][ti]
 				default:
-					where := fmt.Sprintf("batch %d topk %d", b, tk)
-					if len(heads) > 1 {
-						where = fmt.Sprintf("heads %d %s", h, where)
-					}
 					missing = append(missing, where)
 				}
 				row = append(row, name)
@@ -383,7 +394,46 @@ func measuredSelection(r Results, ranked map[shape][]timed, entry string, topks 
 	slices.SortFunc(s.Verdicts, func(a, b Verdict) int {
 		return cmp.Or(cmp.Compare(a.Heads, b.Heads), cmp.Compare(a.Topk, b.Topk), cmp.Compare(a.Batch, b.Batch))
 	})
-	return s, missing
+	return s, missing, failed
+}
+
+// failedShapes is SelectMeasured's error for shapes whose every row failed
+// to run or was declined: the harness timed them (it is not a shape left
+// out), and what failed there is for the user to see, not to be covered
+// by another head count's choice or by SGLang's kernel.
+func failedShapes(entry string, failed []string) error {
+	what := "per-cache"
+	if entry != "" {
+		what = entry
+	}
+	return fmt.Errorf("every %s row at %s failed to run or was declined, so no time says what serves it: see the run's log, and time it again", what, strings.Join(failed, "; "))
+}
+
+// firstFailure is the error, or the reason declined, of the first row at
+// shape k.
+func firstFailure(r Results, k shape) string {
+	for _, t := range r.Timing {
+		if (shape{entryOf(t), t.Heads, t.Batch, t.Topk}) != k {
+			continue
+		}
+		switch {
+		case t.Error != "":
+			return t.Variant + ": " + t.Error
+		case t.Declined != "":
+			return t.Variant + " declined: " + t.Declined
+		}
+	}
+	return "no time"
+}
+
+// hasShape says whether any row, timed or not, is at shape k.
+func hasShape(r Results, k shape) bool {
+	for _, t := range r.Timing {
+		if (shape{entryOf(t), t.Heads, t.Batch, t.Topk}) == k {
+			return true
+		}
+	}
+	return false
 }
 
 // verdictOf is the verdict of one timed shape where a peer and mlagen

@@ -493,15 +493,30 @@ func TestSelectMeasuredChecksAndGaps(t *testing.T) {
 	if sel, err := SelectMeasured(r, fits, "test"); err != nil || sel.Table[0][0] != "peer:sglang-triton" {
 		t.Errorf("a checked peer: %v, %v; want it chosen", sel.Table, err)
 	}
-	// Every row at B 128 topk 2048 failed to run: untimed, so refused.
+	// Every row at B 128 topk 2048 failed to run: refused, with the error,
+	// at the largest head count and at a smaller one (which must not take
+	// the larger one's choice: it may be what failed there).
 	r = results(func(b, tk int, fast, _ *string) {})
 	for i := range r.Timing {
 		if r.Timing[i].Batch == 128 && r.Timing[i].Topk == 2048 {
 			r.Timing[i].Error = "out of memory"
 		}
 	}
-	if _, err := SelectMeasured(r, fits, "test"); err == nil || !strings.Contains(err.Error(), "results have no timing for batch 128 topk 2048") {
-		t.Errorf("a shape with no time: error %v", err)
+	if _, err := SelectMeasured(r, fits, "test"); err == nil || !strings.Contains(err.Error(), "every per-cache row at batch 128 topk 2048 (slow: out of memory) failed to run or was declined") {
+		t.Errorf("a shape whose rows all failed: error %v", err)
+	}
+	r = results(func(b, tk int, fast, _ *string) {})
+	for _, b := range []int{1, 16, 64, 128} {
+		for _, tk := range []int{512, 2048} {
+			errs := ""
+			if b == 128 && tk == 2048 {
+				errs = "illegal memory access"
+			}
+			r.Timing = append(r.Timing, Timing{Variant: "fast", Heads: 16, Batch: b, Topk: tk, US: 5, Error: errs})
+		}
+	}
+	if _, err := SelectMeasured(r, fits, "test"); err == nil || !strings.Contains(err.Error(), "heads 16 batch 128 topk 2048 (fast: illegal memory access)") {
+		t.Errorf("a smaller head count's shape whose rows all failed: error %v", err)
 	}
 	// One row without its head count.
 	r = results(func(b, tk int, fast, _ *string) {

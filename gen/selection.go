@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"slices"
 	"strings"
 )
@@ -402,8 +403,9 @@ func (s Selection) StaticRule() bool { return s.Source == staticRuleSource }
 
 // HeuristicSelection is the static rule used until measurements exist: for
 // each bucket, the fitting variant whose grid (head blocks x splits x batch)
-// first reaches about one program per multiprocessor, widest head block (up
-// to the heads: no masked rows) and tile first. Head counts of 16 and 32 get tables of their own, below the
+// first reaches about one program per multiprocessor, widest head block and
+// tile first (masked rows, of a head block wider than the heads, count
+// against it). Head counts of 16 and 32 get tables of their own, below the
 // one for heads (the sweep's --heads and above). Measured choices from
 // `mlagen select` replace it.
 func HeuristicSelection(t Target, heads int, budgets []Budget) Selection {
@@ -431,7 +433,7 @@ func HeuristicSelection(t Target, heads int, budgets []Budget) Selection {
 
 func heuristicPick(heads, batch, topk int, budgets []Budget) string {
 	const wantPrograms = 128
-	best, bestScore := SIMTName, -1
+	best, bestScore := SIMTName, math.MinInt
 	for _, b := range budgets {
 		if !b.Fits {
 			continue

@@ -182,7 +182,7 @@ func parseEmit(e *env, args []string) (o emitOpts, done bool, code int) {
 	if done, code := f.parse(e, args); done {
 		return o, true, code
 	}
-	if done, code := f.emptyGiven(e, "kernels", "selection"); done {
+	if done, code := f.emptyGiven(e, "kernels", "out", "selection"); done {
 		return o, true, code
 	}
 	if done, code := f.noArgs(e); done {

@@ -34,10 +34,10 @@ target's is refused (exit 2).
 
 A shape the results timed where no configuration passed goes to SGLang's
 own kernel (the module declines it): select lists such buckets (--json:
-"to_sglang"). A shape where no row has a time (every row failed to run or
-was declined) is untimed, which select refuses. Results timed on a GPU of
-another target (the H200 standing in for an sm_120 card) are named so
-(--json: "timed_on", "timed_on_other_gpu").
+"to_sglang"). A shape where every row failed to run or was declined is
+refused, with the first row's error: no time there says what serves it.
+Results timed on a GPU of another target (the H200 standing in for an
+sm_120 card) are named so (--json: "timed_on", "timed_on_other_gpu").
 
 The table is static: the kernels never benchmark at run time (SGLang
 captures CUDA graphs).
@@ -108,9 +108,10 @@ Run it from the repository root: the results path is recorded as given, and
 the default --selections folder is relative to it.
 
 Exit status: 0 written (or, with --check, the same), 1 results select
-cannot choose from (a shape untimed; a run of --variants selected, which
-times only the entry points, or one with no check at all, or one cut short,
-as RESULTS.json or --also; rows with and without a head count mixed),
+cannot choose from (a shape untimed, or one whose every row failed; a run
+of --variants selected, which times only the entry points, or one with no
+check at all, or one cut short, as RESULTS.json or --also; rows with and
+without a head count mixed),
 --check found a difference (the diff is printed) or a write that failed,
 2 bad flags, a results or --also file that cannot be read or is not
 harness results, results of another GPU than --target or than RESULTS.json
@@ -293,12 +294,12 @@ func runSelect(e *env, args []string) int {
 			return bad("--also %s: %v", p, err)
 		}
 	}
+	// A target the file spells otherwise than the harness is the file's
+	// fault, whether or not --target is given.
+	if t, err := gen.LookupTarget(res.Target); err != nil || t.Name != res.Target {
+		return bad("%s: its target %q is not one of mlagen's as the harness writes it (%s): results come from kernels/<target>/harness.py unedited", path, res.Target, targetNames())
+	}
 	if !f.Changed("target") {
-		// The target comes from the file: a name mlagen does not spell so
-		// is the file's fault, not a flag's.
-		if t, err := gen.LookupTarget(res.Target); err != nil || t.Name != res.Target {
-			return bad("%s: its target %q is not one of mlagen's as the harness writes it (%s): results come from kernels/<target>/harness.py unedited", path, res.Target, targetNames())
-		}
 		sf.target = res.Target
 	}
 	s, err := sf.sweep(f.FlagSet)
