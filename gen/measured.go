@@ -839,8 +839,8 @@ func untimedHint(r Results) string {
 	return ": run the harness with --variants all (the default) on this sweep's module"
 }
 
-// timedShape says whether any row times shape k: rows there that all
-// failed or were declined leave it untimed, as if it had no rows.
+// timedShape says whether any row at shape k has a time: rows that failed
+// to run or were declined have none (hasShape still finds them).
 func timedShape(r Results, k shape) bool {
 	for _, t := range r.Timing {
 		if _, ok := t.time(); ok && (shape{entryOf(t), t.Heads, t.Batch, t.Topk}) == k {
