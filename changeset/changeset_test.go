@@ -275,6 +275,72 @@ func TestApplyRecoversFirst(t *testing.T) {
 	}
 }
 
+// A journal whose files something else replaced since (pip upgrading the
+// package under a killed run) no longer describes the tree: undoing it
+// would write the killed run's old files over the new ones. Recover and
+// Apply refuse, name the files, write nothing and leave the journal; with
+// it deleted, the next run goes on.
+func TestStaleJournal(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		change func(root string) error
+		want   string
+	}{
+		{"a file the run changed, replaced", func(root string) error {
+			return os.WriteFile(filepath.Join(root, "pkg/a.py"), []byte("a = 99 # the next release\n"), 0o644)
+		}, "pkg/a.py changed since"},
+		{"a file the run had not reached yet, replaced", func(root string) error {
+			return os.WriteFile(filepath.Join(root, "pkg/run.sh"), []byte("#!/bin/sh\necho next\n"), 0o755)
+		}, "pkg/run.sh changed since"},
+		{"the folder of a file the run changed, removed", func(root string) error {
+			return os.RemoveAll(filepath.Join(root, "pkg"))
+		}, "changed since"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			root, plan, want := fixture(t)
+			_, err := plan().Apply(Options{Journal: true, Hook: func(s Step) error {
+				if s.Op == OpRename && strings.HasSuffix(s.Path, "run.sh") {
+					return ErrCrash
+				}
+				return nil
+			}})
+			if !errors.Is(err, ErrCrash) {
+				t.Fatal(err)
+			}
+			if err := c.change(root); err != nil {
+				t.Fatal(err)
+			}
+			changed := snapshot(t, root)
+			var stale *StaleJournalError
+			for _, run := range []func() error{
+				func() error { _, err := Recover(root, Options{}); return err },
+				func() error { _, err := plan().Apply(Options{Journal: true}); return err },
+			} {
+				err := run()
+				if !errors.As(err, &stale) || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "Nothing was changed") {
+					t.Fatalf("over a stale journal: %v; want a StaleJournalError naming %q", err, c.want)
+				}
+				if d := cmp.Diff(changed, snapshot(t, root)); d != "" {
+					t.Errorf("a refused recovery changed the tree (-before +after):\n%s", d)
+				}
+			}
+			if c.name != "a file the run changed, replaced" {
+				return
+			}
+			if err := os.Remove(stale.Journal); err != nil {
+				t.Fatal(err)
+			}
+			s := New(root)
+			if err := s.Write("pkg/a.py", []byte(want["pkg/a.py"])); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Apply(Options{Journal: true}); err != nil {
+				t.Errorf("with the stale journal deleted: %v", err)
+			}
+		})
+	}
+}
+
 // When putting back fails too, the error says the tree is half written.
 func TestUndoFailure(t *testing.T) {
 	root, plan, _ := fixture(t)

@@ -2,7 +2,9 @@ package changeset
 
 import (
 	"bufio"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,7 +12,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strings"
 	"syscall"
 )
 
@@ -35,6 +39,59 @@ type journalEntry struct {
 	Mode   fs.FileMode `json:"mode"`
 	UID    int         `json:"uid"`
 	GID    int         `json:"gid"`
+	// After are the SHA-256 (hex) of each content the run writes at the
+	// path, deleted for a deletion: with Before, every state a killed run
+	// can leave the file in. A file in none of them was changed by
+	// something else since (a package manager that reinstalled it), and
+	// the journal no longer describes it. Journals of earlier mlagen
+	// releases have none, and are undone unchecked.
+	After []string `json:"after,omitempty"`
+}
+
+// deleted stands in journalEntry.After for a change that deletes the file.
+const deleted = "deleted"
+
+// afterHash is the journal's name for the content c writes.
+func afterHash(c Change) string {
+	if c.After == nil {
+		return deleted
+	}
+	h := sha256.Sum256(c.After)
+	return hex.EncodeToString(h[:])
+}
+
+// leftBy says whether st is a state the run e records can have left its
+// file in: as before the run, or holding one of the contents it writes.
+func (e journalEntry) leftBy(st state) bool {
+	switch {
+	case len(e.After) == 0:
+		return true // an earlier release's journal: nothing to check by
+	case !st.exists:
+		return !e.Exists || slices.Contains(e.After, deleted)
+	case e.Exists && string(st.data) == string(e.Before):
+		return true
+	}
+	h := sha256.Sum256(st.data)
+	return slices.Contains(e.After, hex.EncodeToString(h[:]))
+}
+
+// StaleJournalError is Recover's (and Apply's) refusal of a journal that no
+// longer describes the tree: files it names hold neither what they held
+// before the killed run nor what that run wrote, so something else (pip
+// reinstalling, upgrading or removing a package) changed them since.
+// Nothing was written; the journal stays for the user to look at and
+// delete.
+type StaleJournalError struct {
+	Journal string   // the journal's path
+	Changed []string // the files changed since, relative to the root
+}
+
+func (e *StaleJournalError) Error() string {
+	files := strings.Join(e.Changed[:min(3, len(e.Changed))], ", ")
+	if len(e.Changed) > 3 {
+		files += fmt.Sprintf(" and %d more", len(e.Changed)-3)
+	}
+	return fmt.Sprintf("%s records an interrupted run, but %s changed since: they hold neither what they held before that run nor what it wrote (was the package reinstalled, upgraded or removed?), so undoing the run would write its old files over the new ones. Nothing was changed. If the tree is as it should be, delete %s and run again", e.Journal, files, e.Journal)
 }
 
 // Pending reports whether a killed run left a journal under root, which the
@@ -93,6 +150,12 @@ func (a *applier) recoverFirst() error {
 	if err := json.Unmarshal(data, &j); err != nil || j.Version != 1 {
 		return fmt.Errorf("%s: the journal of an interrupted run is unreadable (%v); look at the files it names, then delete it", filepath.Join(a.root, JournalName), err)
 	}
+	// Check every file before writing any: undoing a run over files that
+	// something else replaced since would write that run's old files over
+	// theirs.
+	if err := j.stale(a.root); err != nil {
+		return err
+	}
 	for i := len(j.Files) - 1; i >= 0; i-- {
 		if err := a.restore(j.Files[i]); err != nil {
 			return fmt.Errorf("undo the interrupted run: %w", err)
@@ -119,6 +182,51 @@ func (a *applier) recoverFirst() error {
 	}
 	a.res.Recovered = err == nil
 	return err
+}
+
+// stale is a *StaleJournalError where a file j names (under root) is in
+// no state the run j records can have left it in.
+func (j journal) stale(root string) error {
+	var changed []string
+	for _, e := range j.Files {
+		p, err := cleanPath(e.Path)
+		if err != nil {
+			return err
+		}
+		st, err := inspect(root, p)
+		if err != nil {
+			return fmt.Errorf("undo the interrupted run: %w", err)
+		}
+		if !e.leftBy(st) {
+			changed = append(changed, p)
+		}
+	}
+	if len(changed) > 0 {
+		return &StaleJournalError{Journal: filepath.Join(root, JournalName), Changed: changed}
+	}
+	return nil
+}
+
+// CheckJournal reads, and changes nothing: a *StaleJournalError where a
+// journal under root no longer describes the tree (Recover would refuse
+// it), nil where there is none or Recover can undo it.
+func CheckJournal(root string) error {
+	abs, err := resolveRoot(root)
+	if err != nil {
+		return err
+	}
+	data, err := os.ReadFile(filepath.Join(abs, JournalName))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read the journal of an interrupted run: %w", err)
+	}
+	var j journal
+	if err := json.Unmarshal(data, &j); err != nil || j.Version != 1 {
+		return nil // Recover names an unreadable journal itself
+	}
+	return j.stale(abs)
 }
 
 // restore puts one journalled path back as it was before the killed run.
@@ -159,10 +267,15 @@ func (a *applier) writeJournal() error {
 			}
 		}
 		if seen[p] {
+			for k := range j.Files {
+				if j.Files[k].Path == p && !slices.Contains(j.Files[k].After, afterHash(c)) {
+					j.Files[k].After = append(j.Files[k].After, afterHash(c))
+				}
+			}
 			continue
 		}
 		seen[p] = true
-		j.Files = append(j.Files, journalEntry{Path: p, Exists: st.exists, Before: st.data, Mode: st.mode, UID: st.uid, GID: st.gid})
+		j.Files = append(j.Files, journalEntry{Path: p, Exists: st.exists, Before: st.data, Mode: st.mode, UID: st.uid, GID: st.gid, After: []string{afterHash(c)}})
 	}
 	sort.SliceStable(j.Dirs, func(x, y int) bool { return len(j.Dirs[x]) < len(j.Dirs[y]) })
 	full := filepath.Join(a.root, JournalName)
@@ -187,7 +300,7 @@ func (j journal) writeTo(w io.Writer) error {
 		if i > 0 {
 			bw.WriteByte(',')
 		}
-		head, err := json.Marshal(journalEntry{Path: e.Path, Exists: e.Exists, Mode: e.Mode, UID: e.UID, GID: e.GID})
+		head, err := json.Marshal(journalEntry{Path: e.Path, Exists: e.Exists, Mode: e.Mode, UID: e.UID, GID: e.GID, After: e.After})
 		if err != nil {
 			return err
 		}

@@ -422,3 +422,62 @@ func TestStrayTemporaryFilesRemoved(t *testing.T) {
 		}
 	}
 }
+
+// A patch killed half way, then the package reinstalled or upgraded under
+// it (pip knows nothing of the journal): undoing the killed run would write
+// the old release's files over the new ones. The next patch and revert
+// refuse, write nothing and say to delete the journal; a dry run and
+// verify's proof say the journal no longer describes the tree; with the
+// journal deleted, patch wires the new files.
+func TestJournalOfReplacedTree(t *testing.T) {
+	root := t.TempDir()
+	writeFiles(t, root, interruptFiles())
+	job := patchJob(t, root)
+	renames := 0
+	job.Hook = func(s changeset.Step) error {
+		if s.Op == changeset.OpRename && !s.Undo {
+			if renames++; renames == 4 {
+				return changeset.ErrCrash
+			}
+		}
+		return nil
+	}
+	if _, err := Run(job); !errors.Is(err, changeset.ErrCrash) {
+		t.Fatalf("the killed run: %v", err)
+	}
+	// The "next release": every Python file the tree had, rewritten.
+	next := map[string]string{}
+	for p, d := range interruptFiles() {
+		if strings.HasSuffix(p, ".py") {
+			next[p] = d + "\n# the next release\n"
+		}
+	}
+	writeFiles(t, root, next)
+	replaced := snapshot(t, root)
+	for _, revert := range []bool{false, true} {
+		job := patchJob(t, root)
+		if revert {
+			job = revertJob(t, root)
+		}
+		_, err := Run(job)
+		var stale *changeset.StaleJournalError
+		if !errors.As(err, &stale) || !strings.Contains(err.Error(), "Nothing was changed") {
+			t.Fatalf("revert %v over a replaced tree: %v; want the stale journal refused", revert, err)
+		}
+		if got := snapshot(t, root); !equalMaps(got, replaced) {
+			t.Fatalf("revert %v: a refused run changed the tree: %v", revert, diffMaps(replaced, got))
+		}
+	}
+	dry := patchJob(t, root)
+	dry.DryRun = true
+	if _, err := Run(dry); err == nil || !strings.Contains(err.Error(), "no longer describes the tree") {
+		t.Errorf("a dry run over a replaced tree: %v", err)
+	}
+	if err := os.Remove(filepath.Join(root, changeset.JournalName)); err != nil {
+		t.Fatal(err)
+	}
+	rep := runOK(t, patchJob(t, root))
+	if !strings.Contains(readFile(t, filepath.Join(root, "pkg/models/deepseek.py")), "# the next release") {
+		t.Errorf("patch after the journal was deleted lost the new files:\n%s", rep)
+	}
+}

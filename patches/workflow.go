@@ -234,6 +234,12 @@ func pendingRoots(root string, rec *Recipe) ([]string, error) {
 }
 
 func pendingMsg(dirs []string) string {
+	var stale *changeset.StaleJournalError
+	if errors.As(changeset.CheckJournal(dirs[0]), &stale) {
+		// Something else (pip) replaced files since: patch would refuse
+		// to undo the run, so do not send the user there.
+		return "an interrupted mlagen run left its journal, which no longer describes the tree: " + stale.Error()
+	}
 	return fmt.Sprintf("an interrupted mlagen run left its journal (%s): the tree is half written; run mlagen patch (or mlagen patch --revert), which first puts back what that run changed",
 		filepath.Join(dirs[0], changeset.JournalName))
 }
