@@ -137,18 +137,38 @@ func Recover(root string, opt Options) (Result, error) {
 	return a.res, nil
 }
 
-// recoverFirst undoes a killed run's journal before this run starts.
-func (a *applier) recoverFirst() error {
-	data, err := os.ReadFile(filepath.Join(a.root, JournalName))
+// readJournal reads the journal under root (an absolute root); ok is false
+// where there is none.
+func readJournal(root string) (j journal, ok bool, err error) {
+	data, err := os.ReadFile(filepath.Join(root, JournalName))
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil
+		return j, false, nil
 	}
 	if err != nil {
-		return fmt.Errorf("read the journal of an interrupted run: %w", err)
+		return j, false, fmt.Errorf("read the journal of an interrupted run: %w", err)
 	}
-	var j journal
 	if err := json.Unmarshal(data, &j); err != nil || j.Version != 1 {
-		return fmt.Errorf("%s: the journal of an interrupted run is unreadable (%v); look at the files it names, then delete it", filepath.Join(a.root, JournalName), err)
+		return j, false, &unreadableJournal{filepath.Join(root, JournalName), err}
+	}
+	return j, true, nil
+}
+
+// unreadableJournal is a journal that is not one mlagen wrote, or not
+// whole: what it names is for the user to look at.
+type unreadableJournal struct {
+	path string
+	err  error
+}
+
+func (e *unreadableJournal) Error() string {
+	return fmt.Sprintf("%s: the journal of an interrupted run is unreadable (%v); look at the files it names, then delete it", e.path, e.err)
+}
+
+// recoverFirst undoes a killed run's journal before this run starts.
+func (a *applier) recoverFirst() error {
+	j, ok, err := readJournal(a.root)
+	if err != nil || !ok {
+		return err
 	}
 	// Check every file before writing any: undoing a run over files that
 	// something else replaced since would write that run's old files over
@@ -215,16 +235,13 @@ func CheckJournal(root string) error {
 	if err != nil {
 		return err
 	}
-	data, err := os.ReadFile(filepath.Join(abs, JournalName))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("read the journal of an interrupted run: %w", err)
-	}
-	var j journal
-	if err := json.Unmarshal(data, &j); err != nil || j.Version != 1 {
+	j, ok, err := readJournal(abs)
+	var unreadable *unreadableJournal
+	switch {
+	case errors.As(err, &unreadable):
 		return nil // Recover names an unreadable journal itself
+	case err != nil || !ok:
+		return err
 	}
 	return j.stale(abs)
 }
