@@ -243,11 +243,10 @@ func TestCrashAtEveryStep(t *testing.T) {
 	}
 }
 
-// The next Apply recovers by itself too: a journal left behind is undone
-// before the new run checks its plan.
-func TestApplyRecoversFirst(t *testing.T) {
-	root, plan, _ := fixture(t)
-	before := snapshot(t, root)
+// killedAtRunSh applies plan with the journal and kills it as it renames
+// pkg/run.sh into place, half way through its changes: the journal is left.
+func killedAtRunSh(t *testing.T, plan func() *Set) {
+	t.Helper()
 	_, err := plan().Apply(Options{Journal: true, Hook: func(s Step) error {
 		if s.Op == OpRename && strings.HasSuffix(s.Path, "run.sh") {
 			return ErrCrash
@@ -257,6 +256,14 @@ func TestApplyRecoversFirst(t *testing.T) {
 	if !errors.Is(err, ErrCrash) {
 		t.Fatal(err)
 	}
+}
+
+// The next Apply recovers by itself too: a journal left behind is undone
+// before the new run checks its plan.
+func TestApplyRecoversFirst(t *testing.T) {
+	root, plan, _ := fixture(t)
+	before := snapshot(t, root)
+	killedAtRunSh(t, plan)
 	if p, err := Pending(root); !p || err != nil {
 		t.Fatalf("Pending = %v, %v after a crash with the journal", p, err)
 	}
@@ -298,15 +305,7 @@ func TestStaleJournal(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			root, plan, want := fixture(t)
-			_, err := plan().Apply(Options{Journal: true, Hook: func(s Step) error {
-				if s.Op == OpRename && strings.HasSuffix(s.Path, "run.sh") {
-					return ErrCrash
-				}
-				return nil
-			}})
-			if !errors.Is(err, ErrCrash) {
-				t.Fatal(err)
-			}
+			killedAtRunSh(t, plan)
 			if err := c.change(root); err != nil {
 				t.Fatal(err)
 			}

@@ -315,13 +315,21 @@ func pyDoc(s string) string {
 			b.WriteString(`\ufffd`)
 		case unicode.IsPrint(r):
 			b.WriteRune(r)
-		case r < 0x100:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		case r < 0x10000:
-			fmt.Fprintf(&b, `\u%04x`, r)
 		default:
-			fmt.Fprintf(&b, `\U%08x`, r)
+			b.WriteString(EscapeCodePoint(r))
 		}
 	}
 	return b.String()
+}
+
+// EscapeCodePoint is r as the \xHH, \uHHHH or \UHHHHHHHH escape that both
+// a Python string literal and bash's $'...' read back as r.
+func EscapeCodePoint(r rune) string {
+	switch {
+	case r < 0x100:
+		return fmt.Sprintf(`\x%02x`, r)
+	case r < 0x10000:
+		return fmt.Sprintf(`\u%04x`, r)
+	}
+	return fmt.Sprintf(`\U%08x`, r)
 }

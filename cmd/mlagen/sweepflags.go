@@ -190,12 +190,8 @@ func shellWord(s string) string {
 			b.WriteRune(r)
 		case plain(r):
 			b.WriteRune(r)
-		case r < 0x100:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		case r < 0x10000:
-			fmt.Fprintf(&b, `\u%04x`, r)
 		default:
-			fmt.Fprintf(&b, `\U%08x`, r)
+			b.WriteString(gen.EscapeCodePoint(r))
 		}
 		i += size
 	}
