@@ -17,7 +17,8 @@
 #   revert    diff -r against a pristine copy: byte-identical, RECORD included
 #   pip       installed with pip into a scratch venv and patched there, then
 #             reinstalled: pip removes the kernel module (RECORD listed it)
-#             and verify fails on the upstream files
+#             and verify fails on the upstream files; patched, compiled and
+#             reverted: pip uninstall leaves no sglang/ folder
 #   callers   the route names the DeepSeek-V4 backend's call of the entry and
 #             its test of the GPU, reached on TARGET's GPUs (for a target
 #             that is not 12.x: not reached, wired with --allow-unreached)
@@ -187,7 +188,15 @@ piptrip() {
   if "$BIN" verify "$sp/sglang" > "$WORK/pip-verify.log" 2>&1; then
     fail "verify passes on a tree pip reinstalled over the wiring" "$WORK/pip-verify.log"
   fi
+  # Patched again and the kernel module compiled, as the server's import
+  # does: --revert deletes its bytecode with it, so pip uninstall leaves no
+  # sglang/ folder behind.
+  "$BIN" patch "${KARGS[@]}" "$sp/sglang" > "$WORK/pip-patch.log" 2>&1 || fail "patch after the reinstall" "$WORK/pip-patch.log"
+  "$v/bin/python" -c 'import py_compile, sys; py_compile.compile(sys.argv[1], doraise=True)' "$kp" > "$WORK/pyc.log" 2>&1 || fail "compile the kernel module" "$WORK/pyc.log"
+  ls "$(dirname "$kp")"/__pycache__/flash_mla_sm120_mma.*.pyc > /dev/null 2>&1 || fail "py_compile wrote no bytecode of the kernel module"
+  "$BIN" patch --revert "$sp/sglang" > "$WORK/pip-revert.log" 2>&1 || fail "revert in site-packages" "$WORK/pip-revert.log"
   "$v/bin/python" -m pip uninstall -q -y sglang > "$WORK/pip.log" 2>&1 || fail "pip uninstall" "$WORK/pip.log"
+  [ ! -e "$sp/sglang" ] || fail "pip uninstall after --revert left $(find "$sp/sglang" -type f | head -n 3 | tr '\n' ' ')"
 }
 
 # heads REL: the release's DeepSeek-V4 model, its padding code run with
@@ -287,7 +296,7 @@ for REL in "${RELEASES[@]}"; do
     unreached "$REL"
     reach="caller reached on $TARGET, sm_89 refused ($CALLER)"
   fi
-  echo "sglang $REL: patch ok ($EDITS files, route through $(variable "$REL"), $WHOLE), verify ok (Triton $(triton "$REL") beside it named), repatch no-op, revert identical, pip removes the module, reinstall caught, $reach, $HEADS, watch reads its $LOGLINES startup lines ($((SECONDS - t0)) s, download $((t1 - t0)) s)"
+  echo "sglang $REL: patch ok ($EDITS files, route through $(variable "$REL"), $WHOLE), verify ok (Triton $(triton "$REL") beside it named), repatch no-op, revert identical, pip removes the module, reinstall caught, uninstall after revert clean, $reach, $HEADS, watch reads its $LOGLINES startup lines ($((SECONDS - t0)) s, download $((t1 - t0)) s)"
   # Its copies go once it passed (three of 0.13 GB for 0.5.23): the disk CI runs on
   # is shared.
   rm -rf "${WORK:?}/$REL"

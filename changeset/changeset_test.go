@@ -603,6 +603,7 @@ func TestDiff(t *testing.T) {
 		{Path: "m.py", Before: []byte(old), After: []byte(changed)},
 		{Path: "new.py", After: []byte("a\nb")},
 		{Path: "gone.py", Before: []byte("x\n")},
+		{Path: "__pycache__/m.cpython-312.pyc", Before: []byte("\xcb\r\r\n\x00\x00\x00\x00")},
 		{Path: "same.py", Before: []byte("s\n"), After: []byte("t\n")},
 		{Path: "same.py", Before: []byte("t\n"), After: []byte("s\n")},
 	}}
@@ -633,6 +634,7 @@ func TestDiff(t *testing.T) {
 +++ /dev/null
 @@ -1 +0,0 @@
 -x
+Binary files a/__pycache__/m.cpython-312.pyc and /dev/null differ
 `
 	if d := cmp.Diff(want, s.Diff()); d != "" {
 		t.Errorf("Diff (-want +got):\n%s", d)

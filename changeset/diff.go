@@ -1,8 +1,10 @@
 package changeset
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/sergi/go-diff/diffmatchpatch"
 )
@@ -39,7 +41,8 @@ func (s Set) Diff() string {
 	return b.String()
 }
 
-// Diff is the change as a unified diff with three lines of context.
+// Diff is the change as a unified diff with three lines of context; a
+// binary file (bytecode a revert deletes) gets git's one line instead.
 func (c Change) Diff() string {
 	from, to := "a/"+c.Path, "b/"+c.Path
 	if c.Before == nil {
@@ -48,7 +51,15 @@ func (c Change) Diff() string {
 	if c.After == nil {
 		to = "/dev/null"
 	}
+	if binary(c.Before) || binary(c.After) {
+		return fmt.Sprintf("Binary files %s and %s differ\n", from, to)
+	}
 	return unified(from, to, string(c.Before), string(c.After))
+}
+
+// binary says whether data is not text: not UTF-8, or with a NUL byte.
+func binary(data []byte) bool {
+	return !utf8.Valid(data) || bytes.IndexByte(data, 0) >= 0
 }
 
 // line is one line of a line diff, with its line ending.

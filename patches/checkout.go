@@ -3,6 +3,7 @@ package patches
 import (
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -25,6 +26,10 @@ type Checkout struct {
 	// (triton-*.dist-info beside SGLang's), which the kernel module will be
 	// compiled with; empty for a checkout, or where none is installed.
 	Triton string
+	// Bytecode is what Python compiled of the kernel module, by path
+	// (__pycache__/<module>.*.pyc beside any of the tree's packages):
+	// revert deletes it with the module (kernelBytecode).
+	Bytecode map[string]*resolve.File
 }
 
 // Record is one distribution's RECORD: the files pip uninstall removes, one
@@ -84,7 +89,49 @@ func ScanCheckout(root string, rec *Recipe) (*Checkout, error) {
 			co.Triton = distVersion(where.dir, "triton")
 		}
 	}
+	if co.Bytecode, err = scanBytecode(t, rec.KernelModule); err != nil {
+		return nil, fmt.Errorf("scan %s: %w", root, err)
+	}
 	return co, nil
+}
+
+// scanBytecode reads the compiled kernel module (kernelModule, a file
+// name) in the __pycache__ of each folder that holds the tree's Python
+// files.
+func scanBytecode(t *resolve.Tree, kernelModule string) (map[string]*resolve.File, error) {
+	out := map[string]*resolve.File{}
+	seen := map[string]bool{}
+	for _, p := range t.Paths() {
+		dir := path.Dir(p)
+		if seen[dir] {
+			continue
+		}
+		seen[dir] = true
+		matches, err := filepath.Glob(filepath.Join(t.Root, filepath.FromSlash(dir), "__pycache__", bytecodeGlob(kernelModule)))
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range matches {
+			info, err := os.Lstat(m)
+			if err != nil || !info.Mode().IsRegular() {
+				continue // gone since, or a link: never written through
+			}
+			data, err := os.ReadFile(m)
+			if err != nil {
+				return nil, err
+			}
+			rel := path.Join(dir, "__pycache__", filepath.Base(m))
+			out[rel] = &resolve.File{Path: rel, Data: data, Mode: info.Mode().Perm()}
+		}
+	}
+	return out, nil
+}
+
+// bytecodeGlob matches the files Python compiles module (a file name) to,
+// one per interpreter and optimisation level
+// (flash_mla_sm120_mma.cpython-312.pyc, ...cpython-312.opt-1.pyc).
+func bytecodeGlob(module string) string {
+	return strings.TrimSuffix(module, ".py") + ".*.pyc"
 }
 
 // distVersion is the Version of the distribution name installed in dir (its
@@ -113,7 +160,12 @@ func distVersion(dir, name string) string {
 func (co *Checkout) with(changes []Change) *Checkout {
 	var ups []resolve.Update
 	recs := append([]*Record(nil), co.Records...)
+	bytecode := maps.Clone(co.Bytecode)
 	for _, c := range changes {
+		if _, ok := bytecode[c.Path]; ok && c.After == nil {
+			delete(bytecode, c.Path) // revert deletes it; nothing writes one
+			continue
+		}
 		if i := co.recordIndex(c.Path); i >= 0 {
 			r := *recs[i]
 			r.Data = c.After
@@ -122,7 +174,7 @@ func (co *Checkout) with(changes []Change) *Checkout {
 		}
 		ups = append(ups, resolve.Update{Path: c.Path, Data: c.After, Mode: c.Mode})
 	}
-	return &Checkout{Tree: co.Tree.With(ups), Records: recs, Triton: co.Triton}
+	return &Checkout{Tree: co.Tree.With(ups), Records: recs, Triton: co.Triton, Bytecode: bytecode}
 }
 
 func (co *Checkout) recordIndex(p string) int {

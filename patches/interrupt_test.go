@@ -146,6 +146,47 @@ func crashAt(n int) func(changeset.Step) error {
 	}
 }
 
+// killedEach runs a patch from the tree at original and a revert from the
+// one at patched, each killed at every one of its disk operations in turn
+// (the writer's fault hook), each time on a fresh copy under dir, which it
+// hands to killed. job makes the run for a root; a run that takes fewer
+// than ten operations fails the test (the hook would prove little).
+func killedEach(t *testing.T, dir, original, patched string, job func(root string, revert bool) Job, killed func(revert bool, n int, root string)) {
+	t.Helper()
+	for _, revert := range []bool{false, true} {
+		start := original
+		if revert {
+			start = patched
+		}
+		for n := 1; ; n++ {
+			root := filepath.Join(dir, fmt.Sprintf("run-%v-%d", revert, n))
+			copyTree(t, start, root)
+			j := job(root, revert)
+			j.Hook = crashAt(n)
+			if _, err := Run(j); err == nil {
+				if n < 10 {
+					t.Fatalf("revert %v: the run took only %d steps", revert, n-1)
+				}
+				t.Logf("revert %v: killed at each of its %d steps", revert, n-1)
+				break
+			} else if !errors.Is(err, changeset.ErrCrash) {
+				t.Fatalf("revert %v, killed at step %d: %v", revert, n, err)
+			}
+			killed(revert, n, root)
+		}
+	}
+}
+
+// jobOf is patchJob or revertJob.
+func jobOf(t *testing.T) func(string, bool) Job {
+	return func(root string, revert bool) Job {
+		if revert {
+			return revertJob(t, root)
+		}
+		return patchJob(t, root)
+	}
+}
+
 // Issue 30, bugs 3 and 4: a patch or a revert killed at any of its disk
 // operations (the writer's fault hook, not timing) leaves whole files that
 // still import and run, and the next run of either kind (which first undoes
@@ -160,49 +201,23 @@ func TestKilledAtEveryStep(t *testing.T) {
 	copyTree(t, original, patched)
 	runOK(t, patchJob(t, patched))
 	want := map[bool]map[string]string{false: snapshot(t, patched), true: snapshot(t, original)}
-	for _, revert := range []bool{false, true} {
-		start := original
-		if revert {
-			start = patched
+	killedEach(t, dir, original, patched, jobOf(t), func(revert bool, n int, root string) {
+		co, err := ScanCheckout(root, rec)
+		if err != nil {
+			t.Fatal(err)
 		}
-		for n := 1; ; n++ {
-			root := filepath.Join(dir, fmt.Sprintf("run-%v-%d", revert, n))
-			copyTree(t, start, root)
-			job := patchJob(t, root)
-			if revert {
-				job = revertJob(t, root)
-			}
-			job.Hook = crashAt(n)
-			if _, err := Run(job); err == nil {
-				if n < 10 {
-					t.Fatalf("revert %v: the run took only %d steps", revert, n-1)
-				}
-				t.Logf("revert %v: killed at each of its %d steps", revert, n-1)
-				break
-			} else if !errors.Is(err, changeset.ErrCrash) {
-				t.Fatalf("revert %v, killed at step %d: %v", revert, n, err)
-			}
-			co, err := ScanCheckout(root, rec)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if faults, _ := runFaults(t, co, rec); len(faults) > 0 {
-				t.Errorf("revert %v, killed at step %d: the tree does not run:\n  %s", revert, n, strings.Join(faults, "\n  "))
-			}
-			for _, next := range []bool{false, true} {
-				again := root + fmt.Sprintf("-then-%v", next)
-				copyTree(t, root, again)
-				job := patchJob(t, again)
-				if next {
-					job = revertJob(t, again)
-				}
-				rep := runOK(t, job)
-				if got := snapshot(t, again); !equalMaps(got, want[next]) {
-					t.Errorf("revert %v killed at step %d, then revert %v: not a whole state: %v\n%s", revert, n, next, diffMaps(want[next], got), rep)
-				}
+		if faults, _ := runFaults(t, co, rec); len(faults) > 0 {
+			t.Errorf("revert %v, killed at step %d: the tree does not run:\n  %s", revert, n, strings.Join(faults, "\n  "))
+		}
+		for _, next := range []bool{false, true} {
+			again := root + fmt.Sprintf("-then-%v", next)
+			copyTree(t, root, again)
+			rep := runOK(t, jobOf(t)(again, next))
+			if got := snapshot(t, again); !equalMaps(got, want[next]) {
+				t.Errorf("revert %v killed at step %d, then revert %v: not a whole state: %v\n%s", revert, n, next, diffMaps(want[next], got), rep)
 			}
 		}
-	}
+	})
 }
 
 // prefixesRecover checks every prefix of a run's writes (changes applied
@@ -480,4 +495,42 @@ func TestJournalOfReplacedTree(t *testing.T) {
 	if !strings.Contains(readFile(t, filepath.Join(root, "pkg/models/deepseek.py")), "# the next release") {
 		t.Errorf("patch after the journal was deleted lost the new files:\n%s", rep)
 	}
+}
+
+// A run over an installed SGLang killed at any of its disk operations:
+// until the next run finishes or undoes it, verify says the journal is
+// there and what to run, and never blames pip. (A patch killed after it
+// listed the kernel module in RECORD but before it wrote the dispatcher
+// leaves a RECORD that lists the module over an unwired tree, which is
+// also what a pip reinstall over a patched tree leaves.)
+func TestKilledInstalledRunBlamesNoPip(t *testing.T) {
+	dir := t.TempDir()
+	original := filepath.Join(dir, "original")
+	writeFiles(t, original, installedFiles("0.5.23"))
+	patched := filepath.Join(dir, "patched")
+	copyTree(t, original, patched)
+	runOK(t, builtinJob(t, patched))
+	// The server has imported the module: revert deletes its bytecode too.
+	writeFiles(t, patched, map[string]string{"sglang/pkg/__pycache__/flash_mla_sm120_mma.cpython-312.pyc": "\xcb\r\r\n\x00\x00\x00\x00"})
+	job := func(root string, revert bool) Job {
+		if revert {
+			return revertJob(t, root)
+		}
+		return builtinJob(t, root)
+	}
+	killedEach(t, dir, original, patched, job, func(revert bool, n int, root string) {
+		pending, err := changeset.Pending(root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep := checkOK(t, root)
+		if pending && (len(rep.Problems) == 0 || !strings.Contains(rep.Problems[0], "an interrupted mlagen run left its journal")) {
+			t.Errorf("revert %v, killed at step %d: verify does not lead with the journal: %q", revert, n, rep.Problems)
+		}
+		for _, p := range rep.Problems {
+			if strings.Contains(p, "pip") {
+				t.Errorf("revert %v, killed at step %d: verify blames pip: %s", revert, n, p)
+			}
+		}
+	})
 }

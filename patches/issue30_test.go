@@ -1,13 +1,9 @@
 package patches
 
 import (
-	"errors"
-	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/mlagen/mlagen/changeset"
 )
 
 // reexportFiles is interruptFiles plus a module that re-exports the old
@@ -40,36 +36,15 @@ func TestKilledWithReexport(t *testing.T) {
 	if got := want[false]["pkg/user.py"]; !strings.HasPrefix(got, "from pkg.api import _run_sparse_decode as rt\n") {
 		t.Fatalf("patch did not wire the caller importing through the re-export:\n%s", got)
 	}
-	for _, revert := range []bool{false, true} {
-		start := original
-		if revert {
-			start = patched
+	killedEach(t, dir, original, patched, jobOf(t), func(revert bool, n int, root string) {
+		rep := runOK(t, jobOf(t)(root, revert))
+		if got := snapshot(t, root); !equalMaps(got, want[revert]) {
+			t.Errorf("revert %v killed at step %d, then run again: not a whole state: %v\n%s", revert, n, diffMaps(want[revert], got), rep)
 		}
-		for n := 1; ; n++ {
-			root := filepath.Join(dir, fmt.Sprintf("run-%v-%d", revert, n))
-			copyTree(t, start, root)
-			job, next := patchJob(t, root), patchJob(t, root)
-			if revert {
-				job, next = revertJob(t, root), revertJob(t, root)
-			}
-			job.Hook = crashAt(n)
-			if _, err := Run(job); err == nil {
-				if n < 10 {
-					t.Fatalf("revert %v: the run took only %d steps", revert, n-1)
-				}
-				break
-			} else if !errors.Is(err, changeset.ErrCrash) {
-				t.Fatalf("revert %v, killed at step %d: %v", revert, n, err)
-			}
-			rep := runOK(t, next)
-			if got := snapshot(t, root); !equalMaps(got, want[revert]) {
-				t.Errorf("revert %v killed at step %d, then run again: not a whole state: %v\n%s", revert, n, diffMaps(want[revert], got), rep)
-			}
-			if rep := checkOK(t, root); !revert && !rep.OK() {
-				t.Errorf("patch killed at step %d, then patch: verify fails:\n%s", n, rep)
-			}
+		if rep := checkOK(t, root); !revert && !rep.OK() {
+			t.Errorf("patch killed at step %d, then patch: verify fails:\n%s", n, rep)
 		}
-	}
+	})
 }
 
 // Issue 30, bugs 1 and 3, without the journal, on the re-export tree:

@@ -1,6 +1,7 @@
 package patches
 
 import (
+	"path"
 	"sort"
 	"strings"
 )
@@ -46,8 +47,8 @@ func (r roles) rank(p string) int {
 	switch {
 	case p == r.environ:
 		return rankGate
-	case p == r.kernel:
-		return rankKernel
+	case p == r.kernel, path.Base(path.Dir(p)) == "__pycache__":
+		return rankKernel // the module, or its bytecode (revert deletes both)
 	case strings.HasSuffix(p, "/RECORD") && strings.Contains(p, ".dist-info/"):
 		return rankRecord
 	case p == r.module:

@@ -423,8 +423,10 @@ func (p *planner) files(opt Options) ([]Change, error) {
 		changes = append(changes, Change{Path: kp, After: kernel, Mode: t.Files[p.mod].Mode})
 		p.note(kp, "kernel module")
 	}
-	if r := p.s.co.recordFor(p.mod); r != nil {
-		if c := recordAdd(r, p.mod, kp, kernel); c != nil {
+	// Every RECORD that lists SGLang's files lists the module: pip
+	// uninstall removes it whichever dist-info it takes (recordsFor).
+	for _, r := range p.s.co.recordsFor(p.mod) {
+		if c := recordAdd(r.Record, p.mod, kp, kernel); c != nil {
 			changes = append(changes, *c)
 			p.note(c.Path, rec.KernelModule+" listed, so that pip uninstall removes it")
 		}

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"regexp"
+	"sort"
 	"strings"
 )
 
@@ -17,14 +18,65 @@ import (
 // hashes of the files mlagen edits are left as upstream wrote them: pip does
 // not check them when it uninstalls.
 
-// recordFor picks the RECORD that lists the defining module mod.
+// recordFor picks the RECORD that lists the defining module mod: the
+// installed release's where recordsFor finds more than one.
 func (co *Checkout) recordFor(mod string) *Record {
-	for _, r := range co.Records {
-		if _, _, ok := recordLine(r.Data, r.Prefix+mod); ok {
-			return r
-		}
+	if rs := co.recordsFor(mod); len(rs) > 0 {
+		return rs[0].Record
 	}
 	return nil
+}
+
+// listingRecord is a RECORD that lists the defining module, with how many
+// of the tree's files it lists and how many of those it gives another hash
+// than the file's.
+type listingRecord struct {
+	*Record
+	listed, mismatched int
+}
+
+// recordsFor are the RECORDs that list the defining module mod, the
+// installed release's first. There is one where pip installed SGLang once;
+// `pip install --ignore-installed` writes a release over another and
+// leaves the old one's dist-info beside the new, so two (or more) list the
+// same files, and pip uninstall takes whichever its metadata lookup finds
+// first. The installed release is the one whose hashes agree with the
+// tree's files: the files mlagen edits disagree with every RECORD alike,
+// so they do not sway it. Ties keep RECORD's path order.
+func (co *Checkout) recordsFor(mod string) []listingRecord {
+	var out []listingRecord
+	for _, r := range co.Records {
+		if _, _, ok := recordLine(r.Data, r.Prefix+mod); ok {
+			out = append(out, listingRecord{Record: r})
+		}
+	}
+	if len(out) < 2 {
+		return out
+	}
+	for i := range out {
+		out[i].listed, out[i].mismatched = co.recordAgreement(out[i].Record)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].mismatched < out[j].mismatched })
+	return out
+}
+
+// recordAgreement counts the tree's files r lists and those among them
+// whose bytes do not have the hash and size r gives.
+func (co *Checkout) recordAgreement(r *Record) (listed, mismatched int) {
+	for _, line := range strings.Split(string(r.Data), "\n") {
+		line = strings.TrimRight(line, "\r")
+		name, hash, _ := strings.Cut(line, ",")
+		p, under := strings.CutPrefix(name, r.Prefix)
+		f, inTree := co.Tree.Files[p]
+		if !under || !inTree || strings.HasPrefix(hash, ",") || hash == "" {
+			continue // not one of the tree's files, or listed without a hash
+		}
+		listed++
+		if line != recordEntry(name, f.Data) {
+			mismatched++
+		}
+	}
+	return listed, mismatched
 }
 
 // recordLine finds the line of RECORD that lists p: its start and end

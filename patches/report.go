@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"path"
 	"strings"
 
 	"github.com/mlagen/mlagen/patches/resolve"
@@ -28,9 +29,12 @@ type Report struct {
 	// Record is the installed distribution's RECORD that lists the kernel
 	// module (site-packages), relative to the root; empty for a checkout.
 	Record string `json:"record,omitempty"`
-	Gate   string `json:"gate"`
-	Old    string `json:"old"`
-	New    string `json:"dispatcher"`
+	// OtherRecords are the other dist-infos' RECORDs that list SGLang's
+	// files (pip install --ignore-installed leaves the old release's).
+	OtherRecords []OtherRecord `json:"other_records,omitempty"`
+	Gate         string        `json:"gate"`
+	Old          string        `json:"old"`
+	New          string        `json:"dispatcher"`
 	// Route is how a decode call reaches the kernel with the gate set
 	// (patch and verify).
 	Route *RouteReport `json:"route,omitempty"`
@@ -82,6 +86,32 @@ type Report struct {
 	// refuses such a tree unless told); unreachedFix what to do about it.
 	unreached    []string
 	unreachedFix string
+}
+
+// OtherRecord is a RECORD that lists SGLang's files beside Report.Record,
+// the installed release's.
+type OtherRecord struct {
+	Path string `json:"path"`
+	// Listed is how many of the tree's files it lists, Mismatched how many
+	// of those it gives another hash; InstalledMismatched is Mismatched of
+	// Report.Record (the files mlagen edits count in both).
+	Listed              int `json:"listed"`
+	Mismatched          int `json:"mismatched"`
+	InstalledMismatched int `json:"installed_mismatched"`
+	// Stale: its hashes disagree with more files than Report.Record's do,
+	// so it is an earlier release's; false where the two cannot be told
+	// apart.
+	Stale bool `json:"stale"`
+}
+
+func (o OtherRecord) describe(installed string) string {
+	const both = "pip uninstall takes whichever dist-info it finds first, and mlagen patch lists the kernel module in each, so either removes it"
+	if o.Stale {
+		return fmt.Sprintf("%s too, an earlier release's: its hashes disagree with %d of the %d files it lists, %s's with %d (the files mlagen edits count in both). pip install --ignore-installed leaves the old dist-info beside the new; %s. Delete %s (metadata only) to leave pip one release",
+			o.Path, o.Mismatched, o.Listed, installed, o.InstalledMismatched, both, path.Dir(o.Path))
+	}
+	return fmt.Sprintf("%s too, whose hashes agree with the files as well as %s's do (mlagen cannot tell which release pip installed last); %s",
+		o.Path, installed, both)
 }
 
 // TritonCheck is the Triton beside an installed SGLang.
@@ -365,6 +395,9 @@ func (r *Report) writeHead(p func(string, ...any)) {
 	}
 	if r.Record != "" {
 		p("record: %s (installed SGLang: pip uninstall removes what it lists)", r.Record)
+		for _, o := range r.OtherRecords {
+			p("record: %s", o.describe(r.Record))
+		}
 	}
 	if r.Triton != nil {
 		p("triton: %s", r.Triton.describe())

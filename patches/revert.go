@@ -3,6 +3,9 @@ package patches
 import (
 	"bytes"
 	"fmt"
+	"path"
+	"sort"
+	"strings"
 
 	"github.com/mlagen/mlagen/patches/resolve"
 )
@@ -68,6 +71,14 @@ func Revert(co *Checkout, opt Options) (*Result, error) {
 			return nil, err
 		}
 		changes = append(changes, kernel...)
+	} else {
+		// Reverted before (by an mlagen that left the bytecode): only the
+		// compiled module can be left, beside a defining module.
+		for _, m := range s.definers(rec.Old) {
+			if kp := kernelPath(rec, m); co.Tree.Files[kp] == nil {
+				changes = append(changes, s.kernelBytecode(kp, &es)...)
+			}
+		}
 	}
 	changes = inWriteOrder(changes, s.roles(mod, blockFileSet(s, partRoute), blockFileSet(s, partHeads)), true)
 	if len(changes) == 0 && mod == "" && len(s.definers(rec.Old)) == 0 {
@@ -183,9 +194,12 @@ func (s *session) revertKernel(mod string, rep *Report, es *editSet) ([]Change, 
 			}
 			out = append(out, Change{Path: kp, Before: k.Data, Mode: k.Mode})
 			es.note(kp, "kernel module")
+			out = append(out, s.kernelBytecode(kp, es)...)
 		} else {
 			rep.Problems = append(rep.Problems, fmt.Sprintf("%s was not written by mlagen; left in place", kp))
 		}
+	} else {
+		out = append(out, s.kernelBytecode(kp, es)...)
 	}
 	for _, r := range s.co.Records {
 		if c := recordRemove(r, kp); c != nil {
@@ -195,6 +209,28 @@ func (s *session) revertKernel(mod string, rep *Report, es *editSet) ([]Change, 
 		}
 	}
 	return out, nil
+}
+
+// kernelBytecode deletes what Python compiled of the kernel module at kp
+// (its __pycache__ files), where revert deletes the module or it is gone
+// already. Python never imports such a file without its source, but left
+// behind it keeps the package's folder after pip uninstall, an empty
+// package that still imports.
+func (s *session) kernelBytecode(kp string, es *editSet) []Change {
+	if contains(s.co.Tree.NonUTF8, kp) {
+		return nil // a file of that name mlagen did not write
+	}
+	var out []Change
+	prefix := resolve.JoinPath(resolve.DirOf(kp), "__pycache__") + "/"
+	for p, f := range s.co.Bytecode {
+		name, ok := strings.CutPrefix(p, prefix)
+		if m, _ := path.Match(bytecodeGlob(path.Base(kp)), name); ok && m {
+			out = append(out, Change{Path: p, Before: f.Data, Mode: f.Mode})
+			es.note(p, "bytecode of the kernel module")
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out
 }
 
 // proveReverted checks that nothing of mlagen's is left in the result.

@@ -45,6 +45,9 @@ type Options struct {
 	Tritons []string
 	// reuse lets Patch's proof build on its own parses.
 	reuse *resolve.Reuse
+	// halfWritten: an interrupted run's journal is pending (Check found
+	// it), so RECORD may be that run's half, not pip's doing.
+	halfWritten bool
 	// whole disables the partial (chunked) parse; tests use it to check
 	// that both see the same references.
 	whole bool

@@ -23,6 +23,8 @@ type verifier struct {
 	emitted func(string) ([]byte, error)
 	// allowUnreached: Options.AllowUnreached.
 	allowUnreached bool
+	// halfWritten: Options.halfWritten.
+	halfWritten bool
 }
 
 // Verify is the proof: it parses the checkout as it is and resolves every
@@ -61,7 +63,7 @@ func Verify(co *Checkout, opt Options) (*Report, error) {
 	if fi == nil {
 		return nil, &Problem{Msg: fmt.Sprintf("%s: no such Python file in the tree", mod)}
 	}
-	v := &verifier{s: s, rec: rec, rep: rep, mod: mod, fi: fi, g: s.gateRead(mod), emitted: opt.Emitted, allowUnreached: opt.AllowUnreached}
+	v := &verifier{s: s, rec: rec, rep: rep, mod: mod, fi: fi, g: s.gateRead(mod), emitted: opt.Emitted, allowUnreached: opt.AllowUnreached, halfWritten: opt.halfWritten}
 	v.structure()
 	v.references()
 	v.route()
@@ -484,20 +486,40 @@ func (v *verifier) entries(rt *RouteReport) {
 
 // record checks an installed SGLang's RECORD: it must list the kernel
 // module, and a RECORD that lists it where the wiring is gone is the sign
-// of a pip install that replaced SGLang's files.
+// of a pip install that replaced SGLang's files. Where more than one
+// dist-info lists SGLang's files (recordsFor), each must list the module,
+// and the report names the others. Not judged on a tree an interrupted run
+// left half written: patch lists the module in RECORD before it writes the
+// dispatcher, and revert takes the line out after removing it, so the half
+// tree looks like pip's work; the journal's line says what happened and
+// what to run.
 func (v *verifier) record() {
 	rep := v.rep
-	r := v.s.co.recordFor(v.mod)
-	if r == nil {
+	rs := v.s.co.recordsFor(v.mod)
+	if len(rs) == 0 {
 		return
 	}
-	rep.Record = r.Path
-	_, _, listed := recordLine(r.Data, r.Prefix+rep.KernelModule)
+	rep.Record = rs[0].Path
+	for _, r := range rs[1:] {
+		rep.OtherRecords = append(rep.OtherRecords, OtherRecord{Path: r.Path, Listed: r.listed, Mismatched: r.mismatched,
+			Stale: r.mismatched > rs[0].mismatched, InstalledMismatched: rs[0].mismatched})
+	}
+	if v.halfWritten {
+		return
+	}
 	k, hasKernel := v.s.co.Tree.Files[rep.KernelModule]
 	hasKernel = hasKernel && bytes.HasPrefix(k.Data, []byte(kernelHeader(v.rec)))
 	wired := hasBlock(v.fi, v.rec, partDispatcher)
+	var listing, unlisted []string
+	for _, r := range rs {
+		if _, _, ok := recordLine(r.Data, r.Prefix+rep.KernelModule); ok {
+			listing = append(listing, r.Path)
+		} else {
+			unlisted = append(unlisted, r.Path)
+		}
+	}
 	switch {
-	case listed && (!hasKernel || !wired):
+	case len(listing) > 0 && (!hasKernel || !wired):
 		target := "TARGET"
 		if hasKernel {
 			if t := kernelTarget(k.Data); t != "" {
@@ -505,8 +527,10 @@ func (v *verifier) record() {
 			}
 		}
 		rep.Problems = []string{fmt.Sprintf("the mlagen wiring is gone (%s lists %s, but SGLang's files are upstream again: pip reinstalled or upgraded it); restore it with: mlagen patch --target %s %s",
-			r.Path, rep.KernelModule, target, v.s.co.Tree.Root)}
-	case !listed && hasKernel:
-		rep.Problems = append(rep.Problems, fmt.Sprintf("%s does not list %s, so pip uninstall would leave it behind: run mlagen patch again", r.Path, rep.KernelModule))
+			listing[0], rep.KernelModule, target, v.s.co.Tree.Root)}
+	case hasKernel:
+		for _, r := range unlisted {
+			rep.Problems = append(rep.Problems, fmt.Sprintf("%s does not list %s, so pip uninstall would leave it behind: run mlagen patch again", r, rep.KernelModule))
+		}
 	}
 }

@@ -160,14 +160,17 @@ func Check(root string, opt Options) (*Report, error) {
 	if err != nil {
 		return nil, unreadable(err)
 	}
+	dirs, err := pendingRoots(real, opt.Recipe)
+	if err != nil {
+		return nil, err
+	}
+	opt.halfWritten = len(dirs) > 0
 	rep, err := Verify(co, opt)
 	if err != nil {
 		return nil, err
 	}
 	rep.proofOnly = true
-	if dirs, err := pendingRoots(real, opt.Recipe); err != nil {
-		return nil, err
-	} else if len(dirs) > 0 {
+	if len(dirs) > 0 {
 		rep.Problems = append([]string{pendingMsg(dirs)}, rep.Problems...)
 	}
 	return rep, nil

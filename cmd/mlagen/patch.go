@@ -47,7 +47,9 @@ installed SGLang (SGLANG_ROOT = .../site-packages/sglang):
   6. register the gate {gate} in SGLang's environ.py (every guard
      reads it at call time, never at import; unset or false, SGLang runs
      exactly as before) and, for an installed SGLang, list the kernel
-     module in the dist-info RECORD so that pip uninstall removes it,
+     module in the dist-info RECORD so that pip uninstall removes it (in
+     each, where pip install --ignore-installed left an old release's
+     dist-info beside the new),
   7. re-read the tree and prove that no reference was missed, and print the
      route a decode call takes with the gate set, from the calls of each
      entry point in SGLang's model backend, which calls the sm_120 entry
@@ -69,7 +71,8 @@ overwritten, and so is an installed kernel module edited by hand (its
 header records the SHA-256 of what patch wrote) or one installed from
 --kernels or --selection, which a run without either would replace with the
 built-in tables (pass the same flag again, or --revert first). --revert
-restores the original bytes exactly, RECORD included.
+restores the original bytes exactly, RECORD included, and deletes the
+bytecode Python compiled of the kernel module (its __pycache__ files).
 
 Only files that spell one of the names (or a name the function is
 re-exported under) are parsed, and of those only the top-level statements
@@ -149,7 +152,8 @@ fails: mlagen patch upgrades it), that the kernel module is present and
 defines what they call, that the gate is registered and, when SGLang is
 installed, that RECORD lists the kernel module (a RECORD that lists it over
 upstream files means pip replaced them: verify prints the command that
-restores the wiring). Then print the route a decode call takes with
+restores the wiring; a tree an interrupted run left half written gets the
+journal's line instead). Then print the route a decode call takes with
 {gate}=1: caller in the model backend -> entry point ->
 whole call -> per-cache dispatcher -> kernel module. Each caller runs only
 where the tests of the GPU around it allow; SGLang's DeepSeek-V4 backend
