@@ -668,7 +668,7 @@ def check_layer_wiring(harness):
         )
 
     # Per cache: the entry points as layers, a configuration not.
-    per_cache = {"timing": [], "peaks": None}
+    per_cache = {"timing": [], "correctness": [], "peaks": None}
     args = harness.parse_args(
         ["--heads", "16", "--topks", "64", "--batches", "2", "--layers", "4"]
     )
@@ -685,6 +685,8 @@ def check_layer_wiring(harness):
         time_graph_layers=recorder(layered, 7.0),
         timing_sets=timing_sets,
         settle_graph_replay=lambda device: None,
+        timed_reference=lambda inputs: None,
+        check_timed=lambda *a: {"passed": True, "rel_err": 0.0, "lse_err": 0.0},
     ), contextlib.redirect_stdout(io.StringIO()):
         modules = {"entry": Entry(), "config": Config()}
         harness.run_timing(modules, Bundle(), args, None, None, per_cache, lambda: None)
@@ -695,7 +697,7 @@ def check_layer_wiring(harness):
             args,
             None,
             None,
-            {"timing": [], "peaks": None},
+            {"timing": [], "correctness": [], "peaks": None},
             lambda: None,
         )
     want(
@@ -713,6 +715,74 @@ def check_layer_wiring(harness):
     for f in failures:
         print(f"layer wiring: {f} FAIL")
     print(f"layer wiring: {'ok' if not failures else 'FAIL'}")
+    return len(failures)
+
+
+def check_timed_shapes(harness):
+    """The number of failures of the per-cache timing's own check, each
+    printed: on a small shape timed with stand-in timers, a configuration
+    that returns the float64 reference's result passes and one whose output
+    is 1.5 times that fails, each row carrying its verdict, with a
+    correctness row of its own ("timed h16 b2 topk64"), so that `mlagen
+    select` never chooses a configuration wrong where it was timed, --no-check
+    or not."""
+    import torch
+
+    made = []
+    timing_sets = harness.timing_sets
+
+    def recording_sets(*a, **kw):
+        sets = timing_sets(*a, **kw)
+        made.extend(sets)
+        return sets
+
+    class Right:
+        factor = 1.0
+
+        def sparse_decode(self, q, k_cache, indices, topk_length, scale):
+            buf = next(s[0] for s in made if s[1] is k_cache)
+            out, lse = harness.reference(
+                q, harness.dequantize(buf, 64), indices, topk_length, scale
+            )
+            return (out * self.factor).bfloat16(), lse.float()
+
+    class Wrong(Right):
+        factor = 1.5
+
+    args = harness.parse_args(
+        ["--heads", "16", "--topks", "64", "--batches", "2", "--layers", "0"]
+    )
+    report = {"timing": [], "correctness": [], "peaks": None}
+    with stubbed(
+        harness,
+        timing_sets=recording_sets,
+        time_graph=lambda calls, reps_ms: 10.0,
+        time_eager=lambda calls, reps_ms: 20.0,
+        settle_graph_replay=lambda device: None,
+    ), contextlib.redirect_stdout(io.StringIO()):
+        harness.run_timing(
+            {"right": Right(), "wrong": Wrong()},
+            None,
+            args,
+            torch.Generator().manual_seed(3),
+            torch.device("cpu"),
+            report,
+            lambda: None,
+        )
+    failures = []
+    got = [(r["variant"], r.get("passed")) for r in report["timing"]]
+    if got != [("right", True), ("wrong", False)]:
+        failures.append(f"timing rows' verdicts {got}")
+    cases = [(r["variant"], r["case"], r["passed"]) for r in report["correctness"]]
+    want = [
+        ("right", "timed h16 b2 topk64", True),
+        ("wrong", "timed h16 b2 topk64", False),
+    ]
+    if cases != want:
+        failures.append(f"correctness rows {cases}, not {want}")
+    for f in failures:
+        print(f"timed shapes checked: {f} FAIL")
+    print(f"timed shapes checked: {'ok' if not failures else 'FAIL'}")
     return len(failures)
 
 
@@ -761,6 +831,7 @@ if __name__ == "__main__":
         + check_layer_wiring(harness)
         + check_args(harness)
         + check_out_of_memory(harness)
+        + check_timed_shapes(harness)
     )
     # The file says "complete": false until the last section is written.
     written = []

@@ -267,8 +267,9 @@ var ErrEntryPointsOnly = errors.New("the harness ran with --variants selected: i
 
 // SelectMeasured picks, for every (heads, batch, topk) bucket, the fastest
 // variant among fits that passed every correctness case and were checked
-// at all (a correctness row, or a timing row's own check): a run with
-// --no-check times configurations it never compared with the reference.
+// at all (a correctness row, or a timing row's own check): a harness run
+// with --no-check, before the harness checked every shape it times, timed
+// configurations it never compared with the reference.
 // Results of the harness's --variants selected, or of a run cut short, are
 // refused. A call's time is
 // its CUDA-graph replay time where measured (what SGLang's decode sees),
@@ -304,7 +305,7 @@ func SelectMeasured(r Results, fits map[string]bool, source string) (Selection, 
 			timedNames(r), untimedHint(r))
 	}
 	if timedCfg := timedConfigs(r, fits); len(unchecked(r, timedCfg)) == len(timedCfg) {
-		return Selection{}, fmt.Errorf("results check none of the %d configurations they time against the reference (no correctness rows, no timing row with its own check: a harness run with --no-check and --no-whole-call?), and select chooses only checked ones: run the harness without --no-check", len(timedCfg))
+		return Selection{}, fmt.Errorf("results check none of the %d configurations they time against the reference (no correctness rows, no timing row with its own check: a harness older than the one that checks every timed shape, run with --no-check?), and select chooses only checked ones: run the harness this mlagen emits (mlagen emit --kernels DIR writes DIR/harness.py)", len(timedCfg))
 	}
 	for _, entry := range []string{"", EntryWholeCall} {
 		if mixedHeads(r, entry) {

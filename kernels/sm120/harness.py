@@ -6,8 +6,9 @@
 For every configuration in the module's CONFIGS (run by name through
 ``sparse_decode_with``, the same kernels SGLang runs) and the per-head SIMT
 baseline, it builds real DeepSeek-V4 paged caches, compares with a float64
-reference computed from the dequantized cache, and times the fixed shapes;
-it also runs the module's own ``sparse_decode`` (its static selection) on the
+reference computed from the dequantized cache, and times the fixed shapes,
+each configuration checked against the same reference at every shape it is
+timed at (a kernel wrong only at a large shape fails there); it also runs the module's own ``sparse_decode`` (its static selection) on the
 correctness cases and checks that ``supports`` refuses caches the kernels
 cannot read. The whole call (``sparse_decode_full_with``, both caches, their
 merge and the attention sink) is checked for every configuration against a
@@ -41,8 +42,8 @@ to SGLang's own path).
     python3 harness.py --variants mma_h16_t16_k1_w8_s1 --no-timing
     python3 harness.py --out /tmp/r.json --batches 1,64 --topks 512 --no-whole-call
 
-Exit status 1 when the module fails a correctness case (a failing peer is
-reported, not counted), 2 for a usage mistake, found before anything runs
+Exit status 1 when the module fails a correctness case or a timed shape's
+check (a failing peer is reported, not counted), 2 for a usage mistake, found before anything runs
 (a flag's value, an --out folder that does not exist, no CUDA GPU torch can
 use). A configuration named with --variants that cannot
 serve a case or a shape (a Hopper-only one on another GPU, a bucket its
@@ -100,7 +101,7 @@ def parse_args(argv):
     ap.add_argument(
         "--no-check",
         action="store_true",
-        help="skip the correctness cases (each shape the whole call is timed at is still checked against the reference; the per-cache timings are not)",
+        help="skip the correctness cases (every shape timed, per cache and whole call, is still checked against the reference)",
     )
     ap.add_argument(
         "--batches",
@@ -969,6 +970,16 @@ def check(module, case, gen, device):
     )
     if device.type == "cuda":
         torch.cuda.synchronize()
+    return {"case": name, **compare(out, lse, (ref_out, ref_lse), heads)}
+
+
+def compare(out, lse, ref, heads):
+    """The verdict on one per-cache call given `heads` heads, of which the
+    reference (float64 out and lse) has the real ones: relative error of
+    out, largest lse error where the reference's is finite, no NaN, empty
+    rows exact (out 0, lse -inf), shapes and dtypes."""
+    ref_out, ref_lse = ref
+    batch, real = ref_out.shape[0], ref_out.shape[2]
     out64, lse64 = out[:, :, :real].double(), lse[:, :, :real].double()
     empty = torch.isinf(ref_lse)
     rel = float((out64 - ref_out).norm() / ref_out.norm())
@@ -991,7 +1002,6 @@ def check(module, case, gen, device):
         rel <= RTOL_OUT and lse_err <= ATOL_LSE and not nan and empty_ok and shape_ok
     )
     return {
-        "case": name,
         "rel_err": rel,
         "lse_err": lse_err,
         "nan": nan,
@@ -2301,6 +2311,26 @@ def check_supports(bundle, device, report):
     return failed
 
 
+def timed_reference(inputs):
+    """float64 (out, lse) of a timed shape's first input set (timing_sets):
+    every configuration timed there is checked against it (check_timed),
+    so a kernel wrong only at a large shape, beyond the correctness cases,
+    is not timed as if it were right."""
+    buf, _, q, idx, topk_length = inputs
+    return reference(q, dequantize(buf, 64), idx, topk_length, HEAD_DIM**-0.5)
+
+
+def check_timed(module, inputs, ref, device):
+    """module.sparse_decode on a timed shape's first input set, against
+    timed_reference's result (compare)."""
+    _, kc, q, idx, topk_length = inputs
+    poison_allocator(device)
+    out, lse = module.sparse_decode(q, kc, idx, topk_length, HEAD_DIM**-0.5)
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+    return compare(out, lse, ref, q.shape[2])
+
+
 def run_timing(modules, bundle, args, gen, device, report, save):
     settle_graph_replay(device)
     # Only the module's entry points are timed as layers, not configurations.
@@ -2313,6 +2343,7 @@ def run_timing(modules, bundle, args, gen, device, report, save):
                 layer_sets = sets[:layers] if 1 < layers <= len(sets) else []
                 rotating_sets = sets[:ROTATING_SETS]
                 floor, flops, nbytes = floor_us(batch, heads, topk, report["peaks"])
+                ref = None if WARM_ONLY else timed_reference(sets[0])
                 for n, module in modules.items():
                     if n == SIMT and batch * topk * heads > 64 * 2048 * 64:
                         continue  # seconds per call; the ratio is taken at smaller shapes
@@ -2354,6 +2385,14 @@ def run_timing(modules, bundle, args, gen, device, report, save):
                         continue
                     if WARM_ONLY:
                         continue
+                    verdict = check_timed(module, sets[0], ref, device)
+                    report["correctness"].append(
+                        {
+                            "variant": name,
+                            "case": f"timed h{heads} b{batch} topk{topk}",
+                            **verdict,
+                        }
+                    )
                     best = g_us or us
                     report["timing"].append(
                         {
@@ -2368,12 +2407,16 @@ def run_timing(modules, bundle, args, gen, device, report, save):
                             "gbps": nbytes / best / 1e3,
                             "floor_us": floor,
                             "roofline_frac": None if floor is None else floor / best,
+                            "passed": verdict["passed"],
+                            "rel_err": verdict["rel_err"],
+                            "lse_err": verdict["lse_err"],
                         }
                     )
                     frac = "" if floor is None else f"  {floor / best:.1%} of the floor"
                     layer = "" if l_us is None else f"  layer {l_us:.1f}"
+                    ok = "ok" if verdict["passed"] else "FAIL"
                     print(
-                        f"{name:28s} H={heads:<4d} B={batch:<4d} topk={topk:<5d} {us:9.1f} us  graph {g_us if g_us is None else round(g_us, 1)}{layer}{frac}",
+                        f"{name:28s} H={heads:<4d} B={batch:<4d} topk={topk:<5d} {us:9.1f} us  graph {g_us if g_us is None else round(g_us, 1)}{layer}{frac}  {ok} {verdict['rel_err']:.1e}",
                         flush=True,
                     )
                 del sets
@@ -2472,7 +2515,7 @@ def main(argv=None):
     failed += sum(
         1
         for r in report["timing"]
-        if r.get("impl") == "mlagen" and r.get("passed") is False
+        if r.get("impl", "mlagen") == "mlagen" and r.get("passed") is False
     )
     print(
         ("warm-only, nothing written: " if WARM_ONLY else f"wrote {args.out}: ")
