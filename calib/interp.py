@@ -685,7 +685,7 @@ def check_layer_wiring(harness):
         time_graph_layers=recorder(layered, 7.0),
         timing_sets=timing_sets,
         settle_graph_replay=lambda device: None,
-        timed_reference=lambda inputs: None,
+        timed_reference=lambda inputs, device: None,
         check_timed=lambda *a: {"passed": True, "rel_err": 0.0, "lse_err": 0.0},
     ), contextlib.redirect_stdout(io.StringIO()):
         modules = {"entry": Entry(), "config": Config()}
@@ -725,7 +725,8 @@ def check_timed_shapes(harness):
     is 1.5 times that fails, each row carrying its verdict, with a
     correctness row of its own ("timed h16 b2 topk64"), so that `mlagen
     select` never chooses a configuration wrong where it was timed, --no-check
-    or not."""
+    or not; where the float64 reference does not fit the GPU, the shape is
+    timed unchecked (no verdict) and the run goes on."""
     import torch
 
     made = []
@@ -769,7 +770,39 @@ def check_timed_shapes(harness):
             report,
             lambda: None,
         )
+
+    # A reference that does not fit the GPU: timed unchecked, no verdict.
+    def out_of_memory(*a):
+        raise torch.cuda.OutOfMemoryError("CUDA out of memory (stub)")
+
+    unchecked = {"timing": [], "correctness": [], "peaks": None}
+    printed = io.StringIO()
+    with stubbed(
+        harness,
+        timing_sets=recording_sets,
+        time_graph=lambda calls, reps_ms: 10.0,
+        time_eager=lambda calls, reps_ms: 20.0,
+        settle_graph_replay=lambda device: None,
+        reference=out_of_memory,
+    ), contextlib.redirect_stdout(printed):
+        harness.run_timing(
+            {"right": Right()},
+            None,
+            args,
+            torch.Generator().manual_seed(3),
+            torch.device("cpu"),
+            unchecked,
+            lambda: None,
+        )
     failures = []
+    if (
+        [("passed" in r, r.get("us")) for r in unchecked["timing"]] != [(False, 20.0)]
+        or unchecked["correctness"]
+        or "timed unchecked" not in printed.getvalue()
+    ):
+        failures.append(
+            f"a reference out of memory: rows {unchecked['timing']}, correctness {unchecked['correctness']}"
+        )
     got = [(r["variant"], r.get("passed")) for r in report["timing"]]
     if got != [("right", True), ("wrong", False)]:
         failures.append(f"timing rows' verdicts {got}")
