@@ -131,6 +131,14 @@ type errorReport struct {
 // stderr and, with asJSON, as one errorReport to stdout. A mistake in the
 // flags themselves is usageError's (stderr only, as for every command).
 func failed(e *env, cmd string, asJSON bool, code int, msg string, details ...string) int {
+	return failedAs(e, cmd, cmd, asJSON, code, msg, details...)
+}
+
+// failedAs is failed with the errorReport's "command" given apart from
+// cmd: a mode whose report names itself otherwise (patch --revert's says
+// "revert") names its failures the same, so that CI reads one name per
+// run, while the text on stderr keeps the command typed and its help.
+func failedAs(e *env, cmd, report string, asJSON bool, code int, msg string, details ...string) int {
 	text := msg
 	if len(details) > 0 {
 		text += ":\n  " + strings.Join(details, "\n  ")
@@ -141,7 +149,7 @@ func failed(e *env, cmd string, asJSON bool, code int, msg string, details ...st
 		failure(e, cmd, errors.New(text))
 	}
 	if asJSON {
-		jsonError(e, cmd, msg, details)
+		jsonError(e, report, msg, details)
 	}
 	return code
 }

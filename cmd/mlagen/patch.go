@@ -136,7 +136,8 @@ elsewhere and delete it, then revert); a --module that is not a file under
 the root defining the function is refused; only a file in the kernel
 module's place that mlagen did not write is left there, listed, while the
 rest is taken out (exit 1). With --json a failure past the flags is an
-object on stdout too.
+object on stdout too; under --revert every object, the report and a
+failure's alike, names its command "revert".
 `
 
 const verifyHelp = `Usage: mlagen verify [flags] SGLANG_ROOT
@@ -214,7 +215,8 @@ func runPatch(e *env, args []string) int {
 		return usageError(e, "patch", "--target: %v", err)
 	}
 	// Flag mistakes first, then the tree they name.
-	root, code := oneRoot(e, f, *asJSON)
+	report := patchReport(*revert)
+	root, code := oneRoot(e, f, report, *asJSON)
 	if code != exitOK {
 		return code
 	}
@@ -247,7 +249,7 @@ func runPatch(e *env, args []string) int {
 	}
 	out, err := patches.Run(job)
 	if err != nil {
-		return problem(e, "patch", err, *asJSON)
+		return problem(e, "patch", report, err, *asJSON)
 	}
 	rep := out.Report
 	switch {
@@ -263,6 +265,16 @@ func runPatch(e *env, args []string) int {
 	}
 	rep.WriteText(e.stdout)
 	return exitCode(rep.OK())
+}
+
+// patchReport is the "command" of patch's --json objects: "revert" under
+// --revert, as patches.Revert's report names itself, for its failures too;
+// "patch" otherwise.
+func patchReport(revert bool) string {
+	if revert {
+		return "revert"
+	}
+	return "patch"
 }
 
 // kernelFor is the kernel module patch installs (the target is known: the
@@ -337,7 +349,7 @@ func runVerify(e *env, args []string) int {
 	if done, code := f.emptyGiven(e, "module"); done {
 		return code
 	}
-	root, code := oneRoot(e, f, *asJSON)
+	root, code := oneRoot(e, f, "verify", *asJSON)
 	if code != exitOK {
 		return code
 	}
@@ -350,22 +362,23 @@ func runVerify(e *env, args []string) int {
 
 // oneRoot is the one SGLANG_ROOT argument; a missing one, several, one
 // that is not a directory, or mlagen's own clone is a usage error (nothing
-// is read or written). Past the count, --json gets the error as an object.
-func oneRoot(e *env, f *cmdFlags, asJSON bool) (string, int) {
+// is read or written). Past the count, --json gets the error as an object
+// naming report as its command.
+func oneRoot(e *env, f *cmdFlags, report string, asJSON bool) (string, int) {
 	if f.NArg() != 1 {
 		return "", usageError(e, f.cmd, "want exactly one SGLANG_ROOT, got %d arguments", f.NArg())
 	}
 	root := f.Arg(0)
 	switch st, err := os.Stat(root); {
 	case errors.Is(err, fs.ErrNotExist):
-		return "", failed(e, f.cmd, asJSON, exitUsage, root+" does not exist: give the root of your SGLang checkout or installed sglang package")
+		return "", failedAs(e, f.cmd, report, asJSON, exitUsage, root+" does not exist: give the root of your SGLang checkout or installed sglang package")
 	case err != nil:
-		return "", failed(e, f.cmd, asJSON, exitUsage, fmt.Sprintf("%s: %v", root, err))
+		return "", failedAs(e, f.cmd, report, asJSON, exitUsage, fmt.Sprintf("%s: %v", root, err))
 	case !st.IsDir():
-		return "", failed(e, f.cmd, asJSON, exitUsage, root+" is a file, not a directory: give the root of your SGLang checkout or installed sglang package")
+		return "", failedAs(e, f.cmd, report, asJSON, exitUsage, root+" is a file, not a directory: give the root of your SGLang checkout or installed sglang package")
 	}
 	if isMlagenRepo(root) {
-		return "", failed(e, f.cmd, asJSON, exitUsage, root+" is mlagen's own repository, whose stand-in SGLang trees are its tests' fixtures: give the root of your SGLang checkout or installed sglang package")
+		return "", failedAs(e, f.cmd, report, asJSON, exitUsage, root+" is mlagen's own repository, whose stand-in SGLang trees are its tests' fixtures: give the root of your SGLang checkout or installed sglang package")
 	}
 	return root, exitOK
 }
@@ -390,7 +403,7 @@ func isMlagenRepo(root string) bool {
 func proveAndReport(e *env, cmd, root string, opt patches.Options, asJSON bool) int {
 	rep, err := patches.Check(root, opt)
 	if err != nil {
-		return problem(e, cmd, err, asJSON)
+		return problem(e, cmd, cmd, err, asJSON)
 	}
 	rep.Command = cmd // "verify", or "patch" for patch --check
 	if asJSON {
@@ -403,11 +416,12 @@ func proveAndReport(e *env, cmd, root string, opt patches.Options, asJSON bool) 
 // problem reports a failed run. A *patches.Problem is the user's to fix (no
 // module, a syntax error, ...); anything else is an I/O failure. Both exit 1:
 // the flags were fine, the job found something wrong. A root mlagen cannot
-// work from (*patches.RootError) is the argument's mistake: exit 2.
-func problem(e *env, cmd string, err error, asJSON bool) int {
+// work from (*patches.RootError) is the argument's mistake: exit 2. The
+// --json object names report as its command (failedAs).
+func problem(e *env, cmd, report string, err error, asJSON bool) int {
 	var re *patches.RootError
 	if errors.As(err, &re) {
-		return failed(e, cmd, asJSON, exitUsage, re.Msg)
+		return failedAs(e, cmd, report, asJSON, exitUsage, re.Msg)
 	}
 	fmt.Fprintf(e.stderr, "mlagen %s: %v\n", cmd, err)
 	if asJSON {
@@ -417,7 +431,7 @@ func problem(e *env, cmd string, err error, asJSON bool) int {
 		if errors.As(err, &p) {
 			msg, details = p.Msg, p.Lines
 		}
-		jsonError(e, cmd, msg, details)
+		jsonError(e, report, msg, details)
 	}
 	return exitFail
 }
