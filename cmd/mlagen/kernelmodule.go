@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -21,8 +23,13 @@ func kernelModule(target, kernelsDir string) ([]byte, error) {
 			return nil, fmt.Errorf("--kernels %s is a file, not a directory: give the folder that holds %s (--kernels %s)", kernelsDir, gen.BundleFile, filepath.Dir(kernelsDir))
 		}
 		data, err := os.ReadFile(filepath.Join(kernelsDir, gen.BundleFile))
-		if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("--kernels: %w (run 'mlagen emit --kernels %s' first)", err, kernelsDir)
+		}
+		if err != nil {
+			// The module is there: emitting again would meet the same
+			// file, so the advice is about the file itself.
+			return nil, fmt.Errorf("--kernels: %w (%s must be a file this user can read: the module emit wrote there)", err, gen.BundleFile)
 		}
 		// emit checked every configuration of the module against the
 		// GPU's budgets; an edit since (a configuration added by hand)
