@@ -60,6 +60,11 @@ func Verify(co *Checkout, opt Options) (*Report, error) {
 	}
 	rep.Parsed, rep.Module, rep.KernelModule = s.Parsed(), mod, kernelPath(rec, mod)
 	fi := s.Info(mod)
+	if fi == nil && opt.Module != "" {
+		// The flag's mistake: name it, and how its path is read, as
+		// patch's --module does.
+		return nil, &Problem{Msg: fmt.Sprintf("--module %s: no such Python file under the root (the path is relative to it)", opt.Module)}
+	}
 	if fi == nil {
 		return nil, &Problem{Msg: fmt.Sprintf("%s: no such Python file in the tree", mod)}
 	}
