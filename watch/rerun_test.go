@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -334,5 +335,39 @@ func TestServerExitsAfterAnswering(t *testing.T) {
 	rep, out := watchWith(t, h, Config{Source: exitingSource{fakesglang.Lines(fakesglang.CleanStart())}, Timeout: 10 * time.Second})
 	if rep.Outcome != Failed || !strings.Contains(rep.Verdict, "segmentation fault") {
 		t.Fatalf("outcome %s, verdict %q; want failure naming the exit:\n%s", rep.Outcome, rep.Verdict, out)
+	}
+}
+
+// The server is restarted with "> log" once it has answered, while the
+// watch waits for the kernel line (a supervisor restarting a server that
+// died after its first request): the new run's kernel line does not make
+// the old run's answer good. As for a restart appended to the log, the
+// answer is set aside, and the new run, which never logs ready, times out.
+func TestTruncatedLogSetsTheAnswerAside(t *testing.T) {
+	path := logOf(t, fakesglang.Text(fakesglang.CleanStart()))
+	srv := fakesglang.NewServer()
+	var once sync.Once
+	srv.OnGenerate = func() {
+		once.Do(func() {
+			// Truncated, then written again with the new run's first
+			// lines and its kernel line, after the answer is taken.
+			go func() {
+				time.Sleep(100 * time.Millisecond)
+				head := fakesglang.Lines(fakesglang.Head()[:2])
+				text := strings.Join(append(head, fakesglang.KernelRanLine("TP0", "whole call", fakesglang.Target, fakesglang.Config)), "\n") + "\n"
+				if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+					t.Error(err)
+				}
+			}()
+		})
+	}
+	cfg := kernelRequired()
+	cfg.Timeout, cfg.KernelWait = 2*time.Second, time.Second
+	rep, out := runAgainst(t, srv, path, cfg)
+	if rep.Outcome != TimedOut || rep.Smoke != nil {
+		t.Fatalf("outcome %s, smoke %+v; want a time-out with the old run's answer set aside:\n%s", rep.Outcome, rep.Smoke, out)
+	}
+	if !strings.Contains(out, "what it answered before is set aside") {
+		t.Errorf("setting the answer aside is not said:\n%s", out)
 	}
 }

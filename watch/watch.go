@@ -400,10 +400,35 @@ func (w *watcher) notice(ev source.Event) {
 	w.absent = ev.Absent
 	w.rep.Notices = append(w.rep.Notices, Notice{AtS: w.since().Seconds(), Text: ev.Notice})
 	w.p.line("%s note: %s", stamp(w.since()), ev.Notice)
-	if ev.Restarted {
-		// The log was emptied and is being written again.
+	if ev.Restarted && w.runSeen() {
+		// The log was emptied and is being written again: a restarted
+		// server ("> log"), whose answer is no more the earlier run's
+		// than an appended restart's is.
+		if w.setAside() {
+			w.noteAside("the log starts again")
+		}
 		w.startOver()
 	}
+}
+
+// setAside drops the smoke request out, or the answer taken, of a run the
+// log has moved on from, and reports whether there was one: only the run
+// that follows can say that it is ready and answers.
+func (w *watcher) setAside() bool {
+	if w.smoking == nil && !w.answered {
+		return false
+	}
+	w.stopSmoke()
+	w.rep.Smoke = nil
+	w.answered = false
+	return true
+}
+
+// noteAside says, as a notice, that an answer was set aside and why.
+func (w *watcher) noteAside(why string) {
+	text := why + "; what it answered before is set aside"
+	w.rep.Notices = append(w.rep.Notices, Notice{AtS: w.since().Seconds(), Text: text})
+	w.p.line("%s note: %s", stamp(w.since()), text)
 }
 
 // startOver forgets what the log said of an earlier run of the server: a
@@ -467,14 +492,12 @@ func (w *watcher) line(ctx context.Context, ev source.Event) (Outcome, string, b
 		// run can say that it is ready and that the MMA kernel serves it. A
 		// smoke request sent on the earlier run's "ready" is not its answer.
 		text := fmt.Sprintf("log line %d: the server starts again", w.det.Lines())
-		if w.smoking != nil || w.answered {
-			text += "; what it answered before is set aside"
-			w.stopSmoke()
-			w.rep.Smoke = nil
-			w.answered = false
+		if w.setAside() {
+			w.noteAside(text)
+		} else {
+			w.rep.Notices = append(w.rep.Notices, Notice{AtS: w.since().Seconds(), Text: text})
+			w.p.line("%s note: %s", stamp(w.since()), text)
 		}
-		w.rep.Notices = append(w.rep.Notices, Notice{AtS: w.since().Seconds(), Text: text})
-		w.p.line("%s note: %s", stamp(w.since()), text)
 		w.startOver()
 	}
 	if m := listeningRE.FindStringSubmatch(rec.Text); m != nil && w.listening == "" {
