@@ -20,3 +20,20 @@ func (RealClock) After(d time.Duration) (<-chan time.Time, func()) {
 	t := time.NewTimer(d)
 	return t.C, func() { t.Stop() }
 }
+
+// smokeClock is a Clock that is told when a smoke request goes out and when
+// its answer is taken. A replay's clock (the tests') holds time still in
+// between: a replayed log has no real time to pass while the request is out,
+// so its lines and its end wait for the answer, as a real log's would not
+// need to. The wall clock needs no telling.
+type smokeClock interface {
+	smokeOut(out bool)
+}
+
+// smokeOut tells the clock, when it wants to know, that a smoke request
+// went out (out) or that its answer was taken.
+func smokeOut(c Clock, out bool) {
+	if sc, ok := c.(smokeClock); ok {
+		sc.smokeOut(out)
+	}
+}

@@ -19,6 +19,9 @@ type fakeClock struct {
 	now     time.Time
 	waiters []*waiter
 	afters  int
+	// held: a smoke request is out, and time stands still until the loop
+	// has taken its answer and waits again (release: at its next After).
+	held, release bool
 }
 
 type waiter struct {
@@ -42,6 +45,9 @@ func (c *fakeClock) After(d time.Duration) (<-chan time.Time, func()) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.afters++
+	if c.release {
+		c.held, c.release = false, false
+	}
 	c.cond.Broadcast()
 	w := &waiter{at: c.now.Add(d), ch: make(chan time.Time, 1)}
 	if d <= 0 {
@@ -59,6 +65,39 @@ func (c *fakeClock) After(d time.Duration) (<-chan time.Time, func()) {
 			}
 		}
 	}
+}
+
+// smokeOut holds time still from a smoke request's sending until the loop,
+// having taken its answer, waits again: the request takes no replayed time,
+// so that what a replay does next comes after the answer, every run.
+func (c *fakeClock) smokeOut(out bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if out {
+		c.held, c.release = true, false
+	} else if c.held {
+		c.release = true
+	}
+	c.cond.Broadcast()
+}
+
+// waitReleased blocks while time is held, or until ctx ends.
+func (c *fakeClock) waitReleased(ctx context.Context) bool {
+	stop := context.AfterFunc(ctx, func() {
+		c.mu.Lock()
+		c.cond.Broadcast()
+		c.mu.Unlock()
+	})
+	defer stop()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for c.held {
+		if ctx.Err() != nil {
+			return false
+		}
+		c.cond.Wait()
+	}
+	return true
 }
 
 func (c *fakeClock) count() int {
@@ -90,6 +129,9 @@ func (c *fakeClock) waitAfters(ctx context.Context, n int) bool {
 // the loop react to it before going on, as real time would.
 func (c *fakeClock) advanceTo(ctx context.Context, t time.Time) bool {
 	for {
+		if !c.waitReleased(ctx) {
+			return false
+		}
 		c.mu.Lock()
 		var next *waiter
 		for _, w := range c.waiters {

@@ -371,3 +371,19 @@ func TestTruncatedLogSetsTheAnswerAside(t *testing.T) {
 		t.Errorf("setting the answer aside is not said:\n%s", out)
 	}
 }
+
+// A server stuck in its first decode answers nothing and logs nothing: the
+// status line still comes every --interval while the smoke request is out,
+// instead of nothing at all until --timeout.
+func TestStatusWhileTheSmokeRequestIsOut(t *testing.T) {
+	srv := fakesglang.NewServer()
+	srv.Hang = true
+	cfg := Config{Timeout: time.Second, Interval: 100 * time.Millisecond}
+	rep, out := runAgainst(t, srv, logOf(t, fakesglang.Text(fakesglang.CleanStart())), cfg)
+	if rep.Outcome != TimedOut {
+		t.Fatalf("outcome %s; want a time-out:\n%s", rep.Outcome, out)
+	}
+	if n := strings.Count(out, "waiting: for the smoke request's answer"); n < 3 {
+		t.Errorf("%d status lines while the request was out for 1s at --interval 100ms; want about 9:\n%s", n, out)
+	}
+}

@@ -319,11 +319,16 @@ func (w *watcher) loop(ctx context.Context, items <-chan item) (Outcome, string)
 		switch {
 		case w.smoking == nil:
 			timer, stopTimer = w.clk.After(wake.Sub(now))
-		case w.det.Open():
-			// While the smoke request is out only the end of a failure
-			// being read is timed (the request has its own deadline); so
-			// a replayed log waits for the answer, as a real one would.
-			timer, stopTimer = w.clk.After(w.quietAt.Sub(now))
+		default:
+			// While the smoke request is out the deadline is the
+			// request's own; the status line still comes every
+			// --interval (a server stuck in its first decode says
+			// nothing), and the end of a failure being read is timed.
+			wake = nextStatus
+			if w.det.Open() && w.quietAt.Before(wake) {
+				wake = w.quietAt
+			}
+			timer, stopTimer = w.clk.After(wake.Sub(now))
 		}
 		select {
 		case it := <-items:
@@ -334,6 +339,7 @@ func (w *watcher) loop(ctx context.Context, items <-chan item) (Outcome, string)
 		case res := <-w.smoking:
 			stopTimer()
 			w.smoking = nil
+			smokeOut(w.clk, false)
 			w.cancelSmoke()
 			// The lines already waiting were logged before the answer was
 			// read: they come first (a traceback of the request, or the
@@ -794,6 +800,7 @@ func (w *watcher) askSmoke(ctx context.Context) {
 	done := make(chan smoke.Result, 1)
 	go func() { done <- smoke.Run(sctx, req) }()
 	w.smoking, w.cancelSmoke = done, cancel
+	smokeOut(w.clk, true)
 }
 
 // stopSmoke ends a smoke request still out (the watch ended otherwise)
@@ -805,6 +812,7 @@ func (w *watcher) stopSmoke() {
 	w.cancelSmoke()
 	<-w.smoking
 	w.smoking = nil
+	smokeOut(w.clk, false)
 }
 
 // smoked takes the smoke request's result: print it, compare with the
