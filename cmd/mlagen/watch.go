@@ -61,9 +61,10 @@ The log comes from exactly one of:
                       appended to; its folder must exist). It is left running
                       when the watch succeeds and stopped when it does not, on
                       Ctrl-C, SIGTERM or SIGHUP (the terminal or ssh session
-                      closed): SIGTERM to its process group, then SIGKILL to
-                      whatever of the group still runs after --stop-grace
-                      (also what a server that exited leaves running).
+                      closed; not under nohup, which ignores SIGHUP): SIGTERM
+                      to its process group, then SIGKILL to whatever of the
+                      group still runs after --stop-grace (also what a
+                      server that exited leaves running).
 
 Which kernel served: mlagen's kernel module logs, once per process, either
   mlagen: sparse-MLA decode on the MMA kernel (ENTRY, target T, config NAME, H heads)
@@ -558,11 +559,19 @@ func (o *watchOpts) kernelExpectation(e *env, fs *pflag.FlagSet, human io.Writer
 // repeat SIGTERM: later ones are ignored while the server is being stopped.
 // A second Ctrl-C ends mlagen at once, as Ctrl-C usually does. SIGPIPE is
 // caught too, so that writing to a closed pipe ("| tee" gone with the
-// terminal) fails instead of killing mlagen halfway.
+// terminal) fails instead of killing mlagen halfway. A signal ignored when
+// mlagen starts stays ignored: nohup ignores SIGHUP so that the start
+// outlives the ssh session, and a shell ignores SIGINT for its background
+// jobs; Notify would catch them again, and stop the server on them.
 func watchSignals() (context.Context, func()) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	ch := make(chan os.Signal, 8)
-	signal.Notify(ch, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE)
+	signal.Notify(ch, syscall.SIGPIPE)
+	for _, sig := range []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP} {
+		if !signal.Ignored(sig) {
+			signal.Notify(ch, sig)
+		}
+	}
 	done := make(chan struct{})
 	go func() {
 		for {
