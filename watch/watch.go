@@ -58,6 +58,11 @@ type Config struct {
 	// ExpectKernelWhy says why, for people ("the server was started with
 	// SGLANG_SM120_MMA_FLASHMLA=1", "--expect-kernel").
 	ExpectKernelWhy string
+	// Stopping, when set, is called just before a server the source started
+	// is stopped (SIGTERM, the grace period, SIGKILL): the caller lets a
+	// Ctrl-C end the process at once from then on, leaving the server as
+	// it is, as the message printed then says.
+	Stopping func()
 	// KernelWait is how long, after the smoke answer, the log may take to
 	// show that line (default 10s; never past Timeout). The module logs it
 	// at first use, so it is usually there before the answer.
@@ -204,6 +209,9 @@ func Run(ctx context.Context, cfg Config) *Report {
 			ctrlC := "Ctrl-C now ends mlagen at once"
 			if outcome == Interrupted {
 				ctrlC = "a second Ctrl-C ends mlagen at once"
+			}
+			if cfg.Stopping != nil {
+				cfg.Stopping()
 			}
 			w.p.line("stopping the server the watch started (SIGTERM to its process group, SIGKILL after the grace); %s and leaves it as it is", ctrlC)
 			w.rep.Server = st.Stop()

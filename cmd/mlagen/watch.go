@@ -170,6 +170,10 @@ func runWatch(e *env, args []string) int {
 
 	ctx, stop := watchSignals()
 	defer stop()
+	// Once the watch stops its server, a Ctrl-C ends mlagen at once (the
+	// handler would only cancel a watch that is over): the grace period
+	// can be long, and the message says so.
+	cfg.Stopping = func() { signal.Reset(os.Interrupt) }
 	rep := watch.Run(ctx, cfg)
 	o.saveResults(e, rep, cfg.Out)
 	if o.jsonOut {
