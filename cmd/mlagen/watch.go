@@ -111,7 +111,9 @@ Exit status:
        ready or before its smoke answer was taken, a
        wrong or empty answer, /health not OK, a phase >25% slower than
        --baseline (a server the watch started answered correctly, and is
-       left running), the MMA kernel required and not run
+       left running), the MMA kernel required and not run, a good
+       start whose --save-baseline or --save-answer could not be
+       written (--json: its "error" says why)
   2    bad usage, such as a --log that is a folder, lies in a folder that
        does not exist or cannot be read, or a --save-baseline or
        --save-answer in a folder that does not exist (nothing was started
@@ -225,8 +227,7 @@ func (o *watchOpts) saveResults(e *env, rep *watch.Report, human io.Writer) {
 				err = saveFile(e, o.saveBaseline, data)
 			}
 			if err != nil {
-				fmt.Fprintf(e.stderr, "mlagen watch: saving the baseline: %v\n", err)
-				rep.ExitCode = exitFail
+				saveFailed(e, rep, fmt.Errorf("saving the baseline: %w", err))
 			} else {
 				fmt.Fprintf(human, "saved the baseline (%d phase durations) to %s\n", len(rep.Phases), o.saveBaseline)
 			}
@@ -237,8 +238,7 @@ func (o *watchOpts) saveResults(e *env, rep *watch.Report, human io.Writer) {
 	if o.saveAnswer != "" {
 		if rep.Outcome == watch.Ready && rep.Smoke != nil {
 			if err := saveFile(e, o.saveAnswer, []byte(rep.Smoke.Answer)); err != nil {
-				fmt.Fprintf(e.stderr, "mlagen watch: saving the answer: %v\n", err)
-				rep.ExitCode = exitFail
+				saveFailed(e, rep, fmt.Errorf("saving the answer: %w", err))
 			} else {
 				fmt.Fprintf(human, "saved the answer to %s (use it with --expect-file)\n", o.saveAnswer)
 			}
@@ -246,6 +246,19 @@ func (o *watchOpts) saveResults(e *env, rep *watch.Report, human io.Writer) {
 			fmt.Fprintf(human, "not saving the answer: this start was not good\n")
 		}
 	}
+}
+
+// saveFailed reports a save that failed after a good start: exit 1, and
+// the report's "error" says why (the server is ready all the same, and a
+// server the watch started is left running), so that --json does not show
+// a bare "ready" with exit status 1.
+func saveFailed(e *env, rep *watch.Report, err error) {
+	fmt.Fprintf(e.stderr, "mlagen watch: %v\n", err)
+	rep.ExitCode = exitFail
+	if rep.Error != "" {
+		rep.Error += "; "
+	}
+	rep.Error += err.Error()
 }
 
 // saveFile writes data to path all or nothing, through the writer every

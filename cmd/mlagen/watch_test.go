@@ -533,6 +533,32 @@ func TestWatchSavesAllOrNothing(t *testing.T) {
 	}
 }
 
+// A save that fails makes the exit 1; --json says why in its "error", as
+// every failing command's object does, not a bare "ready" with exit 1.
+func TestWatchSaveFailureInTheJSON(t *testing.T) {
+	_, logPath, srv, _, answer := goodStart(t)
+	failRename := func(s changeset.Step) error {
+		if s.Op == changeset.OpRename && !s.Undo {
+			return errors.New("disk full")
+		}
+		return nil
+	}
+	var out, errb bytes.Buffer
+	e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(string) string { return "" },
+		write: changeset.Options{Hook: failRename}}
+	code := mainEnv(e, []string{"watch", "--log", logPath, "--url", srv.URL, "--save-answer", answer, "--json"})
+	var rep struct {
+		ExitCode int `json:"exit_code"`
+		Error    string
+	}
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatalf("stdout is not the JSON report: %v\n%s", err, out.String())
+	}
+	if code != 1 || rep.ExitCode != 1 || !strings.Contains(rep.Error, "saving the answer") || !strings.Contains(rep.Error, "disk full") {
+		t.Errorf("exit %d, report exit %d, error %q; want 1, 1 and the failed save\n%s", code, rep.ExitCode, rep.Error, errb.String())
+	}
+}
+
 func TestWatchOtherPromptNeedsOwnExpect(t *testing.T) {
 	dir := t.TempDir()
 	logPath := filepath.Join(dir, "server.log")
