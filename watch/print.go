@@ -87,11 +87,21 @@ func nLines(n int) string {
 	return fmt.Sprintf("%d lines", n)
 }
 
+// shownLineRunes caps one log line printed for people: a progress bar
+// written without newlines makes a line of up to a megabyte, which would
+// push the failure it comes with out of sight. The JSON report keeps every
+// line whole.
+const shownLineRunes = 500
+
+// indent prints log lines for people, each cut at shownLineRunes.
 func indent(lines []string, mark string) string {
 	var b strings.Builder
 	for _, l := range lines {
 		b.WriteString("    ")
 		b.WriteString(mark)
+		if cut := clip(l, shownLineRunes); cut != l {
+			l = cut + " (cut; --json has it whole)"
+		}
 		b.WriteString(l)
 		b.WriteByte('\n')
 	}

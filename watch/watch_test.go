@@ -478,3 +478,31 @@ func TestWatchCaptureAnnouncedByBatchList(t *testing.T) {
 		t.Errorf("timeout = %+v, want the batch list as the last phase", o.rep.Timeout)
 	}
 }
+
+// A line of a megabyte (a progress bar written without newlines) before a
+// failure is shown cut for people, not a megabyte to the terminal that
+// pushes the failure out of sight; the JSON report keeps it whole.
+func TestLongLinesShownCut(t *testing.T) {
+	steps := fakesglang.FailingStart("oom")
+	long := "[2026-06-17 22:07:06 TP0] Loading " + strings.Repeat("#", 1<<20)
+	for i := range steps {
+		if strings.Contains(steps[i].Line, "Load weight end") {
+			steps = append(steps[:i+1], append([]fakesglang.Step{{At: steps[i].At, Line: long}}, steps[i+1:]...)...)
+			break
+		}
+	}
+	o := watchReplay(t, fixture{steps: steps, hang: time.Hour})
+	if o.rep.Outcome != Failed {
+		t.Fatalf("outcome %s; want failure", o.rep.Outcome)
+	}
+	if len(o.out) > 64<<10 {
+		t.Errorf("%d bytes printed for people; the long line was not cut", len(o.out))
+	}
+	whole := false
+	for _, l := range o.rep.Failures[0].Context {
+		whole = whole || l == long
+	}
+	if !whole {
+		t.Errorf("the report's context lacks the long line whole")
+	}
+}
