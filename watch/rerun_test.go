@@ -100,7 +100,7 @@ func TestAppendedRunIsJudgedAlone(t *testing.T) {
 			if rep.Outcome != tt.outcome || rep.Kernel.Served != tt.served {
 				t.Fatalf("outcome %s, kernel served %q; want %s, %s:\n%s", rep.Outcome, rep.Kernel.Served, tt.outcome, tt.served, out)
 			}
-			want := fmt.Sprintf("of more than one run of the server; reading it from the last one's start (line %d)", len(tt.first)+1)
+			want := fmt.Sprintf("of 2 runs of the server; reading it from the last one's start (line %d)", len(tt.first)+1)
 			if !strings.Contains(out, want) {
 				t.Errorf("the skipped run is not said (%q):\n%s", want, out)
 			}
@@ -108,6 +108,20 @@ func TestAppendedRunIsJudgedAlone(t *testing.T) {
 				t.Errorf("%d lines read, %d phases; want the second run's %d and 6", rep.Lines, len(rep.Timeline), len(tt.second))
 			}
 		})
+	}
+}
+
+// A log of one run after lines of something else (a launcher's output,
+// import warnings) is read from the run's start, and not said to hold an
+// earlier run.
+func TestOneRunAfterOtherLines(t *testing.T) {
+	path := logOf(t, "a launcher's line\nUserWarning: an import's\n"+fakesglang.Text(fakesglang.KernelStart()))
+	rep, out := runAgainst(t, fakesglang.NewServer(), path, kernelRequired())
+	if rep.Outcome != Ready {
+		t.Fatalf("outcome %s:\n%s", rep.Outcome, out)
+	}
+	if want := "of one run of the server; reading it from that run's start (line 3)"; !strings.Contains(out, want) || strings.Contains(out, "runs of the server") {
+		t.Errorf("want the notice %q, and no word of several runs:\n%s", want, out)
 	}
 }
 

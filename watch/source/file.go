@@ -213,15 +213,21 @@ func (fl *follower) open(ctx context.Context) error {
 	if !fl.looked && fl.Offset == 0 && info.Size() > 0 && !fl.own {
 		// Said so that a "ready" found here is not mistaken for news: the
 		// file may hold an earlier run's log.
-		last, line, err := lastRun(fh, info.Size(), fl.StartsRun)
+		last, line, runs, err := lastRun(fh, info.Size(), fl.StartsRun)
 		if err != nil {
 			fh.Close()
 			return &LostError{What: "cannot read " + fl.Path, Err: err}
 		}
-		if last > 0 {
+		switch {
+		case last > 0 && runs > 1:
 			from = last
-			fl.notice(ctx, fmt.Sprintf("%s already holds %d bytes, of more than one run of the server; reading it from the last one's start (line %d)", fl.Path, info.Size(), line), false)
-		} else {
+			fl.notice(ctx, fmt.Sprintf("%s already holds %d bytes, of %d runs of the server; reading it from the last one's start (line %d)", fl.Path, info.Size(), runs, line), false)
+		case last > 0:
+			// One run, after lines of something else (a launcher's
+			// output, import warnings): not an earlier run's log.
+			from = last
+			fl.notice(ctx, fmt.Sprintf("%s already holds %d bytes, of one run of the server; reading it from that run's start (line %d)", fl.Path, info.Size(), line), false)
+		default:
 			fl.notice(ctx, fmt.Sprintf("%s already holds %d bytes; reading it from the start", fl.Path, info.Size()), false)
 		}
 	}
@@ -275,23 +281,25 @@ func (fl *follower) flushPartial(ctx context.Context) {
 }
 
 // lastRun finds, in the first size bytes of f, the start of the last line
-// for which starts is true, and its line number (1-based); 0, 0 when there
-// is none or starts is nil. A line longer than the reader's buffer is
-// judged by its first piece.
-func lastRun(f *os.File, size int64, starts func(string) bool) (int64, int, error) {
+// for which starts is true, its line number (1-based) and how many such
+// lines there are (the runs the file holds); 0, 0, 0 when there is none or
+// starts is nil. A line longer than the reader's buffer is judged by its
+// first piece.
+func lastRun(f *os.File, size int64, starts func(string) bool) (offset int64, line, runs int, err error) {
 	if starts == nil {
-		return 0, 0, nil
+		return 0, 0, 0, nil
 	}
 	r := bufio.NewReaderSize(io.NewSectionReader(f, 0, size), 64<<10)
-	var at, last int64
-	n, lastLine := 0, 0
+	var at int64
+	n := 0
 	lineStart := true
 	for {
 		b, err := r.ReadSlice('\n')
 		if len(b) > 0 && lineStart {
 			n++
 			if starts(strings.TrimRight(string(b), "\r\n")) {
-				last, lastLine = at, n
+				offset, line = at, n
+				runs++
 			}
 		}
 		at += int64(len(b))
@@ -301,9 +309,9 @@ func lastRun(f *os.File, size int64, starts func(string) bool) (int64, int, erro
 		case bufio.ErrBufferFull:
 			lineStart = false // the rest of a long line follows
 		case io.EOF:
-			return last, lastLine, nil
+			return offset, line, runs, nil
 		default:
-			return 0, 0, err
+			return 0, 0, 0, err
 		}
 	}
 }
