@@ -327,8 +327,13 @@ func (a *applier) undo() (int, error) {
 		}
 		delete(a.dirs, d)
 	}
-	if err := a.syncDirs(true); err != nil {
-		errs = append(errs, err.Error())
+	// Nothing written and no folder made: no directory entry changed, so
+	// there is nothing to flush (and a folder that cannot be synced, such
+	// as /proc, must not turn a plain refusal into "half written").
+	if a.done > 0 || len(a.created) > 0 {
+		if err := a.syncDirs(true); err != nil {
+			errs = append(errs, err.Error())
+		}
 	}
 	if a.journaled && len(errs) == 0 {
 		if err := a.removeJournal(true); err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -358,6 +359,32 @@ func TestUndoFailure(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(filepath.Join(root, "pkg/a.py")); string(got) != "a = 10\n" {
 		t.Errorf("pkg/a.py = %q", got)
+	}
+}
+
+// A first write that fails before anything is written (its temporary file
+// cannot be made: a folder such as /proc) is the plain error: putting back
+// nothing flushes no folder, whose sync could fail there too.
+func TestFirstWriteFails(t *testing.T) {
+	root, plan, _ := fixture(t)
+	before := snapshot(t, root)
+	synced := 0
+	_, err := plan().Apply(Options{Hook: func(s Step) error {
+		switch {
+		case s.N == 1:
+			return syscall.ENOENT
+		case s.Op == OpSyncDir:
+			synced++
+			return syscall.EINVAL
+		}
+		return nil
+	}})
+	var e *Error
+	if err == nil || errors.As(err, &e) || strings.Contains(err.Error(), "half written") || synced > 0 {
+		t.Fatalf("err = %v (%d folders synced); want the first step's error alone", err, synced)
+	}
+	if got := snapshot(t, root); !maps.Equal(got, before) {
+		t.Errorf("the tree changed: %v", got)
 	}
 }
 
