@@ -352,6 +352,18 @@ func TestServerExitsAfterAnswering(t *testing.T) {
 	}
 }
 
+// The started server exits while the watch waits for the kernel module's
+// line, after a good answer: the verdict says the kernel never ran, and
+// that the server is gone, with its exit.
+func TestServerExitsDuringTheKernelWait(t *testing.T) {
+	cfg := kernelRequired()
+	cfg.Source, cfg.Timeout, cfg.KernelWait = exitingSource{fakesglang.Lines(fakesglang.CleanStart())}, 10*time.Second, 5*time.Second
+	rep, out := watchWith(t, fakesglang.NewServer(), cfg)
+	if rep.Outcome != Failed || !strings.Contains(rep.Verdict, "the MMA kernel never ran") || !strings.Contains(rep.Verdict, "segmentation fault") {
+		t.Fatalf("outcome %s, verdict %q; want a failure naming the kernel and the exit:\n%s", rep.Outcome, rep.Verdict, out)
+	}
+}
+
 // The server is restarted with "> log" once it has answered, while the
 // watch waits for the kernel line (a supervisor restarting a server that
 // died after its first request): the new run's kernel line does not make

@@ -750,12 +750,17 @@ func (w *watcher) sourceEnded(err error) (Outcome, string) {
 			return w.failed()
 		}
 	}
+	var exit *source.ExitError
+	exited := errors.As(err, &exit)
 	if w.answered {
 		// No more lines can come; what the log said is all there is.
-		return w.kernelNeverRan()
+		o, v := w.kernelNeverRan()
+		if exited {
+			v = strings.TrimSuffix(v, ".") + "; then the " + exit.Error() + "."
+		}
+		return o, v
 	}
-	var exit *source.ExitError
-	if errors.As(err, &exit) {
+	if exited {
 		f := sglanglog.Failure{
 			Kind:    "server-exit",
 			Title:   "server exited before ready",
