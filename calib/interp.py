@@ -753,47 +753,38 @@ def check_timed_shapes(harness):
     args = harness.parse_args(
         ["--heads", "16", "--topks", "64", "--batches", "2", "--layers", "0"]
     )
-    report = {"timing": [], "correctness": [], "peaks": None}
-    with stubbed(
-        harness,
-        timing_sets=recording_sets,
-        time_graph=lambda calls, reps_ms: 10.0,
-        time_eager=lambda calls, reps_ms: 20.0,
-        settle_graph_replay=lambda device: None,
-    ), contextlib.redirect_stdout(io.StringIO()):
-        harness.run_timing(
-            {"right": Right(), "wrong": Wrong()},
-            None,
-            args,
-            torch.Generator().manual_seed(3),
-            torch.device("cpu"),
-            report,
-            lambda: None,
-        )
+
+    def timed(modules, printed, **more):
+        """run_timing's report of modules on the small shape, stand-in
+        timers (and more stand-ins), on the CPU."""
+        report = {"timing": [], "correctness": [], "peaks": None}
+        with stubbed(
+            harness,
+            timing_sets=recording_sets,
+            time_graph=lambda calls, reps_ms: 10.0,
+            time_eager=lambda calls, reps_ms: 20.0,
+            settle_graph_replay=lambda device: None,
+            **more,
+        ), contextlib.redirect_stdout(printed):
+            harness.run_timing(
+                modules,
+                None,
+                args,
+                torch.Generator().manual_seed(3),
+                torch.device("cpu"),
+                report,
+                lambda: None,
+            )
+        return report
+
+    report = timed({"right": Right(), "wrong": Wrong()}, io.StringIO())
 
     # A reference that does not fit the GPU: timed unchecked, no verdict.
     def out_of_memory(*a):
         raise torch.cuda.OutOfMemoryError("CUDA out of memory (stub)")
 
-    unchecked = {"timing": [], "correctness": [], "peaks": None}
     printed = io.StringIO()
-    with stubbed(
-        harness,
-        timing_sets=recording_sets,
-        time_graph=lambda calls, reps_ms: 10.0,
-        time_eager=lambda calls, reps_ms: 20.0,
-        settle_graph_replay=lambda device: None,
-        reference=out_of_memory,
-    ), contextlib.redirect_stdout(printed):
-        harness.run_timing(
-            {"right": Right()},
-            None,
-            args,
-            torch.Generator().manual_seed(3),
-            torch.device("cpu"),
-            unchecked,
-            lambda: None,
-        )
+    unchecked = timed({"right": Right()}, printed, reference=out_of_memory)
     failures = []
     if (
         [("passed" in r, r.get("us")) for r in unchecked["timing"]] != [(False, 20.0)]

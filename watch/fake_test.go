@@ -83,6 +83,11 @@ func (c *fakeClock) smokeOut(out bool) {
 
 // waitReleased blocks while time is held, or until ctx ends.
 func (c *fakeClock) waitReleased(ctx context.Context) bool {
+	return c.waitUntil(ctx, func() bool { return !c.held })
+}
+
+// waitUntil blocks until done (called with c.mu held) is true, or ctx ends.
+func (c *fakeClock) waitUntil(ctx context.Context, done func() bool) bool {
 	stop := context.AfterFunc(ctx, func() {
 		c.mu.Lock()
 		c.cond.Broadcast()
@@ -91,7 +96,7 @@ func (c *fakeClock) waitReleased(ctx context.Context) bool {
 	defer stop()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for c.held {
+	for !done() {
 		if ctx.Err() != nil {
 			return false
 		}
@@ -108,21 +113,7 @@ func (c *fakeClock) count() int {
 
 // waitAfters blocks until After has been called n times in all, or ctx ends.
 func (c *fakeClock) waitAfters(ctx context.Context, n int) bool {
-	stop := context.AfterFunc(ctx, func() {
-		c.mu.Lock()
-		c.cond.Broadcast()
-		c.mu.Unlock()
-	})
-	defer stop()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for c.afters < n {
-		if ctx.Err() != nil {
-			return false
-		}
-		c.cond.Wait()
-	}
-	return true
+	return c.waitUntil(ctx, func() bool { return c.afters >= n })
 }
 
 // advanceTo moves time to t, stopping at each timer on the way and letting

@@ -479,12 +479,12 @@ func TestWatchCaptureAnnouncedByBatchList(t *testing.T) {
 	}
 }
 
-// A line of a megabyte (a progress bar written without newlines) before a
+// A line of 128 KB (a progress bar written without newlines) before a
 // failure is shown cut for people, not a megabyte to the terminal that
 // pushes the failure out of sight; the JSON report keeps it whole.
 func TestLongLinesShownCut(t *testing.T) {
 	steps := fakesglang.FailingStart("oom")
-	long := "[2026-06-17 22:07:06 TP0] Loading " + strings.Repeat("#", 1<<20)
+	long := "[2026-06-17 22:07:06 TP0] Loading " + strings.Repeat("#", 1<<17)
 	for i := range steps {
 		if strings.Contains(steps[i].Line, "Load weight end") {
 			steps = append(steps[:i+1], append([]fakesglang.Step{{At: steps[i].At, Line: long}}, steps[i+1:]...)...)
