@@ -5,9 +5,10 @@
 #   1. --variants selected at H 16 and 64, topk 512 and 2048, B 1, 16, 64
 #      and 128 (the module's entry points, as SGLang calls them);
 #   2. every sm_120 configuration at B 128 (the largest shapes, beyond
-#      every correctness case) at H 64 and 16, topk 2048 (sm_90's are too
-#      many to compile in one call).
-# sm_120's with DISABLE_MMA_V3=1 (mma.sync, as on an sm_120 card). From the
+#      every correctness case) at H 64 and 16, topk 2048.
+# sm_120's with DISABLE_MMA_V3=1 (mma.sync, as on an sm_120 card). First,
+# warm-only processes in parallel fill Triton's caches (the configurations
+# split eight ways), so that the timed runs compile nothing. From the
 # repository root: OUT=$OUT bash lab/timedcheck/device.sh
 set -u
 OUT=${OUT:-/tmp/timedcheck}
@@ -19,16 +20,39 @@ export PYTHONUNBUFFERED=1
   date -u
 } | tee "$OUT/gpu.txt"
 COMMON=(--no-check --no-whole-call --layers 0 --peers none --reps-ms 20)
-run() { # name env... -- harness args...
-  local name=$1; shift
-  timeout "${LIM:-150}" env "$@" > "$OUT/$name.log" 2>&1
+SEL=(--variants selected --heads 16,64 --topks 512,2048 --batches 1,16,64,128)
+ALL=(--heads 64,16 --topks 2048 --batches 128)
+H90=(env TRITON_CACHE_DIR=/tmp/c90 python3 kernels/sm90/harness.py "${COMMON[@]}")
+H120=(env DISABLE_MMA_V3=1 TRITON_CACHE_DIR=/tmp/c120 python3 kernels/sm120/harness.py "${COMMON[@]}")
+run() { # name limit command...
+  local name=$1 limit=$2
+  shift 2
+  timeout "$limit" "$@" > "$OUT/$name.log" 2>&1
   echo "$name exit $?"
 }
-run sm90-selected TRITON_CACHE_DIR=/tmp/c90 python3 kernels/sm90/harness.py "${COMMON[@]}" \
-  --variants selected --heads 16,64 --topks 512,2048 --batches 1,16,64,128 --out "$OUT/sm90-selected.json"
-run sm120-selected DISABLE_MMA_V3=1 TRITON_CACHE_DIR=/tmp/c120 python3 kernels/sm120/harness.py "${COMMON[@]}" \
-  --variants selected --heads 16,64 --topks 512,2048 --batches 1,16,64,128 --out "$OUT/sm120-selected.json"
-LIM=250 run sm120-all DISABLE_MMA_V3=1 TRITON_CACHE_DIR=/tmp/c120 python3 kernels/sm120/harness.py "${COMMON[@]}" \
-  --heads 64,16 --topks 2048 --batches 128 --out "$OUT/sm120-all.json"
-tail -n 2 "$OUT"/*.log
-python3 lab/timedcheck/table.py "$OUT"/*.json | tee "$OUT/table.txt"
+# The sm_120 configurations, eight groups.
+DISABLE_MMA_V3=1 python3 -c '
+import importlib.util, sys
+spec = importlib.util.spec_from_file_location("m", "kernels/sm120/sparse_mla_mma.py")
+m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)
+names = sorted(m.CONFIGS)
+for i in range(8):
+    print(",".join(names[i::8]))
+' > "$OUT/groups.txt" 2> "$OUT/groups.log"
+echo "$(wc -w < "$OUT/groups.txt") groups of sm_120 configurations"
+T0=$(date +%s)
+run warm-sm90 150 "${H90[@]}" "${SEL[@]}" --warm-only --out /dev/null &
+run warm-sm120 150 "${H120[@]}" "${SEL[@]}" --warm-only --out /dev/null &
+i=0
+while read -r g; do
+  i=$((i + 1))
+  run "warm-all-$i" 150 "${H120[@]}" "${ALL[@]}" --variants "$g" --warm-only --out /dev/null &
+done < "$OUT/groups.txt"
+wait
+echo "warm: $(($(date +%s) - T0)) s"
+run sm90-selected 120 "${H90[@]}" "${SEL[@]}" --out "$OUT/sm90-selected.json"
+run sm120-selected 120 "${H120[@]}" "${SEL[@]}" --out "$OUT/sm120-selected.json"
+run sm120-all 150 "${H120[@]}" "${ALL[@]}" --out "$OUT/sm120-all.json"
+echo "total: $(($(date +%s) - T0)) s"
+tail -n 2 "$OUT"/sm*.log
+python3 lab/timedcheck/table.py "$OUT"/sm*.json | tee "$OUT/table.txt"
