@@ -56,7 +56,12 @@ func afterHash(c Change) string {
 	if c.After == nil {
 		return deleted
 	}
-	h := sha256.Sum256(c.After)
+	return contentHash(c.After)
+}
+
+// contentHash is the SHA-256 (hex) of a file's content, as After lists it.
+func contentHash(data []byte) string {
+	h := sha256.Sum256(data)
 	return hex.EncodeToString(h[:])
 }
 
@@ -71,8 +76,7 @@ func (e journalEntry) leftBy(st state) bool {
 	case e.Exists && string(st.data) == string(e.Before):
 		return true
 	}
-	h := sha256.Sum256(st.data)
-	return slices.Contains(e.After, hex.EncodeToString(h[:]))
+	return slices.Contains(e.After, contentHash(st.data))
 }
 
 // StaleJournalError is Recover's (and Apply's) refusal of a journal that no
