@@ -10,9 +10,11 @@
 # warm-only processes in parallel fill Triton's caches (the configurations
 # split eight ways), so that the timed runs compile nothing. From the
 # repository root: OUT=$OUT bash lab/timedcheck/device.sh (WITH_ALL=0: the
-# entry points only, part 1, in about half the time)
+# entry points only, part 1, in about half the time; BATCHES=1,128 fewer
+# batches for part 1)
 set -u
 WITH_ALL=${WITH_ALL:-1}
+BATCHES=${BATCHES:-1,16,64,128}
 OUT=${OUT:-/tmp/timedcheck}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
@@ -22,7 +24,7 @@ export PYTHONUNBUFFERED=1
   date -u
 } | tee "$OUT/gpu.txt"
 COMMON=(--no-check --no-whole-call --layers 0 --peers none --reps-ms 20)
-SEL=(--variants selected --heads 16,64 --topks 512,2048 --batches 1,16,64,128)
+SEL=(--variants selected --heads 16,64 --topks 512,2048 --batches "$BATCHES")
 ALL=(--heads 64,16 --topks 2048 --batches 128)
 H90=(env TRITON_CACHE_DIR=/tmp/c90 python3 kernels/sm90/harness.py "${COMMON[@]}")
 H120=(env DISABLE_MMA_V3=1 TRITON_CACHE_DIR=/tmp/c120 python3 kernels/sm120/harness.py "${COMMON[@]}")
