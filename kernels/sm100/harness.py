@@ -8,7 +8,8 @@ For every configuration in the module's CONFIGS (run by name through
 baseline, it builds real DeepSeek-V4 paged caches, compares with a float64
 reference computed from the dequantized cache, and times the fixed shapes,
 each configuration checked against the same reference at every shape it is
-timed at (a kernel wrong only at a large shape fails there); it also runs the module's own ``sparse_decode`` (its static selection) on the
+timed at (a kernel wrong only at a large shape fails there); it also runs
+the module's own ``sparse_decode`` (its static selection) on the
 correctness cases and checks that ``supports`` refuses caches the kernels
 cannot read. The whole call (``sparse_decode_full_with``, both caches, their
 merge and the attention sink) is checked for every configuration against a
@@ -43,14 +44,14 @@ to SGLang's own path).
     python3 harness.py --out /tmp/r.json --batches 1,64 --topks 512 --no-whole-call
 
 Exit status 1 when the module fails a correctness case or a timed shape's
-check (a failing peer is reported, not counted), 2 for a usage mistake, found before anything runs
-(a flag's value, an --out folder that does not exist, no CUDA GPU torch can
-use). A configuration named with --variants that cannot
-serve a case or a shape (a Hopper-only one on another GPU, a bucket its
-table gives to a peer) declines it: the JSON lists it under "declined" (a
-timing row with "declined" and no time), and it is not a failure. Exit
-status 2 where torch or Triton is not installed: the harness runs on the
-machine with the GPU (--help works anywhere).
+check (a failing peer is reported, not counted), 2 for a usage mistake,
+found before anything runs (a flag's value, an --out folder that does not
+exist, no CUDA GPU torch can use). A configuration named with --variants
+that cannot serve a case or a shape (a Hopper-only one on another GPU, a
+bucket its table gives to a peer) declines it: the JSON lists it under
+"declined" (a timing row with "declined" and no time), and it is not a
+failure. Exit status 2 where torch or Triton is not installed: the
+harness runs on the machine with the GPU (--help works anywhere).
 """
 
 import argparse
