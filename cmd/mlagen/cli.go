@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -61,8 +62,14 @@ func (f *cmdFlags) printHelp(w io.Writer) {
 	fmt.Fprint(w, f.after)
 }
 
-// explain is pflag's error with a did-you-mean for an unknown flag.
+// explain is pflag's error with a did-you-mean for an unknown flag, and
+// with the item at fault for a list of integers (pflag's own words there
+// are strconv's: `strconv.Atoi: parsing "x": invalid syntax`).
 func (f *cmdFlags) explain(err error) string {
+	var ve *pflag.InvalidValueError
+	if errors.As(err, &ve) && ve.GetFlag().Value.Type() == "intSlice" {
+		return listError(ve.GetFlag().Name, ve.GetValue())
+	}
 	var ne *pflag.NotExistError
 	if !errors.As(err, &ne) || ne.GetSpecifiedShortnames() != "" {
 		return err.Error()
@@ -77,6 +84,26 @@ func (f *cmdFlags) explain(err error) string {
 		return fmt.Sprintf("%v; did you mean --%s?", err, s)
 	}
 	return err.Error()
+}
+
+// listError says which item of a comma-separated list of integers given
+// to --name is not one.
+func listError(name, value string) string {
+	const how = "give integers separated by commas, no spaces"
+	if value == "" {
+		return fmt.Sprintf("--%s is empty: %s, or leave the flag out for its default", name, how)
+	}
+	for i, item := range strings.Split(value, ",") {
+		if item == "" {
+			return fmt.Sprintf("--%s %q: item %d is empty (%s)", name, value, i+1, how)
+		}
+		if _, err := strconv.Atoi(item); errors.Is(err, strconv.ErrRange) {
+			return fmt.Sprintf("--%s %q: %s is out of range", name, value, item)
+		} else if err != nil {
+			return fmt.Sprintf("--%s %q: %q is not an integer (%s)", name, value, item, how)
+		}
+	}
+	return fmt.Sprintf("--%s %q: not a list of integers (%s)", name, value, how)
 }
 
 // emptyGiven is the usage error (done true, exit 2) for the first of names
