@@ -68,7 +68,7 @@ func (f *cmdFlags) printHelp(w io.Writer) {
 func (f *cmdFlags) explain(err error) string {
 	var ve *pflag.InvalidValueError
 	if errors.As(err, &ve) && ve.GetFlag().Value.Type() == "intSlice" {
-		return listError(ve.GetFlag().Name, ve.GetValue())
+		return listError(ve)
 	}
 	var ne *pflag.NotExistError
 	if !errors.As(err, &ne) || ne.GetSpecifiedShortnames() != "" {
@@ -86,10 +86,11 @@ func (f *cmdFlags) explain(err error) string {
 	return err.Error()
 }
 
-// listError says which item of a comma-separated list of integers given
-// to --name is not one.
-func listError(name, value string) string {
+// listError says which item of a comma-separated list of integers is
+// not one; pflag's own error where every item reads as one to strconv.
+func listError(ve *pflag.InvalidValueError) string {
 	const how = "give integers separated by commas, no spaces"
+	name, value := ve.GetFlag().Name, ve.GetValue()
 	if value == "" {
 		return fmt.Sprintf("--%s is empty: %s, or leave the flag out for its default", name, how)
 	}
@@ -103,7 +104,7 @@ func listError(name, value string) string {
 			return fmt.Sprintf("--%s %q: %q is not an integer (%s)", name, value, item, how)
 		}
 	}
-	return fmt.Sprintf("--%s %q: not a list of integers (%s)", name, value, how)
+	return ve.Error()
 }
 
 // emptyGiven is the usage error (done true, exit 2) for the first of names
