@@ -12,6 +12,8 @@
 # repository root: OUT=$OUT bash lab/timedcheck/device.sh (WITH_ALL=0: the
 # entry points only, part 1, in about half the time; BATCHES=1,128 fewer
 # batches for part 1)
+# First run: results/2026-12-07-h100/ (an H100; NOTES.md, 2026-12-07,
+# fifty-seventh session).
 set -u
 WITH_ALL=${WITH_ALL:-1}
 BATCHES=${BATCHES:-1,16,64,128}
