@@ -37,14 +37,14 @@ func runBudget(e *env, args []string) int {
 		return code
 	}
 	if *asJSON && *table {
-		return usageError(e, "budget", "--json and --table are exclusive (the JSON has every variant's budget)")
+		return f.usageError(e, "--json and --table are exclusive (the JSON has every variant's budget)")
 	}
 	if f.Changed("heads") {
-		return usageError(e, "budget", "--heads does not change a budget (a program's heads are its BLOCK_H); it chooses emit's heuristic selection")
+		return f.usageError(e, "--heads does not change a budget (a program's heads are its BLOCK_H); it chooses emit's heuristic selection")
 	}
 	s, err := sf.sweep(f.FlagSet)
 	if err != nil {
-		return usageError(e, "budget", "%v", err)
+		return f.usageError(e, "%v", err)
 	}
 	bs := gen.CheckSweep(s)
 	fits := 0

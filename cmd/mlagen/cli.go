@@ -15,13 +15,22 @@ import (
 
 // cmdFlags is the one flag idiom of every subcommand: pflag, errors
 // reported here (never by pflag), -h/--help listed in the help like any
-// other flag, and every mistake answered with one line and the same hint.
+// other flag, and every mistake answered with one line and the same hint
+// (and, where the command line asks for --json, one error object on
+// stdout: CI reading it gets an object for a misspelt flag too).
 type cmdFlags struct {
 	*pflag.FlagSet
 	cmd   string // the subcommand, e.g. "emit"
 	usage string // the help above the flags
 	after string // the help below the flags (exit statuses), may be empty
 	help  *bool
+	// report names the command of the --json error objects when it is
+	// not cmd (patch --revert's are "revert"); nil means cmd.
+	report func() string
+	// args and parsed: what parse was given, and whether pflag read it
+	// all (given reads the words itself where it stopped short).
+	args   []string
+	parsed bool
 }
 
 func newCmdFlags(cmd, usage string) *cmdFlags {
@@ -46,9 +55,11 @@ func (f *cmdFlags) parse(e *env, args []string) (done bool, code int) {
 	if f.Lookup("help") == nil {
 		f.help = f.BoolP("help", "h", false, "show this help")
 	}
+	f.args = args
 	if err := f.Parse(args); err != nil {
-		return true, usageError(e, f.cmd, "%s", f.explain(err))
+		return true, f.usageError(e, "%s", f.explain(err))
 	}
+	f.parsed = true
 	if *f.help {
 		f.printHelp(e.stdout)
 		return true, exitOK
@@ -107,6 +118,58 @@ func listError(ve *pflag.InvalidValueError) string {
 	return ve.Error()
 }
 
+// given reports whether boolean flag name is on. After a parse that
+// stopped at a mistake, flags after it were never read, so the words are
+// read here as pflag reads them: up to "--", the last spelling wins, and
+// a word that is the value of the flag before it (--out --json) is not a
+// flag.
+func (f *cmdFlags) given(name string) bool {
+	fl := f.Lookup(name)
+	if fl == nil {
+		return false
+	}
+	if f.parsed {
+		return fl.Value.String() == "true"
+	}
+	on := false
+	for i := 0; i < len(f.args); i++ {
+		a := f.args[i]
+		if a == "--" {
+			break
+		}
+		if len(a) < 2 || a[0] != '-' {
+			continue // an argument: pflag reads flags after it too
+		}
+		key, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		var g *pflag.Flag
+		if strings.HasPrefix(a, "--") {
+			g = f.Lookup(key)
+		} else if len(key) == 1 {
+			g = f.ShorthandLookup(key)
+		}
+		switch {
+		case g == fl && hasValue:
+			on, _ = strconv.ParseBool(value)
+		case g == fl:
+			on = true
+		case g != nil && g.NoOptDefVal == "" && !hasValue:
+			i++ // its value, whatever it looks like
+		}
+	}
+	return on
+}
+
+// usageError is the package's usageError for a mistake in this
+// command's flags, with the error object on stdout too where the command
+// line asks for --json.
+func (f *cmdFlags) usageError(e *env, format string, args ...any) int {
+	report := f.cmd
+	if f.report != nil {
+		report = f.report()
+	}
+	return failedAs(e, f.cmd, report, f.given("json"), exitUsage, fmt.Sprintf(format, args...))
+}
+
 // emptyGiven is the usage error (done true, exit 2) for the first of names
 // given on the command line with an empty value: a path whose shell
 // variable expanded to nothing would otherwise read as the flag left out,
@@ -115,7 +178,7 @@ func listError(ve *pflag.InvalidValueError) string {
 func (f *cmdFlags) emptyGiven(e *env, names ...string) (bool, int) {
 	for _, name := range names {
 		if fl := f.Lookup(name); fl != nil && fl.Changed && fl.Value.String() == "" {
-			return true, usageError(e, f.cmd, "--%s is empty: give a value, or leave the flag out for its default", name)
+			return true, f.usageError(e, "--%s is empty: give a value, or leave the flag out for its default", name)
 		}
 	}
 	return false, exitOK
@@ -126,11 +189,12 @@ func (f *cmdFlags) noArgs(e *env) (bool, int) {
 	if f.NArg() == 0 {
 		return false, exitOK
 	}
-	return true, usageError(e, f.cmd, "unexpected argument %q (%s takes flags only)", f.Arg(0), f.cmd)
+	return true, f.usageError(e, "unexpected argument %q (%s takes flags only)", f.Arg(0), f.cmd)
 }
 
 // usageError prints a usage mistake and the hint every subcommand gives,
-// and returns the exit status of bad usage.
+// and returns the exit status of bad usage. Past a subcommand's name the
+// mistakes are its cmdFlags' usageError's, which adds the --json object.
 func usageError(e *env, cmd, format string, args ...any) int {
 	fmt.Fprintf(e.stderr, "mlagen %s: %s\n", cmd, fmt.Sprintf(format, args...))
 	fmt.Fprintf(e.stderr, "Run 'mlagen %s --help' for usage.\n", cmd)
@@ -157,7 +221,8 @@ type errorReport struct {
 // status code: exitFail (the job found a problem) or exitUsage (an input
 // it cannot use; the usage hint follows). msg and its details go to
 // stderr and, with asJSON, as one errorReport to stdout. A mistake in the
-// flags themselves is usageError's (stderr only, as for every command).
+// flags themselves is cmdFlags.usageError's (the same, --json read from
+// the command line).
 func failed(e *env, cmd string, asJSON bool, code int, msg string, details ...string) int {
 	return failedAs(e, cmd, cmd, asJSON, code, msg, details...)
 }

@@ -73,8 +73,8 @@ write that failed (the folder is as it was), 2 bad flags, a --kernels path
 through a file or a dangling symlink (the folder or a folder above it), or
 a --selection file that cannot be read, is not a selection, or is for
 another GPU than --target (nothing written). With --json every
-failure after the flags also prints {"command", "error", "details"} on
-stdout, or, where the report itself is printed (--check found a
+failure, a mistake in the flags too, also prints {"command", "error",
+"details"} on stdout, or, where the report itself is printed (--check found a
 difference, nothing fits), the report with an "error".
 `
 
@@ -192,7 +192,7 @@ func parseEmit(e *env, args []string) (o emitOpts, done bool, code int) {
 	o.mode = "write"
 	switch {
 	case *dryRun && *check:
-		return o, true, usageError(e, "emit", "--dry-run and --check are exclusive")
+		return o, true, f.usageError(e, "--dry-run and --check are exclusive")
 	case *check:
 		o.mode = "check"
 	case *dryRun || o.diff:
@@ -205,7 +205,7 @@ func parseEmit(e *env, args []string) (o emitOpts, done bool, code int) {
 		}
 	}
 	if o.sweep, err = sf.sweep(f.FlagSet); err != nil {
-		return o, true, usageError(e, "emit", "%v", err)
+		return o, true, f.usageError(e, "%v", err)
 	}
 	if o.dir == "" {
 		o.dir = filepath.Join("kernels", o.sweep.Target.Dir())

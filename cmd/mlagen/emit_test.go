@@ -46,8 +46,8 @@ func jsonFailure(t *testing.T, cmd, stdout string) (msg string, details []string
 }
 
 // Every failure of emit after its flags, under --json: the exit status, one
-// error object on stdout (patch's shape), the human text on stderr. A
-// mistake in the flags stays on stderr alone, as for patch.
+// error object on stdout (patch's shape), the human text on stderr; a
+// mistake in the flags too, as for every command (cli_test.go).
 func TestEmitJSONFailures(t *testing.T) {
 	sweep := []string{"emit", "--target", "sm_120", "--block-h", "16", "--block-t", "16", "--split-k", "1", "--num-warps", "8", "--num-stages", "1", "--pp-split-k", "none"}
 	sm120, err := gen.LookupTarget("sm_120")
@@ -119,8 +119,11 @@ func TestEmitJSONFailures(t *testing.T) {
 	}
 	t.Run("flag mistake", func(t *testing.T) {
 		code, stdout, stderr := runIn(t, t.TempDir(), nil, "emit", "--json", "--block-h", "8")
-		if code != exitUsage || stdout != "" || !strings.Contains(stderr, "BLOCK_H=8") {
-			t.Errorf("exit %d, stdout %q, stderr %q; want 2, nothing on stdout", code, stdout, stderr)
+		if code != exitUsage || !strings.Contains(stderr, "BLOCK_H=8") {
+			t.Errorf("exit %d, stderr %q; want 2 and the flag's mistake", code, stderr)
+		}
+		if msg, _ := jsonFailure(t, "emit", stdout); !strings.Contains(msg, "BLOCK_H=8") {
+			t.Errorf("error %q does not name the mistake", msg)
 		}
 	})
 }

@@ -135,9 +135,9 @@ hand), and so does an installed kernel module edited by hand (copy it
 elsewhere and delete it, then revert); a --module that is not a file under
 the root defining the function is refused; only a file in the kernel
 module's place that mlagen did not write is left there, listed, while the
-rest is taken out (exit 1). With --json a failure past the flags is an
-object on stdout too; under --revert every object, the report and a
-failure's alike, names its command "revert".
+rest is taken out (exit 1). With --json a failure, a mistake in the flags
+too, is an object on stdout as well; under --revert every object, the
+report and a failure's alike, names its command "revert".
 `
 
 const verifyHelp = `Usage: mlagen verify [flags] SGLANG_ROOT
@@ -179,8 +179,9 @@ model backend never calls the entry on), 2 bad usage (or SGLANG_ROOT is not
 a directory, is mlagen's own repository, or is a folder from which the
 module names would be wrong: above the folder that holds the sglang
 package, such as a venv's root, or inside the package; the message names
-the folder to give). With --json a failure past the flags is an object on
-stdout too, and so is a failing proof: the report, with an "error".
+the folder to give). With --json a failure, a mistake in the flags too, is
+an object on stdout as well, and so is a failing proof: the report, with
+an "error".
 `
 
 // runPatch is `mlagen patch`.
@@ -196,6 +197,7 @@ func runPatch(e *env, args []string) int {
 	allow := f.Bool("allow-unreached", false, "wire the tree even where SGLang's model backend never calls the entry on --target's GPUs (for a harness that calls it itself)")
 	accept := f.StringArray("accept-unjudged", nil, "wire the tree although the proof cannot judge the reference at `PLACE` (PATH:LINE, or PATH, as a\n'cannot judge' line prints it), after you have read it (repeatable; give verify the same)")
 	asJSON := f.Bool("json", false, "print the report as JSON on stdout")
+	f.report = func() string { return patchReport(f.given("revert")) }
 	if done, code := f.parse(e, args); done {
 		return code
 	}
@@ -203,16 +205,16 @@ func runPatch(e *env, args []string) int {
 		return code
 	}
 	if *check && (*revert || *dryRun) {
-		return usageError(e, "patch", "--check cannot be combined with --revert or --dry-run")
+		return f.usageError(e, "--check cannot be combined with --revert or --dry-run")
 	}
 	if *selection != "" && (*kernels != "" || *revert || *check) {
-		return usageError(e, "patch", "--selection renders the module to install: it cannot be combined with --kernels (a module already rendered), --revert or --check")
+		return f.usageError(e, "--selection renders the module to install: it cannot be combined with --kernels (a module already rendered), --revert or --check")
 	}
 	if *revert && (*kernels != "" || f.Changed("target") || *allow || len(*accept) > 0) {
-		return usageError(e, "patch", "--revert takes out whatever mlagen put in: --kernels, --target, --allow-unreached and --accept-unjudged choose what to install, and do not apply")
+		return f.usageError(e, "--revert takes out whatever mlagen put in: --kernels, --target, --allow-unreached and --accept-unjudged choose what to install, and do not apply")
 	}
 	if _, err := gen.LookupTarget(*target); err != nil {
-		return usageError(e, "patch", "--target: %v", err)
+		return f.usageError(e, "--target: %v", err)
 	}
 	// Flag mistakes first, then the tree they name.
 	report := patchReport(*revert)
@@ -279,8 +281,8 @@ func patchReport(revert bool) string {
 
 // kernelFor is the kernel module patch installs (the target is known: the
 // flags were checked); a --kernels folder without the module is bad usage
-// (exit 2), like any other flag mistake. Past the flags, --json gets the
-// error as an object.
+// (exit 2), like any other flag mistake, and --json gets the error as an
+// object.
 func kernelFor(e *env, target, kernelsDir string, asJSON bool) ([]byte, int) {
 	data, err := kernelModule(target, kernelsDir)
 	switch {
@@ -366,7 +368,7 @@ func runVerify(e *env, args []string) int {
 // naming report as its command.
 func oneRoot(e *env, f *cmdFlags, report string, asJSON bool) (string, int) {
 	if f.NArg() != 1 {
-		return "", usageError(e, f.cmd, "want exactly one SGLANG_ROOT, got %d arguments", f.NArg())
+		return "", f.usageError(e, "want exactly one SGLANG_ROOT, got %d arguments", f.NArg())
 	}
 	root := f.Arg(0)
 	switch st, err := os.Stat(root); {

@@ -118,8 +118,8 @@ harness results, results of another GPU than --target or than RESULTS.json
 (--also: or of its Triton release), a target the file spells otherwise
 than the harness, a --selections folder that does not exist or is not one,
 or a <target>.json there that is not this target's selection (nothing
-written). With --json every failure after
-the flags also prints {"command", "error", "details"} on stdout, or, where
+written). With --json every failure, a mistake in
+the flags too, also prints {"command", "error", "details"} on stdout, or, where
 --check found a difference, the report with an "error" (and the diff).
 `
 
@@ -253,13 +253,13 @@ func runSelect(e *env, args []string) int {
 		return code
 	}
 	if f.NArg() != 1 {
-		return usageError(e, "select", "want exactly one RESULTS.json argument, got %d", f.NArg())
+		return f.usageError(e, "want exactly one RESULTS.json argument, got %d", f.NArg())
 	}
 	if *dryRun && *check {
-		return usageError(e, "select", "--dry-run and --check are exclusive")
+		return f.usageError(e, "--dry-run and --check are exclusive")
 	}
 	if f.Changed("heads") {
-		return usageError(e, "select", "--heads is not read: select takes the head counts from the results' rows (time yours with the harness's --heads)")
+		return f.usageError(e, "--heads is not read: select takes the head counts from the results' rows (time yours with the harness's --heads)")
 	}
 	// An input select cannot use (unreadable, not results, another GPU's
 	// or release's, no folder to write into) is bad usage, exit 2; with
@@ -304,7 +304,7 @@ func runSelect(e *env, args []string) int {
 	}
 	s, err := sf.sweep(f.FlagSet)
 	if err != nil {
-		return usageError(e, "select", "%v", err)
+		return f.usageError(e, "%v", err)
 	}
 	if s.Target.Name != res.Target {
 		return bad("%s holds %s results, not %s (leave --target out: select takes it from the results)", path, res.Target, s.Target.Name)

@@ -128,8 +128,11 @@ func TestSelectJSONFailures(t *testing.T) {
 	}
 	t.Run("flag mistake", func(t *testing.T) {
 		code, stdout, stderr := runIn(t, t.TempDir(), nil, "select", "--json", "--dry-run", "--check", "results.json")
-		if code != exitUsage || stdout != "" || !strings.Contains(stderr, "exclusive") {
-			t.Errorf("exit %d, stdout %q, stderr %q; want 2, nothing on stdout", code, stdout, stderr)
+		if code != exitUsage || !strings.Contains(stderr, "exclusive") {
+			t.Errorf("exit %d, stderr %q; want 2 and the flags' mistake", code, stderr)
+		}
+		if msg, _ := jsonFailure(t, "select", stdout); msg != "--dry-run and --check are exclusive" {
+			t.Errorf("error %q; want the flags' mistake", msg)
 		}
 	})
 	// The results themselves are fine: the same run writes the table.

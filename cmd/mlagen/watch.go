@@ -159,7 +159,7 @@ func runWatch(e *env, args []string) int {
 	dash := fs.ArgsLenAtDash()
 	rest := fs.Args()
 	if dash < 0 && len(rest) > 0 || dash > 0 {
-		return watchUsageError(e, "unexpected argument %q; a server command goes after --", rest[0])
+		return o.usageError(e, "unexpected argument %q; a server command goes after --", rest[0])
 	}
 	if dash == 0 {
 		o.server = rest
@@ -278,14 +278,11 @@ func saveFile(e *env, path string, data []byte) error {
 	return err
 }
 
-func watchUsageError(e *env, format string, args ...any) int {
-	return usageError(e, "watch", format, args...)
-}
-
-// inputError is an input the watch cannot use (a file named by a
-// flag, the server to start): exit 2 as a flag mistake is, and with --json
-// one error object on stdout too, as for every failure past the flags.
-func (o *watchOpts) inputError(e *env, format string, args ...any) int {
+// usageError is a mistake in the flags found past their parse, or an
+// input the watch cannot use (a file named by a flag, the server to
+// start): exit 2, and with --json one error object on stdout too, as for
+// every failure.
+func (o *watchOpts) usageError(e *env, format string, args ...any) int {
 	return failed(e, "watch", o.jsonOut, exitUsage, fmt.Sprintf(format, args...))
 }
 
@@ -307,7 +304,7 @@ func (o *watchOpts) config(e *env, fs *pflag.FlagSet) (watch.Config, int) {
 	if o.baselinePath != "" {
 		b, err := baseline.Load(o.baselinePath)
 		if err != nil {
-			return cfg, o.inputError(e, "--baseline: %v", err)
+			return cfg, o.usageError(e, "--baseline: %v", err)
 		}
 		cfg.Baseline, cfg.BaselinePath = &b, o.baselinePath
 	}
@@ -337,31 +334,31 @@ func (o *watchOpts) check(e *env, fs *pflag.FlagSet) int {
 	}
 	switch {
 	case sources == 0:
-		return watchUsageError(e, "no log to watch: give --log FILE, --cmd \"COMMAND\" or -- SERVER COMMAND...")
+		return o.usageError(e, "no log to watch: give --log FILE, --cmd \"COMMAND\" or -- SERVER COMMAND...")
 	case sources > 1:
-		return watchUsageError(e, "give only one of --log FILE, --cmd \"COMMAND\" and -- SERVER COMMAND (with a server command, --log names its log file)")
+		return o.usageError(e, "give only one of --log FILE, --cmd \"COMMAND\" and -- SERVER COMMAND (with a server command, --log names its log file)")
 	case len(o.env) > 0 && len(o.server) == 0:
-		return watchUsageError(e, "--env only applies to a server started by the watch (-- SERVER COMMAND...)")
+		return o.usageError(e, "--env only applies to a server started by the watch (-- SERVER COMMAND...)")
 	case fs.Changed("stop-grace") && len(o.server) == 0:
-		return watchUsageError(e, "--stop-grace only applies to a server started by the watch (-- SERVER COMMAND...)")
+		return o.usageError(e, "--stop-grace only applies to a server started by the watch (-- SERVER COMMAND...)")
 	case o.stopGrace <= 0:
-		return watchUsageError(e, "--stop-grace must be positive, got %s", o.stopGrace)
+		return o.usageError(e, "--stop-grace must be positive, got %s", o.stopGrace)
 	case o.fromEnd && (o.logPath == "" || len(o.server) > 0):
-		return watchUsageError(e, "--from-end only applies to --log FILE without a server command")
+		return o.usageError(e, "--from-end only applies to --log FILE without a server command")
 	case o.timeout <= 0:
-		return watchUsageError(e, "--timeout must be positive, got %s", o.timeout)
+		return o.usageError(e, "--timeout must be positive, got %s", o.timeout)
 	case o.interval <= 0:
-		return watchUsageError(e, "--interval must be positive, got %s", o.interval)
+		return o.usageError(e, "--interval must be positive, got %s", o.interval)
 	case o.maxTokens <= 0:
-		return watchUsageError(e, "--max-tokens must be positive, got %d", o.maxTokens)
+		return o.usageError(e, "--max-tokens must be positive, got %d", o.maxTokens)
 	case o.maxResponse <= 0:
-		return watchUsageError(e, "--max-response-bytes must be positive, got %d", o.maxResponse)
+		return o.usageError(e, "--max-response-bytes must be positive, got %d", o.maxResponse)
 	case o.expectFile != "" && fs.Changed("expect"):
-		return watchUsageError(e, "give --expect or --expect-file, not both")
+		return o.usageError(e, "give --expect or --expect-file, not both")
 	case o.model != "" && !o.openai:
-		return watchUsageError(e, "--model only applies with --openai")
+		return o.usageError(e, "--model only applies with --openai")
 	case o.apiKeyEnv != "" && e.getenv(o.apiKeyEnv) == "":
-		return watchUsageError(e, "--api-key-env %s: that environment variable is unset or empty; export the server's key in it first (a name, not the key itself)", o.apiKeyEnv)
+		return o.usageError(e, "--api-key-env %s: that environment variable is unset or empty; export the server's key in it first (a name, not the key itself)", o.apiKeyEnv)
 	}
 	for _, save := range []struct{ flag, path string }{{"--save-baseline", o.saveBaseline}, {"--save-answer", o.saveAnswer}} {
 		// Found now, not after a ten-minute start that then cannot be
@@ -370,17 +367,17 @@ func (o *watchOpts) check(e *env, fs *pflag.FlagSet) int {
 			continue
 		}
 		if err := filePathProblem(save.path, "file", "a typo? The watch writes the file, not its folder"); err != nil {
-			return watchUsageError(e, "%s: %v", save.flag, err)
+			return o.usageError(e, "%s: %v", save.flag, err)
 		}
 	}
 	for _, kv := range o.env {
 		if !envNameRE.MatchString(kv) {
-			return watchUsageError(e, "--env %q is not NAME=VALUE", kv)
+			return o.usageError(e, "--env %q is not NAME=VALUE", kv)
 		}
 	}
 	u, err := url.Parse(o.url)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return watchUsageError(e, "--url %q is not an http(s) URL such as http://127.0.0.1:30000", o.url)
+		return o.usageError(e, "--url %q is not an http(s) URL such as http://127.0.0.1:30000", o.url)
 	}
 	return exitOK
 }
@@ -395,7 +392,7 @@ func (o *watchOpts) smokeRequest(e *env, fs *pflag.FlagSet, human io.Writer) (sm
 	if o.expectFile != "" {
 		data, err := os.ReadFile(o.expectFile)
 		if err != nil {
-			return req, o.inputError(e, "--expect-file: %v", err)
+			return req, o.usageError(e, "--expect-file: %v", err)
 		}
 		exact := string(data)
 		req.Exact, req.Contains = &exact, ""
@@ -421,17 +418,17 @@ func (o *watchOpts) source(e *env) (source.Source, int) {
 		// Found out now, before anything starts: a misspelt command or an
 		// unwritable log is a usage mistake, not a failed deployment.
 		if _, err := exec.LookPath(o.server[0]); err != nil {
-			return nil, o.inputError(e, "cannot start the server: %v", err)
+			return nil, o.usageError(e, "cannot start the server: %v", err)
 		}
 		if err := filePathProblem(logPath, "log file", "the watch creates the log file, not its folder"); err != nil {
 			if errors.Is(err, source.ErrNotRegular) {
-				return nil, o.inputError(e, "cannot write the server log: %v; the watch reads the server's output back from this file, so it must be one (leave --log out for mlagen-server-TIME.log)", err)
+				return nil, o.usageError(e, "cannot write the server log: %v; the watch reads the server's output back from this file, so it must be one (leave --log out for mlagen-server-TIME.log)", err)
 			}
-			return nil, o.inputError(e, "cannot write the server log: %v", err)
+			return nil, o.usageError(e, "cannot write the server log: %v", err)
 		}
 		f, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 		if err != nil {
-			return nil, o.inputError(e, "cannot write the server log: %v", err)
+			return nil, o.usageError(e, "cannot write the server log: %v", err)
 		}
 		f.Close()
 		return &source.Server{Argv: o.server, Env: o.env, LogPath: logPath, Grace: o.stopGrace}, exitOK
@@ -446,12 +443,12 @@ func (o *watchOpts) source(e *env) (source.Source, int) {
 					// --log <(command): the shell's pipe is not passed on.
 					how = "the command itself, not <(command)"
 				}
-				return nil, o.inputError(e, "--log: %v; --log follows a file, and a stream goes to --cmd (%s)", err, how)
+				return nil, o.usageError(e, "--log: %v; --log follows a file, and a stream goes to --cmd (%s)", err, how)
 			}
-			return nil, o.inputError(e, "--log: %v", err)
+			return nil, o.usageError(e, "--log: %v", err)
 		}
 		if err := logReadProblem(o.logPath); err != nil {
-			return nil, o.inputError(e, "--log: cannot read %s: %v; run the watch as a user who can read it, or give --cmd a command that can (--cmd \"sudo tail -n +1 -F %s\")", o.logPath, err, o.logPath)
+			return nil, o.usageError(e, "--log: cannot read %s: %v; run the watch as a user who can read it, or give --cmd a command that can (--cmd \"sudo tail -n +1 -F %s\")", o.logPath, err, o.logPath)
 		}
 		f := &source.File{Path: o.logPath, StartsRun: sglanglog.StartsRun}
 		if o.fromEnd {

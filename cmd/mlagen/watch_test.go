@@ -251,6 +251,17 @@ func TestWatchUsageErrors(t *testing.T) {
 		if code != 2 || !strings.Contains(errs, tt.want) || out != "" {
 			t.Errorf("watch %q = exit %d, stdout %q, stderr %q; want 2, nothing on stdout, stderr containing %q", tt.args, code, out, errs, tt.want)
 		}
+		// The same mistake under --json: the same exit and words, and one
+		// error object on stdout.
+		args := append([]string{"--json"}, tt.args...)
+		code, out, errs = runWatchArgs(t, args...)
+		if code != 2 || !strings.Contains(errs, tt.want) {
+			t.Errorf("watch %q = exit %d, stderr %q; want 2, stderr containing %q", args, code, errs, tt.want)
+			continue
+		}
+		if msg, _ := jsonFailure(t, "watch", out); !strings.Contains(msg, tt.want) {
+			t.Errorf("watch %q: JSON error %q does not contain %q", args, msg, tt.want)
+		}
 	}
 }
 
