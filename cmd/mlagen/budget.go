@@ -53,13 +53,10 @@ func runBudget(e *env, args []string) int {
 			fits++
 		}
 	}
-	code := exitOK
-	if fits == 0 {
-		code = exitFail
-	}
-	if *asJSON {
+	switch {
+	case *asJSON:
 		out := map[string]any{"command": "budget", "target": s.Target.Name, "variants": bs, "fitting": fits, "refused": len(bs) - fits}
-		if code != exitOK {
+		if fits == 0 {
 			// A failure is an object with "error" for CI, as every command's.
 			out["error"] = fmt.Sprintf("no variant of the sweep fits %s", s.Target.Name)
 		}
@@ -70,16 +67,17 @@ func runBudget(e *env, args []string) int {
 			out["model"] = c.String()
 		}
 		emitJSON(e, out, true)
-		return code
-	}
-	if *table {
+	case *table:
 		gen.WriteBudgetTable(e.stdout, s, bs)
-	} else {
+	default:
 		gen.WriteBudgetReport(e.stdout, s, bs)
 	}
-	if code != exitOK {
-		// The exit status says so; stderr says why, as every failure's.
+	if fits == 0 {
+		// The exit status says so; stderr says why, as every failure's,
+		// with --json too (the object's "error" is for CI, this line for
+		// whoever reads the log).
 		fmt.Fprintf(e.stderr, "mlagen budget: no variant of the sweep fits %s (the refusals above say why)\n", s.Target.Name)
+		return exitFail
 	}
-	return code
+	return exitOK
 }

@@ -224,7 +224,7 @@ func runPatch(e *env, args []string) int {
 	}
 	rec, err := patches.DefaultRecipe()
 	if err != nil {
-		return failure(e, "patch", err)
+		return failedAs(e, "patch", report, *asJSON, exitFail, err.Error())
 	}
 	opt := patches.Options{Recipe: rec, Module: *module, Emitted: emittedBundle, AllowUnreached: *allow, AcceptUnjudged: *accept, Tritons: gen.CheckedTritons()}
 	if *check {
@@ -357,7 +357,7 @@ func runVerify(e *env, args []string) int {
 	}
 	rec, err := patches.DefaultRecipe()
 	if err != nil {
-		return failure(e, "verify", err)
+		return failed(e, "verify", *asJSON, exitFail, err.Error())
 	}
 	return proveAndReport(e, "verify", root, patches.Options{Recipe: rec, Module: *module, Emitted: emittedBundle, AllowUnreached: *allow, AcceptUnjudged: *accept, Tritons: gen.CheckedTritons()}, *asJSON)
 }

@@ -70,7 +70,7 @@ func runVersion(e *env, args []string) int {
 	}
 	info, err := buildVersion()
 	if err != nil {
-		return failure(e, "version", err)
+		return failed(e, "version", *asJSON, exitFail, err.Error())
 	}
 	if *asJSON {
 		return emitJSON(e, info, true)
