@@ -164,7 +164,8 @@ func (s *session) module(opt Options) (string, error) {
 	case len(withBlock) > 1:
 		return "", &Problem{Msg: fmt.Sprintf("%d modules hold an mlagen dispatcher; pick one with --module PATH:", len(withBlock)), Lines: withBlock}
 	default:
-		mod, err = pickModule(s.definers(s.rec.Old), s.rec)
+		cands := s.definers(s.rec.Old)
+		mod, err = pickModule(cands, s.rec, len(cands) > 0 || s.holdsPackage())
 	}
 	if err != nil {
 		return "", s.explain(err)
@@ -194,12 +195,42 @@ func (s *session) givenModule(given string) (string, error) {
 	return "", &Problem{Msg: fmt.Sprintf("%s. Modules that define %s:", msg, s.rec.Old), Lines: cands}
 }
 
-// pickModule chooses the defining module among candidates.
-func pickModule(cands []string, rec *Recipe) (string, error) {
+// holdsPackage reports whether the tree has a Python file of the
+// recipe's package where a root may keep it (ROOT/sglang, a checkout's
+// ROOT/python/sglang, or ROOT itself where it is the package); true for a
+// recipe that names none.
+func (s *session) holdsPackage() bool {
+	pkg := s.rec.Package
+	if pkg == "" {
+		return true
+	}
+	for p := range s.co.Tree.Files {
+		// qualified: the root may be the package itself (site-packages/sglang).
+		if q := s.qualified(p); strings.HasPrefix(q, pkg+"/") || s.rec.SourceRoot != "" && strings.HasPrefix(q, s.rec.SourceRoot+"/"+pkg+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// pickModule chooses the defining module among candidates. hasPackage is
+// whether the tree holds the project's package at all: where nothing
+// defines the function and it does not, the root is likely not SGLang's
+// (a mistyped path), which the message asks rather than leave the user
+// to suspect the release.
+func pickModule(cands []string, rec *Recipe, hasPackage bool) (string, error) {
 	name := rec.Old
 	switch len(cands) {
 	case 0:
-		return "", &Problem{Msg: fmt.Sprintf("no module in this tree defines %s (upstream keeps it in %s; looked for a module-level def in every file that names it)", name, rec.SIMTModule)}
+		msg := fmt.Sprintf("no module in this tree defines %s (upstream keeps it in %s; looked for a module-level def in every file that names it)", name, rec.SIMTModule)
+		if !hasPackage {
+			checkout := "SGLang's checkout"
+			if rec.SourceRoot != "" {
+				checkout += fmt.Sprintf(" (with %s/%s/ in it)", rec.SourceRoot, rec.Package)
+			}
+			msg += fmt.Sprintf(", and it holds no %s package: is it %s, or the folder that holds the installed %s package (site-packages)?", rec.Package, checkout, rec.Package)
+		}
+		return "", &Problem{Msg: msg}
 	case 1:
 		return cands[0], nil
 	}
