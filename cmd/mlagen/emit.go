@@ -72,9 +72,9 @@ file emit refuses to overwrite (another target's folder included), or a
 write that failed (the folder is as it was), 2 bad flags, a --kernels path
 through a file or a dangling symlink (the folder or a folder above it), or
 a --selection file that cannot be read, is not a selection, or is for
-another GPU than --target (nothing written). With --json every
-failure, a mistake in the flags too, also prints {"command", "error",
-"details"} on stdout, or, where the report itself is printed (--check found a
+another GPU than --target (nothing written). With --json every failure,
+a mistake in the flags too, also prints {"command", "error", "details"}
+on stdout, or, where the report itself is printed (--check found a
 difference, nothing fits), the report with an "error".
 `
 

@@ -118,9 +118,9 @@ harness results, results of another GPU than --target or than RESULTS.json
 (--also: or of its Triton release), a target the file spells otherwise
 than the harness, a --selections folder that does not exist or is not one,
 or a <target>.json there that is not this target's selection (nothing
-written). With --json every failure, a mistake in
-the flags too, also prints {"command", "error", "details"} on stdout, or, where
---check found a difference, the report with an "error" (and the diff).
+written). With --json every failure, a mistake in the flags too, also
+prints {"command", "error", "details"} on stdout, or, where --check found
+a difference, the report with an "error" (and the diff).
 `
 
 // selectReport is select's --json output.
