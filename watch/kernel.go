@@ -80,10 +80,25 @@ func (w *watcher) kernelLine(k sglanglog.KernelLine, rec sglanglog.Record) {
 	}
 }
 
-// kernelSettled reports whether the kernel check lets the watch end: it is
-// not required, or a line said the MMA kernel ran.
+// kernelSettled reports whether the kernel check lets the watch end: a
+// line said the MMA kernel ran, or, where it is not required, any line of
+// the module came (what served is known).
 func (w *watcher) kernelSettled() bool {
-	return !w.rep.Kernel.Required || w.rep.Kernel.Served == "mma"
+	if !w.rep.Kernel.Required {
+		return w.rep.Kernel.Served != "unknown"
+	}
+	return w.rep.Kernel.Served == "mma"
+}
+
+// kernelWaitOver is the verdict once the wait for the kernel module's line
+// is over (its time passed, or the log ended): READY where the kernel is
+// not required (the report says what served, "unknown" where no line
+// came), the kernel's failure where it is.
+func (w *watcher) kernelWaitOver() (Outcome, string) {
+	if !w.rep.Kernel.Required {
+		return w.readyVerdict()
+	}
+	return w.kernelNeverRan()
 }
 
 // kernelSaid is what the log says about the kernel, short of it running:

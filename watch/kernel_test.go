@@ -2,12 +2,15 @@ package watch
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/mlagen/mlagen/watch/fakesglang"
+	"github.com/mlagen/mlagen/watch/source"
 )
 
 func expectKernel(c *Config) {
@@ -145,5 +148,38 @@ func TestKernelNotRequiredIsReported(t *testing.T) {
 	plain := watchReplay(t, fixture{steps: fakesglang.CleanStart()})
 	if plain.rep.Kernel.Served != "unknown" || strings.Contains(plain.out, "kernel") {
 		t.Errorf("a start without module lines: served %q; output:\n%s", plain.rep.Kernel.Served, plain.out)
+	}
+}
+
+// Not required, the module's line still has a moment to arrive after the
+// answer (KernelSettle): the module logs at first use, which without CUDA
+// graphs is the smoke request, and the log is read in polls, so the line
+// may be read just after the answer. Within the moment it is reported;
+// past it the watch ends READY with what it knows ("unknown").
+func TestKernelNotRequiredLineJustAfterTheAnswer(t *testing.T) {
+	line := fakesglang.KernelRanLine("TP0", "per cache", "sm_120", "h16_t32_k1_w4_s2")
+	soon := watchReplay(t, fixture{steps: append(fakesglang.CleanStart(), fakesglang.Step{At: 68600 * time.Millisecond, Line: line}), hang: time.Hour})
+	if soon.rep.Outcome != Ready || soon.rep.Kernel.Served != "mma" || soon.rep.ElapsedS != 68.6 {
+		t.Errorf("line 0.5s after the answer: outcome %s after %.2fs, served %q; want ready at 68.6s on the MMA kernel; output:\n%s", soon.rep.Outcome, soon.rep.ElapsedS, soon.rep.Kernel.Served, soon.out)
+	}
+	if !strings.Contains(soon.rep.Verdict, "; decode ran on the MMA kernel (per cache") {
+		t.Errorf("verdict %q does not say which kernel served", soon.rep.Verdict)
+	}
+	late := watchReplay(t, fixture{steps: append(fakesglang.CleanStart(), fakesglang.Step{At: 70 * time.Second, Line: line}), hang: time.Hour})
+	if late.rep.Outcome != Ready || late.rep.Kernel.Served != "unknown" || fmt.Sprintf("%.3f", late.rep.ElapsedS) != "69.100" {
+		t.Errorf("line 2s after the answer: outcome %s after %.2fs, served %q; want ready at 69.1s, unknown; output:\n%s", late.rep.Outcome, late.rep.ElapsedS, late.rep.Kernel.Served, late.out)
+	}
+	if strings.Contains(soon.out+late.out, "waiting up to") {
+		t.Errorf("a wait of a second is not announced:\n%s\n%s", soon.out, late.out)
+	}
+}
+
+// A started server that exits while the watch reads on for the module's
+// line answered and was then gone: not READY.
+func TestKernelNotRequiredServerExitsJustAfterTheAnswer(t *testing.T) {
+	steps := append(fakesglang.CleanStart(), fakesglang.Step{At: 68600 * time.Millisecond, Line: "[2026-06-17 22:07:39 TP0] Decode batch. #running-req: 1, #token: 20, token usage: 0.00, gen throughput (token/s): 12.34, #queue-req: 0"})
+	o := watchReplay(t, fixture{steps: steps, stop: true, end: &source.ExitError{Pid: 31337, Err: errors.New("exit status 1")}})
+	if o.rep.Outcome != Failed || !strings.Contains(o.rep.Verdict, "the server answered the smoke request, but ") {
+		t.Errorf("outcome %s, verdict %q; output:\n%s", o.rep.Outcome, o.rep.Verdict, o.out)
 	}
 }

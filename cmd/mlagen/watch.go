@@ -74,7 +74,10 @@ SGLANG_SM120_MMA_FLASHMLA set true (1, true, yes or y; by --env or inherited),
 or with --expect-kernel, READY also needs an "on the MMA kernel" line after
 the smoke answer (the watch waits up to 10s for it, within --timeout);
 otherwise it fails, exit 1: "the server answered, but the MMA kernel never
-ran: " and the fallback reasons, or "no mlagen line in the log".
+ran: " and the fallback reasons, or "no mlagen line in the log". Not
+required, a line not yet read when the answer comes (without CUDA graphs
+the module logs at the smoke request) gets 1s more; after that the report
+says "served": "unknown", and a server that exits in that second fails.
 
 Examples:
   # Follow a server started by hand:
