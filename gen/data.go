@@ -61,6 +61,9 @@ type ppFamily struct {
 	// RoleSplit is the role-split tile's settings (Variant.RoleSplit); nil
 	// where no configuration of the module is that tile.
 	RoleSplit *roleSplit
+	// Prefetch is ppPrefetch(target): the 16-head tile starts the rows of
+	// the tile after next into L2.
+	Prefetch bool
 }
 
 // roleSplit is what the role-split kernel (templates/pp_kernel.tmpl's

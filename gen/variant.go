@@ -340,6 +340,12 @@ func ppQRegGroupsOnePiece(t Target) int {
 	return 0
 }
 
+// ppPrefetch says whether the pipelined 16-head tile starts the rows of the
+// tile after next into L2 on t (the kernel's PREFETCH): where Triton reads
+// fp8 (sm_89 on). On the bytes path (sm_80, sm_86) the tile has no
+// registers to spare for it: ptxas spills 20-48 B at 255 (lab/l2pp).
+func ppPrefetch(t Target) bool { return t.FP8 }
+
 // ppQRegGroups is how many of Q's column groups v's tile keeps in registers
 // on t (the kernel's _pp_q_reg_groups).
 func ppQRegGroups(t Target, v Variant) int {

@@ -70,6 +70,10 @@ _PP_HALVES_BLOCK_T = 32
 # registers to spare without costing a second program).
 _PP_Q_REG_GROUPS_HALVES = 2
 _PP_Q_REG_GROUPS_ONE_PIECE_H16 = 6
+# Whether the 16-head tile starts the rows of the tile after next into L2
+# (_pp_fetch_ahead): not on the targets whose cache is read as bytes, where
+# the tile has no registers to spare for it.
+_PP_PREFETCH_H16 = gl.constexpr(True)
 # The register bound given to ptxas. No two of this family's programs fit
 # in one multiprocessor's shared memory on this target, yet left to itself
 # ptxas may hold a kernel to 128 registers for a second one: where the
@@ -1045,6 +1049,69 @@ def _pp_fetch(
 
 
 @gluon.jit
+def _pp_prefetch(
+    kv, idx, page_stride, page_size, BLOCK_T: gl.constexpr, NUM_WARPS: gl.constexpr
+):
+    """Start the rows of token ids idx (the six 128-byte lines of each
+    576-byte row) and their scale words on their way into L2; nothing waits
+    for them. idx is in the gather's row layout, LANES lanes a row; the
+    lines are laid out with the same rows, one or two a thread, so nothing
+    changes layout. `prefetch.global.L2` is on every target of this family
+    (the bulk prefetch would need sm_90 and 16-byte aligned rows)."""
+    LANES: gl.constexpr = NUM_WARPS * 32 // BLOCK_T
+    play: gl.constexpr = gl.BlockedLayout(
+        [1, 8 // LANES], [32 // LANES, LANES], [NUM_WARPS, 1], [1, 0]
+    )
+    prow: gl.constexpr = gl.SliceLayout(1, play)
+    valid = idx >= 0
+    data, scales_at = _token_offsets(gl.where(valid, idx, 0), page_stride, page_size)
+    data = gl.convert_layout(data, prow, assert_trivial=True)
+    scales_at = gl.convert_layout(scales_at, prow, assert_trivial=True)
+    ok = gl.convert_layout(valid, prow, assert_trivial=True)
+    col = gl.arange(0, 8, layout=gl.SliceLayout(0, play))
+    line = gl.minimum(col * 128, TOKEN_DATA_BYTES - 1)
+    at = gl.where(col[None, :] < 6, data[:, None] + line[None, :], scales_at[:, None])
+    on = ok[:, None] & (col[None, :] < 7)
+    gl.inline_asm_elementwise(
+        "{ .reg .pred p; setp.ne.b32 p, $2, 0; @p prefetch.global.L2 [$1]; mov.b32 $0, 0; }",
+        "=r,l,r",
+        [kv + at, on.to(gl.int32)],
+        dtype=gl.int32,
+        is_pure=False,
+        pack=1,
+    )
+
+
+@gluon.jit
+def _pp_fetch_ahead(
+    src,
+    idx,
+    far,
+    t_next,
+    end,
+    HAS_EXTRA: gl.constexpr,
+    BLOCK_T: gl.constexpr,
+    NUM_WARPS: gl.constexpr,
+    lay: gl.constexpr,
+    wlay: gl.constexpr,
+):
+    """_pp_fetch a tile further ahead: the loads of the tile before t_next
+    (ids idx), the rows of the tile at t_next (ids far, loaded an iteration
+    ago) started into L2, and the ids of the tile after it: (raw tile, the
+    ids of the tile at t_next, those of the tile after it)."""
+    if HAS_EXTRA:
+        _, _, _, _, kv, stride, size = _pp_source(src, t_next - BLOCK_T)
+        raw = _pp_raw(kv, idx, stride, size, lay, wlay)
+        _, _, _, _, kv_far, stride_far, size_far = _pp_source(src, t_next)
+        _pp_prefetch(kv_far, far, stride_far, size_far, BLOCK_T, NUM_WARPS)
+    else:
+        raw = _pp_raw(src[0], idx, src[7], src[9], lay, wlay)
+        _pp_prefetch(src[0], far, src[7], src[9], BLOCK_T, NUM_WARPS)
+    offs = gl.arange(0, BLOCK_T, layout=gl.SliceLayout(1, lay))
+    return raw, far, _pp_indices(src, t_next + BLOCK_T, end, HAS_EXTRA, offs)
+
+
+@gluon.jit
 def _pp_byte(w, j: gl.constexpr, scale):
     """Byte j of each word of w, an e4m3 value, times its token's scale, as bf16."""
     b = ((w >> (8 * j)) & 0xFF).to(gl.uint8)
@@ -1507,10 +1574,18 @@ def _pp_decode_kernel(
     wide in the same shared memory. Q_REG_GROUPS of Q's column groups stay
     in registers across the loop (_pp_q_reg_groups). PDL: the GPU has
     griddepcontrol (sm_90 on), so a 16-head split, or any split in two,
-    signals its combine as the loop ends (_launch_dependents).
+    signals its combine as the loop ends (_launch_dependents). PREFETCH
+    (the 16-head tile): the ids go a tile further ahead, and each iteration
+    also starts the rows of the tile after next into L2 (_pp_fetch_ahead),
+    so that their loads, an iteration later, find them there.
     """
     WARPS_M: gl.constexpr = BLOCK_H // 16
     NUM_WARPS: gl.constexpr = WARPS_M * WARPS_N
+    # On the H100 (lab/l2pp) the prefetch took 0.90-0.93x off the 16-head
+    # tile's long loops (topk 2048 at B 64 and 128) and nothing off short
+    # ones; the 64-head tile, whose loads a tile of MMAs already hides,
+    # took 1.03-1.12x longer with it.
+    PREFETCH: gl.constexpr = BLOCK_H == 16 and _PP_PREFETCH_H16
     mma: gl.constexpr = gl.NVMMADistributedLayout(
         version=[2, 0], warps_per_cta=[WARPS_M, WARPS_N], instr_shape=[16, 8]
     )
@@ -1578,6 +1653,10 @@ def _pp_decode_kernel(
     raw, idx = _pp_fetch(
         src, idx, start + 2 * BLOCK_T, end, HAS_EXTRA, BLOCK_T, lay, wlay
     )
+    if PREFETCH:
+        far = _pp_indices(
+            src, start + 3 * BLOCK_T, end, HAS_EXTRA, gl.arange(0, BLOCK_T, layout=rows)
+        )
     if NUM_BUFS == 1:
         for i in range(n_tiles):
             t0 = start + i * BLOCK_T
@@ -1600,9 +1679,23 @@ def _pp_decode_kernel(
             # Triton puts the barrier before these stores (the MMAs read set_a).
             _pp_store_tile(raw, set_a)
             _cta_barrier()
-            raw, idx = _pp_fetch(
-                src, idx, t0 + 3 * BLOCK_T, end, HAS_EXTRA, BLOCK_T, lay, wlay
-            )
+            if PREFETCH:
+                raw, idx, far = _pp_fetch_ahead(
+                    src,
+                    idx,
+                    far,
+                    t0 + 3 * BLOCK_T,
+                    end,
+                    HAS_EXTRA,
+                    BLOCK_T,
+                    NUM_WARPS,
+                    lay,
+                    wlay,
+                )
+            else:
+                raw, idx = _pp_fetch(
+                    src, idx, t0 + 3 * BLOCK_T, end, HAS_EXTRA, BLOCK_T, lay, wlay
+                )
     else:
         set_b = _pp_alloc_set(BLOCK_T)
         for i in range(0, n_tiles, 2):
@@ -1625,9 +1718,23 @@ def _pp_decode_kernel(
             )
             _pp_store_tile(raw, set_b)
             _cta_barrier()
-            raw, idx = _pp_fetch(
-                src, idx, t0 + 3 * BLOCK_T, end, HAS_EXTRA, BLOCK_T, lay, wlay
-            )
+            if PREFETCH:
+                raw, idx, far = _pp_fetch_ahead(
+                    src,
+                    idx,
+                    far,
+                    t0 + 3 * BLOCK_T,
+                    end,
+                    HAS_EXTRA,
+                    BLOCK_T,
+                    NUM_WARPS,
+                    lay,
+                    wlay,
+                )
+            else:
+                raw, idx = _pp_fetch(
+                    src, idx, t0 + 3 * BLOCK_T, end, HAS_EXTRA, BLOCK_T, lay, wlay
+                )
             if i + 1 < n_tiles:
                 m_i, l2, accs = _pp_tile(
                     qs,
@@ -1647,9 +1754,23 @@ def _pp_decode_kernel(
                 )
             _pp_store_tile(raw, set_a)
             _cta_barrier()
-            raw, idx = _pp_fetch(
-                src, idx, t0 + 4 * BLOCK_T, end, HAS_EXTRA, BLOCK_T, lay, wlay
-            )
+            if PREFETCH:
+                raw, idx, far = _pp_fetch_ahead(
+                    src,
+                    idx,
+                    far,
+                    t0 + 4 * BLOCK_T,
+                    end,
+                    HAS_EXTRA,
+                    BLOCK_T,
+                    NUM_WARPS,
+                    lay,
+                    wlay,
+                )
+            else:
+                raw, idx = _pp_fetch(
+                    src, idx, t0 + 4 * BLOCK_T, end, HAS_EXTRA, BLOCK_T, lay, wlay
+                )
 
     if PDL and SPLIT_K > 1 and (BLOCK_H == 16 or SPLIT_K == 2):
         # The combine (launched with PDL) may start while partials are
