@@ -1627,11 +1627,12 @@ def _pp_decode_kernel(
     """
     WARPS_M: gl.constexpr = BLOCK_H // 16
     NUM_WARPS: gl.constexpr = WARPS_M * WARPS_N
-    # On the H100 (lab/l2pp) the prefetch took 0.90-0.93x off the 16-head
-    # tile's long loops (topk 2048 at B 64 and 128) and nothing off short
-    # ones; the 64-head tile, whose loads a tile of MMAs already hides,
-    # took 1.03-1.12x longer with it.
-    PREFETCH: gl.constexpr = BLOCK_H == 16 and _PP_PREFETCH_H16
+    # On the H100 (lab/l2pp) the prefetch took the 16-head tile to
+    # 0.89-0.93x its time on long loops (topk 2048 from B 64, topk 512 at
+    # B 128) and left short ones as they were; the 64-head tile, whose
+    # loads a tile of MMAs already hides, took 1.01-1.13x longer with it.
+    # No 16-head configuration has two buffer sets: that loop has none.
+    PREFETCH: gl.constexpr = BLOCK_H == 16 and NUM_BUFS == 1 and _PP_PREFETCH_H16
     mma: gl.constexpr = gl.NVMMADistributedLayout(
         version=[2, 0], warps_per_cta=[WARPS_M, WARPS_N], instr_shape=[16, 8]
     )
@@ -1764,23 +1765,9 @@ def _pp_decode_kernel(
             )
             _pp_store_tile(raw, set_b)
             _cta_barrier()
-            if PREFETCH:
-                raw, idx, far = _pp_fetch_ahead(
-                    src,
-                    idx,
-                    far,
-                    t0 + 3 * BLOCK_T,
-                    end,
-                    HAS_EXTRA,
-                    BLOCK_T,
-                    NUM_WARPS,
-                    lay,
-                    wlay,
-                )
-            else:
-                raw, idx = _pp_fetch(
-                    src, idx, t0 + 3 * BLOCK_T, end, HAS_EXTRA, BLOCK_T, lay, wlay
-                )
+            raw, idx = _pp_fetch(
+                src, idx, t0 + 3 * BLOCK_T, end, HAS_EXTRA, BLOCK_T, lay, wlay
+            )
             if i + 1 < n_tiles:
                 m_i, l2, accs = _pp_tile(
                     qs,
@@ -1800,23 +1787,9 @@ def _pp_decode_kernel(
                 )
             _pp_store_tile(raw, set_a)
             _cta_barrier()
-            if PREFETCH:
-                raw, idx, far = _pp_fetch_ahead(
-                    src,
-                    idx,
-                    far,
-                    t0 + 4 * BLOCK_T,
-                    end,
-                    HAS_EXTRA,
-                    BLOCK_T,
-                    NUM_WARPS,
-                    lay,
-                    wlay,
-                )
-            else:
-                raw, idx = _pp_fetch(
-                    src, idx, t0 + 4 * BLOCK_T, end, HAS_EXTRA, BLOCK_T, lay, wlay
-                )
+            raw, idx = _pp_fetch(
+                src, idx, t0 + 4 * BLOCK_T, end, HAS_EXTRA, BLOCK_T, lay, wlay
+            )
 
     if PDL and SPLIT_K > 1 and (BLOCK_H == 16 or SPLIT_K == 2):
         # The combine (launched with PDL) may start while partials are
