@@ -9,6 +9,7 @@ lab probe kernel for sm_90 and sm_120 (lab/f16, lab/sk).
     # lab/c2n: c2n/c2n 128 ws_h16_t64_k1_w4_s2 ... (two-buffer ones only)
 """
 
+import collections
 import os
 import re
 import sys
@@ -17,7 +18,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "calib"))
 
 import calibrate  # noqa: E402
-from sass import decode_job  # noqa: E402
+from sass import decode_job, disassemble_at  # noqa: E402
 from triton.experimental.gluon._runtime import GluonASTSource  # noqa: E402
 
 NAMES = ("ws_h16_t64_k1_w4_s2", "ws_h16_t64_k2_w4_s3")
@@ -43,6 +44,23 @@ def compiled(module, name, whole=False, maxnreg=None, cap=90, kernel=None):
     )
     ck, log = calibrate.compile_logged(src, cap, options)
     return ck, log, constexprs, options
+
+
+def pp_loop_mix(module, name, whole, cap):
+    """A pipelined configuration compiled as its entry launches it for
+    compute capability cap (lab/lazy120, lab/l2pp): (registers, spill
+    bytes, shared memory, its longest loop's length, that loop's counts of
+    each opcode's first part, predicates left out)."""
+    fn, opts = module._pp_program(module.CONFIGS[name])
+    ck, log, _, _ = compiled(module, name, whole, opts.get("maxnreg"), cap, fn)
+    use = calibrate.ptxas_usage(ck.asm["ptx"], cap, log)
+    code = disassemble_at(ck.asm["cubin"])[0]
+    loops = partition_loops(code)
+    body = max(loops, key=len) if loops else []
+    ops = collections.Counter(
+        x.split()[1 if x.startswith("@") else 0].split(".")[0] for x in body
+    )
+    return use["regs"], use["spill"], ck.metadata.shared, len(body), ops
 
 
 def spans(code):

@@ -1069,14 +1069,23 @@ def _pp_fetch(
 ):
     """The loads of the tile before t_next (whose token ids are `idx`) and
     the token ids of the tile at t_next: (raw tile, next ids)."""
+    raw = _pp_tile_raw(src, idx, t_next - BLOCK_T, HAS_EXTRA, lay, wlay)
+    offs = gl.arange(0, BLOCK_T, layout=gl.SliceLayout(1, lay))
+    return raw, _pp_indices(src, t_next, end, HAS_EXTRA, offs)
+
+
+@gluon.jit
+def _pp_tile_raw(
+    src, idx, t0, HAS_EXTRA: gl.constexpr, lay: gl.constexpr, wlay: gl.constexpr
+):
+    """_pp_raw of the tile at virtual token t0 (token ids idx), from the
+    tile's own cache."""
     if HAS_EXTRA:
-        # The tile's own cache.
-        _, _, _, _, kv, stride, size = _pp_source(src, t_next - BLOCK_T)
+        _, _, _, _, kv, stride, size = _pp_source(src, t0)
         raw = _pp_raw(kv, idx, stride, size, lay, wlay)
     else:
         raw = _pp_raw(src[0], idx, src[7], src[9], lay, wlay)
-    offs = gl.arange(0, BLOCK_T, layout=gl.SliceLayout(1, lay))
-    return raw, _pp_indices(src, t_next, end, HAS_EXTRA, offs)
+    return raw
 
 
 @gluon.jit
@@ -1130,13 +1139,11 @@ def _pp_fetch_ahead(
     (ids idx), the rows of the tile at t_next (ids far, loaded an iteration
     ago) started into L2, and the ids of the tile after it: (raw tile, the
     ids of the tile at t_next, those of the tile after it)."""
+    raw = _pp_tile_raw(src, idx, t_next - BLOCK_T, HAS_EXTRA, lay, wlay)
     if HAS_EXTRA:
-        _, _, _, _, kv, stride, size = _pp_source(src, t_next - BLOCK_T)
-        raw = _pp_raw(kv, idx, stride, size, lay, wlay)
-        _, _, _, _, kv_far, stride_far, size_far = _pp_source(src, t_next)
-        _pp_prefetch(kv_far, far, stride_far, size_far, BLOCK_T, NUM_WARPS)
+        _, _, _, _, kv, stride, size = _pp_source(src, t_next)
+        _pp_prefetch(kv, far, stride, size, BLOCK_T, NUM_WARPS)
     else:
-        raw = _pp_raw(src[0], idx, src[7], src[9], lay, wlay)
         _pp_prefetch(src[0], far, src[7], src[9], BLOCK_T, NUM_WARPS)
     offs = gl.arange(0, BLOCK_T, layout=gl.SliceLayout(1, lay))
     return raw, far, _pp_indices(src, t_next + BLOCK_T, end, HAS_EXTRA, offs)

@@ -6,7 +6,6 @@ counts (both of the loop's paths: the rescale sits in a branch).
     bash lab/lazy120/prepare.sh && python3 lab/lazy120/compile.py [CONFIG...]
 """
 
-import collections
 import os
 import sys
 
@@ -18,7 +17,6 @@ sys.path.insert(0, os.path.join(ROOT, "calib"))
 sys.path.insert(0, os.path.join(ROOT, "lab"))
 import calibrate  # noqa: E402
 import narrowcompile  # noqa: E402
-import sass as S  # noqa: E402
 
 OPS = ("HMMA", "LDSM", "FMUL", "MUFU", "BAR", "STS", "LDS", "SHFL", "BRA")
 
@@ -28,24 +26,15 @@ def main():
     for folder in ("kernels/sm120", "/tmp/lazy120-module"):
         m = calibrate.load_kernel(os.path.join(ROOT, folder, "sparse_mla_mma.py"))
         for name in names:
-            fn, opts = m._pp_program(m.CONFIGS[name])
             for whole in (False, True):
                 for cap in (90, 120):
-                    ck, log, _, _ = narrowcompile.compiled(
-                        m, name, whole, opts["maxnreg"], cap, fn
-                    )
-                    use = calibrate.ptxas_usage(ck.asm["ptx"], cap, log)
-                    code = S.disassemble_at(ck.asm["cubin"])[0]
-                    loops = narrowcompile.partition_loops(code)
-                    body = max(loops, key=len) if loops else []
-                    c = collections.Counter(
-                        x.split()[1 if x.startswith("@") else 0].split(".")[0]
-                        for x in body
+                    regs, spill, smem, n, c = narrowcompile.pp_loop_mix(
+                        m, name, whole, cap
                     )
                     print(
                         f"{folder} {name}{' whole' if whole else ''} sm_{cap}: "
-                        f"regs {use['regs']} spill {use['spill']} smem {ck.metadata.shared}; "
-                        f"loop {len(body)}: " + " ".join(f"{o} {c[o]}" for o in OPS),
+                        f"regs {regs} spill {spill} smem {smem}; "
+                        f"loop {n}: " + " ".join(f"{o} {c[o]}" for o in OPS),
                         flush=True,
                     )
 
