@@ -63,6 +63,24 @@ def pp_loop_mix(module, name, whole, cap):
     return use["regs"], use["spill"], ck.metadata.shared, len(body), ops
 
 
+def print_pp_loop_mixes(copies, names, ops):
+    """pp_loop_mix of each configuration in names, per cache and as the
+    whole call, for sm_90 and sm_120, of each (label, module path) in
+    copies: one line each, the counts of ops."""
+    for label, path in copies:
+        m = calibrate.load_kernel(path)
+        for name in names:
+            for whole in (False, True):
+                for cap in (90, 120):
+                    regs, spill, smem, n, c = pp_loop_mix(m, name, whole, cap)
+                    print(
+                        f"{label} {name}{' whole' if whole else ''} sm_{cap}: "
+                        f"regs {regs} spill {spill} smem {smem}; "
+                        f"loop {n}: " + " ".join(f"{o} {c[o]}" for o in ops),
+                        flush=True,
+                    )
+
+
 def spans(code):
     """The instructions from each backward branch's target to the branch,
     for code as sass.disassemble_at gives it ((address, text) pairs); plain

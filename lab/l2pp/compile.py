@@ -13,7 +13,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "calib"))
 sys.path.insert(0, os.path.join(ROOT, "lab"))
-import calibrate  # noqa: E402
 import narrowcompile  # noqa: E402
 
 OPS = ("HMMA", "LDSM", "LDG", "CCTL", "FMUL", "BAR", "STS", "BRA")
@@ -21,20 +20,11 @@ OPS = ("HMMA", "LDSM", "LDG", "CCTL", "FMUL", "BAR", "STS", "BRA")
 
 def main():
     names = sys.argv[1:] or ["pp_h64_t32_k1_w8_s1", "pp_h16_t64_k1_w8_s1"]
-    for copy in ("base", "pf"):
-        m = calibrate.load_kernel(os.path.join(HERE, copy, "sparse_mla_mma.py"))
-        for name in names:
-            for whole in (False, True):
-                for cap in (90, 120):
-                    regs, spill, smem, n, c = narrowcompile.pp_loop_mix(
-                        m, name, whole, cap
-                    )
-                    print(
-                        f"{copy} {name}{' whole' if whole else ''} sm_{cap}: "
-                        f"regs {regs} spill {spill} smem {smem}; "
-                        f"loop {n}: " + " ".join(f"{o} {c[o]}" for o in OPS),
-                        flush=True,
-                    )
+    narrowcompile.print_pp_loop_mixes(
+        [(c, os.path.join(HERE, c, "sparse_mla_mma.py")) for c in ("base", "pf")],
+        names,
+        OPS,
+    )
 
 
 if __name__ == "__main__":

@@ -15,7 +15,6 @@ ROOT = os.path.normpath(
 )
 sys.path.insert(0, os.path.join(ROOT, "calib"))
 sys.path.insert(0, os.path.join(ROOT, "lab"))
-import calibrate  # noqa: E402
 import narrowcompile  # noqa: E402
 
 OPS = ("HMMA", "LDSM", "FMUL", "MUFU", "BAR", "STS", "LDS", "SHFL", "BRA")
@@ -23,20 +22,14 @@ OPS = ("HMMA", "LDSM", "FMUL", "MUFU", "BAR", "STS", "LDS", "SHFL", "BRA")
 
 def main():
     names = sys.argv[1:] or ["pp_h64_t32_k1_w8_s1", "pp_h16_t64_k1_w8_s1"]
-    for folder in ("kernels/sm120", "/tmp/lazy120-module"):
-        m = calibrate.load_kernel(os.path.join(ROOT, folder, "sparse_mla_mma.py"))
-        for name in names:
-            for whole in (False, True):
-                for cap in (90, 120):
-                    regs, spill, smem, n, c = narrowcompile.pp_loop_mix(
-                        m, name, whole, cap
-                    )
-                    print(
-                        f"{folder} {name}{' whole' if whole else ''} sm_{cap}: "
-                        f"regs {regs} spill {spill} smem {smem}; "
-                        f"loop {n}: " + " ".join(f"{o} {c[o]}" for o in OPS),
-                        flush=True,
-                    )
+    narrowcompile.print_pp_loop_mixes(
+        [
+            (f, os.path.join(ROOT, f, "sparse_mla_mma.py"))
+            for f in ("kernels/sm120", "/tmp/lazy120-module")
+        ],
+        names,
+        OPS,
+    )
 
 
 if __name__ == "__main__":
