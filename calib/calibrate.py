@@ -28,7 +28,11 @@ It fails (exit 1) when the model is wrong in a way that matters:
     variant, what a template change did to the compiled code. The combine
     kernels the variants launch after their split-K partials are listed
     too, one line a kernel, shape and split count;
-  * a combine kernel spills (or does not compile).
+  * a combine kernel spills (or does not compile);
+  * an entry's machine code has fewer L2 prefetches than its PTX asks for:
+    ptxas may drop a prefetch (a hint) where registers are short, and did
+    so for sm_120's whole call once (lab/wpf), which left the card running
+    slower code than the sm_90 build a Hopper GPU times.
 
     python3 calib/calibrate.py --budget calib/sm90.budget.json \\
         --kernel kernels/sm90/sparse_mla_mma.py --json calib/sm90.json
@@ -58,7 +62,7 @@ from triton.compiler import ASTSource
 from triton.experimental.gluon._runtime import GluonASTSource
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sass import combine_jobs, decode_job, specialised  # noqa: E402
+from sass import combine_jobs, decode_job, disassemble, specialised  # noqa: E402
 
 SMEM_SLACK = 0.05
 
@@ -145,6 +149,38 @@ def compile_logged(src, cap, options):
     return ck, (log if "Used " in log else None)
 
 
+# Each L2 prefetch instruction a kernel's PTX may hold, and the SASS opcode
+# ptxas makes of it on every target here.
+PREFETCHES = (
+    ("prefetch.global.L2", "CCTL.E.PF2"),
+    ("cp.async.bulk.prefetch.L2", "UBLKPF.L2"),
+)
+
+
+def prefetch_counts(ptx, cubin):
+    """{PTX instruction: [its count in the PTX, its SASS opcode's count]}
+    for each of PREFETCHES the PTX holds ({} for none); the cubin is
+    disassembled only where there is one."""
+    lines = [x for x in ptx.splitlines() if not x.lstrip().startswith("//")]
+    asked = {p: sum(p in x for x in lines) for p, _ in PREFETCHES}
+    if not any(asked.values()):
+        return {}
+    code = disassemble(cubin)[0]
+    return {
+        p: [asked[p], sum(op in x for x in code)] for p, op in PREFETCHES if asked[p]
+    }
+
+
+def prefetch_lost(counts):
+    """What an entry's machine code lost of its PTX's prefetches
+    (prefetch_counts), or ""."""
+    return "; ".join(
+        f"ptxas kept {kept} of the {asked} `{p}` its PTX asks for"
+        for p, (asked, kept) in counts.items()
+        if kept < asked
+    )
+
+
 def compile_one(job):
     """What the compiler gives for one variant and entry: shared memory,
     registers, spills, ptxas (and the ws family's launch checks), or the
@@ -166,6 +202,7 @@ def compile_one(job):
     ptx = ck.asm["ptx"]
     row.update(smem=ck.metadata.shared, **ptxas_usage(ptx, cap, log))
     row["code"] = code_digest(ck.asm["cubin"])
+    row["prefetches"] = prefetch_counts(ptx, ck.asm["cubin"])
     if config.family == "ws":
         row.update(ws_checks(module, config, ptx, ck.metadata.shared))
     return row
@@ -199,6 +236,7 @@ def compile_combine(job):
         return {"error": str(e).splitlines()[0][:200]}
     row = dict(smem=ck.metadata.shared, **ptxas_usage(ck.asm["ptx"], cap, log))
     row["code"] = code_digest(ck.asm["cubin"])
+    row["prefetches"] = prefetch_counts(ck.asm["ptx"], ck.asm["cubin"])
     return row
 
 
@@ -346,9 +384,12 @@ def compile_key(fn, sig, constexprs, options, cap, gluon, **extra):
 
 
 def complete(row):
-    """Whether a memo row has all compile_one records: a compile error, or
-    the numbers and the code digest."""
-    return row is not None and ("error" in row or "code" in row)
+    """Whether a memo row has all compile_one (or compile_combine) records:
+    a compile error, or the numbers, the code digest and the prefetch
+    counts."""
+    return row is not None and (
+        "error" in row or ("code" in row and "prefetches" in row)
+    )
 
 
 def code_lines(budget, done, combines):
@@ -472,6 +513,8 @@ def combine_problems(combines):
                 problems.append(f"{name} ({entry}): {row['error']}")
             elif row.get("spill"):
                 problems.append(f"{name} ({entry}): {row['spill']} B spilled")
+            elif prefetch_lost(row.get("prefetches", {})):
+                problems.append(f"{name} ({entry}): {prefetch_lost(row['prefetches'])}")
     return problems
 
 
@@ -574,6 +617,11 @@ def judge(row, limit):
         problems.append("refused but compiles within limits without spills")
     if "k_ring" in row:
         problems.append(row["k_ring"])
+    if row["fits"]:  # only what ships: a refused variant's kernel never runs
+        for entry, r in row.get("entries", {}).items():
+            lost = prefetch_lost(r.get("prefetches", {}))
+            if lost:
+                problems.append(f"{entry}: {lost}")
     if "error" not in row and row.get("xchg", 0) > row["smem"]:
         problems.append(
             f"the merge through distributed shared memory writes {row['xchg']} B, "

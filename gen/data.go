@@ -64,6 +64,9 @@ type ppFamily struct {
 	// Prefetch is ppPrefetch(target): the 16-head tile starts the rows of
 	// the tile after next into L2.
 	Prefetch bool
+	// PrefetchNarrowExtra is ppPrefetchNarrowExtra(target): that prefetch
+	// is one line a thread, not two, in the build with the extra cache.
+	PrefetchNarrowExtra bool
 }
 
 // roleSplit is what the role-split kernel (templates/pp_kernel.tmpl's

@@ -223,7 +223,7 @@ func newPPFamily(t Target, budgets []Budget) *ppFamily {
 	}
 	return &ppFamily{FP8: t.FP8, HalvesBlockT: PPHalvesBlockT, QRegGroups: PPQRegGroups,
 		QRegGroupsOnePiece: ppQRegGroupsOnePiece(t), OnePerSM: onePerSM(t, smem), RoleSplit: rs,
-		Prefetch: ppPrefetch(t)}
+		Prefetch: ppPrefetch(t), PrefetchNarrowExtra: ppPrefetchNarrowExtra(t)}
 }
 
 func newVariantsData(command string, s Sweep, budgets []Budget, sel Selection) variantsData {

@@ -346,6 +346,18 @@ func ppQRegGroupsOnePiece(t Target) int {
 // registers to spare for it: ptxas spills 20-48 B at 255 (lab/l2pp).
 func ppPrefetch(t Target) bool { return t.FP8 }
 
+// ppPrefetchNarrowExtra says whether that prefetch is one line a thread
+// (each row's first four) instead of two (every line and the scale word) in
+// the tile built with the extra cache, the whole call's, when the module
+// runs under Triton 3.6: on sm_120, where that release's ptxas drops the
+// two from that build (255 registers, six of Q's groups in registers)
+// though the PTX asks for them, and keeps the one; 3.7.1-3.9.0 keep the
+// two. On the H100 the whole call with the one line took 0.92x the time of
+// no prefetch at 16 heads, B 64 and 128, 2,048 extra tokens (0.93x as
+// layers), and 1.01-1.05x the time with the two (lab/wpf).
+// calib/calibrate.py fails a build whose machine code lost a prefetch.
+func ppPrefetchNarrowExtra(t Target) bool { return ppPrefetch(t) && t.Capability == 120 }
+
 // ppQRegGroups is how many of Q's column groups v's tile keeps in registers
 // on t (the kernel's _pp_q_reg_groups).
 func ppQRegGroups(t Target, v Variant) int {

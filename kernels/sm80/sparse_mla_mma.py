@@ -74,6 +74,11 @@ _PP_Q_REG_GROUPS_ONE_PIECE_H16 = 6
 # (_pp_fetch_ahead): not on the targets whose cache is read as bytes, where
 # the tile has no registers to spare for it.
 _PP_PREFETCH_H16 = gl.constexpr(False)
+# Whether, with the extra cache (the whole call's build), that prefetch is
+# one line a thread (each row's first four, _pp_prefetch) instead of two:
+# where this target's ptxas drops the two from that build, which runs at
+# 255 registers, though the PTX asks for them (calib/calibrate.py checks).
+_PP_PREFETCH_NARROW_EXTRA = gl.constexpr(False)
 # The register bound given to ptxas. No two of this family's programs fit
 # in one multiprocessor's shared memory on this target, yet left to itself
 # ptxas may hold a kernel to 128 registers for a second one: where the
@@ -1106,17 +1111,26 @@ def _pp_tile_raw(
 
 @gluon.jit
 def _pp_prefetch(
-    kv, idx, page_stride, page_size, BLOCK_T: gl.constexpr, NUM_WARPS: gl.constexpr
+    kv,
+    idx,
+    page_stride,
+    page_size,
+    BLOCK_T: gl.constexpr,
+    NUM_WARPS: gl.constexpr,
+    NARROW: gl.constexpr,
 ):
     """Start the rows of token ids idx (the six 128-byte lines of each
     576-byte row) and their scale words on their way into L2; nothing waits
     for them. idx is in the gather's row layout, LANES lanes a row; the
-    lines are laid out with the same rows, one or two a thread, so nothing
-    changes layout. `prefetch.global.L2` is on every target of this family
-    (the bulk prefetch would need sm_90 and 16-byte aligned rows)."""
+    lines are laid out with the same rows, two a thread (one with NARROW:
+    each row's first four lines, no scale word), so nothing changes layout.
+    `prefetch.global.L2` is on every target of this family (the bulk
+    prefetch would need sm_90 and 16-byte aligned rows, and ptxas makes it
+    a loop over a warp's lanes, lab/wpf)."""
     LANES: gl.constexpr = NUM_WARPS * 32 // BLOCK_T
+    SLOTS: gl.constexpr = 4 if NARROW else 8
     play: gl.constexpr = gl.BlockedLayout(
-        [1, 8 // LANES], [32 // LANES, LANES], [NUM_WARPS, 1], [1, 0]
+        [1, SLOTS // LANES], [32 // LANES, LANES], [NUM_WARPS, 1], [1, 0]
     )
     prow: gl.constexpr = gl.SliceLayout(1, play)
     valid = idx >= 0
@@ -1124,7 +1138,7 @@ def _pp_prefetch(
     data = gl.convert_layout(data, prow, assert_trivial=True)
     scales_at = gl.convert_layout(scales_at, prow, assert_trivial=True)
     ok = gl.convert_layout(valid, prow, assert_trivial=True)
-    col = gl.arange(0, 8, layout=gl.SliceLayout(0, play))
+    col = gl.arange(0, SLOTS, layout=gl.SliceLayout(0, play))
     line = gl.minimum(col * 128, TOKEN_DATA_BYTES - 1)
     at = gl.where(col[None, :] < 6, data[:, None] + line[None, :], scales_at[:, None])
     on = ok[:, None] & (col[None, :] < 7)
@@ -1158,9 +1172,11 @@ def _pp_fetch_ahead(
     raw = _pp_tile_raw(src, idx, t_next - BLOCK_T, HAS_EXTRA, lay, wlay)
     if HAS_EXTRA:
         _, _, _, _, kv, stride, size = _pp_source(src, t_next)
-        _pp_prefetch(kv, far, stride, size, BLOCK_T, NUM_WARPS)
+        _pp_prefetch(
+            kv, far, stride, size, BLOCK_T, NUM_WARPS, _PP_PREFETCH_NARROW_EXTRA
+        )
     else:
-        _pp_prefetch(src[0], far, src[7], src[9], BLOCK_T, NUM_WARPS)
+        _pp_prefetch(src[0], far, src[7], src[9], BLOCK_T, NUM_WARPS, False)
     offs = gl.arange(0, BLOCK_T, layout=gl.SliceLayout(1, lay))
     return raw, far, _pp_indices(src, t_next + BLOCK_T, end, HAS_EXTRA, offs)
 
