@@ -513,8 +513,8 @@ def combine_problems(combines):
                 problems.append(f"{name} ({entry}): {row['error']}")
             elif row.get("spill"):
                 problems.append(f"{name} ({entry}): {row['spill']} B spilled")
-            elif prefetch_lost(row.get("prefetches", {})):
-                problems.append(f"{name} ({entry}): {prefetch_lost(row['prefetches'])}")
+            elif lost := prefetch_lost(row.get("prefetches", {})):
+                problems.append(f"{name} ({entry}): {lost}")
     return problems
 
 

@@ -752,6 +752,12 @@ func (w *watcher) interrupted() (Outcome, string) {
 	return Interrupted, fmt.Sprintf("INTERRUPTED%s after %s: %s; %d failures seen.", why, short(w.since()), w.lastPhaseText(), len(w.rep.Failures))
 }
 
+// goneAfterAnswer is the verdict on a server that answered the smoke
+// request and then exited: not a server to call ready.
+func (w *watcher) goneAfterAnswer(exit error) (Outcome, string) {
+	return Failed, fmt.Sprintf("FAILED after %s: the server answered the smoke request, but %v.", short(w.since()), exit)
+}
+
 // sourceEnded handles the end of the log: a server that exited before
 // ready is a failure; any other end is a lost source, unless failures were
 // already seen (then the start failed, whatever became of the log).
@@ -766,8 +772,7 @@ func (w *watcher) sourceEnded(err error) (Outcome, string) {
 	if w.answered {
 		// No more lines can come; what the log said is all there is.
 		if exited && !w.rep.Kernel.Required {
-			// It answered, then it was gone (as in smoked).
-			return Failed, fmt.Sprintf("FAILED after %s: the server answered the smoke request, but %v.", short(w.since()), exit)
+			return w.goneAfterAnswer(exit)
 		}
 		o, v := w.kernelWaitOver()
 		if exited {
@@ -883,8 +888,8 @@ func (w *watcher) smoked(ctx context.Context, res smoke.Result) (Outcome, string
 	case !res.OK:
 		return Failed, fmt.Sprintf("FAILED after %s: the server logged ready but the smoke request failed: %s%s.", short(w.since()), res.Problem, w.smokeHint(res)), true
 	case exited != nil:
-		// It answered, then it was gone: not a server to call ready.
-		return Failed, fmt.Sprintf("FAILED after %s: the server answered the smoke request, but %v.", short(w.since()), exited), true
+		o, v := w.goneAfterAnswer(exited)
+		return o, v, true
 	case len(regressed) > 0:
 		w.keepServer = true
 		return Failed, fmt.Sprintf("FAILED after %s: the server answered correctly, but %s regressed more than %d%% against %s.", short(w.since()), strings.Join(regressed, ", "), int(baseline.Limit*100), w.cfg.BaselinePath), true

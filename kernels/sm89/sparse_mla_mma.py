@@ -1049,17 +1049,24 @@ def _pp_fetch(
 
 
 @gluon.jit
+def _pp_tile_cache(src, t0, HAS_EXTRA: gl.constexpr):
+    """The cache of the tile at virtual token t0, its page stride and page
+    size: the extra cache's past the window's tokens (_pp_source)."""
+    if HAS_EXTRA:
+        _, _, _, _, kv, stride, size = _pp_source(src, t0)
+    else:
+        kv, stride, size = src[0], src[7], src[9]
+    return kv, stride, size
+
+
+@gluon.jit
 def _pp_tile_raw(
     src, idx, t0, HAS_EXTRA: gl.constexpr, lay: gl.constexpr, wlay: gl.constexpr
 ):
     """_pp_raw of the tile at virtual token t0 (token ids idx), from the
     tile's own cache."""
-    if HAS_EXTRA:
-        _, _, _, _, kv, stride, size = _pp_source(src, t0)
-        raw = _pp_raw(kv, idx, stride, size, lay, wlay)
-    else:
-        raw = _pp_raw(src[0], idx, src[7], src[9], lay, wlay)
-    return raw
+    kv, stride, size = _pp_tile_cache(src, t0, HAS_EXTRA)
+    return _pp_raw(kv, idx, stride, size, lay, wlay)
 
 
 @gluon.jit
@@ -1123,13 +1130,9 @@ def _pp_fetch_ahead(
     ago) started into L2, and the ids of the tile after it: (raw tile, the
     ids of the tile at t_next, those of the tile after it)."""
     raw = _pp_tile_raw(src, idx, t_next - BLOCK_T, HAS_EXTRA, lay, wlay)
-    if HAS_EXTRA:
-        _, _, _, _, kv, stride, size = _pp_source(src, t_next)
-        _pp_prefetch(
-            kv, far, stride, size, BLOCK_T, NUM_WARPS, _PP_PREFETCH_NARROW_EXTRA
-        )
-    else:
-        _pp_prefetch(src[0], far, src[7], src[9], BLOCK_T, NUM_WARPS, False)
+    kv, stride, size = _pp_tile_cache(src, t_next, HAS_EXTRA)
+    NARROW: gl.constexpr = HAS_EXTRA and _PP_PREFETCH_NARROW_EXTRA
+    _pp_prefetch(kv, far, stride, size, BLOCK_T, NUM_WARPS, NARROW)
     offs = gl.arange(0, BLOCK_T, layout=gl.SliceLayout(1, lay))
     return raw, far, _pp_indices(src, t_next + BLOCK_T, end, HAS_EXTRA, offs)
 
