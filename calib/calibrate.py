@@ -673,7 +673,7 @@ def verdicts(budget, compiled, known, known_path, module=None):
             row["problems"] = ["known: " + p for p in row["problems"]]
         elif row["variant"] in known:
             row["problems"] = [
-                f"listed in {known_path} but the model now agrees: remove it"
+                f"listed in {known_path}, but has no problem now: remove it"
             ]
             bad += 1
         else:
@@ -788,10 +788,13 @@ def main():
         1 for r in rows if r["problems"] and r["problems"][0].startswith("known: ")
     )
     reused = len(keys) - len(todo)
+    # A problem is the budget model disagreeing with the compiler, or the
+    # module with the sweep, or the compiled code with what it must keep:
+    # the table's last column says which; the new ones are listed last.
     print(
         f"\n{budget['target']}: {len(rows)} variants compiled with Triton {triton.__version__} "
         f"({len(keys)} compiles: {len(todo)} run now, {reused} from {args.memo or 'no memo'}), "
-        f"{known} known and {bad} new disagreement(s) with the budget model"
+        f"{bad} with a new problem, {known} with a known one ({args.known or 'no list'})"
     )
     print(
         f"{budget['target']}: {len(combines)} combine kernels (launch shape and split "
@@ -800,6 +803,9 @@ def main():
     )
     for line in combine_bad:
         print("  " + line)
+    for r in rows:
+        if r["problems"] and not r["problems"][0].startswith("known: "):
+            print(f"  {r['variant']}: {'; '.join(r['problems'])}")
     if code_changed:
         print(code_changed)
     if todo and args.memo and not args.update_memo:

@@ -31,11 +31,13 @@ ptxas run: from 3.7 on Triton passes ptxas --regAllocOptLevel=2, which
 changes the allocation, and a ptxas run of our own without it would report
 another. The workers share an empty cache of their own, which keeps these
 compiles out of the user's. It prints one line a compile (target,
-configuration, kernel, shared memory, registers, spill bytes, or the
+configuration, kernel, shared memory, registers, spill bytes and, where
+the PTX asks for L2 prefetches, how many of them ptxas kept; or the
 error) and exits 1 when a compile fails or needs more shared memory than
 the target has (calib/<dir>.budget.json's limit): a launch that would fail
-on the GPU. Spills are reported, not refused: the variants were chosen on
-3.6.0, and what a spill costs under another release is for a GPU to say.
+on the GPU. Spills and dropped prefetches are reported, not refused: the variants
+were chosen on 3.6.0 (where calibrate.py refuses both), and what either
+costs under another release is for a GPU to say.
 `make versions` holds the output to calib/triton-<version>.txt, so that a
 template change that moves a kernel under another release shows as a
 diff.
@@ -54,6 +56,7 @@ import inspect
 import json
 import multiprocessing
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -67,6 +70,7 @@ from calibrate import (  # noqa: E402
     compile_logged,
     keyed_kernel,
     load_kernel,
+    prefetch_counts,
     ptxas_usage,
     read_memo,
     write_memo,
@@ -154,7 +158,27 @@ def compile_one(job):
             return None, f"{head} refused by the module's check: {error}"
     usage = ptxas_usage(ck.asm["ptx"], cap, log)
     smem = ck.metadata.shared
-    return smem, f"{head} smem {smem} regs {usage['regs']} spill {usage['spill']}"
+    line = f"{head} smem {smem} regs {usage['regs']} spill {usage['spill']}"
+    # The L2 prefetches ptxas kept of those the PTX asks for (a hint it
+    # may drop where registers are short): the kernels were timed with
+    # them, so the file shows a release or a template change losing one.
+    for p, (asked, kept) in prefetch_counts(ck.asm["ptx"], ck.asm["cubin"]).items():
+        line += f" {p} kept {kept}/{asked}"
+    return smem, line
+
+
+def complete(row):
+    """Whether a memo row is this script's: a compile error, or a line
+    that says what ptxas kept of the PTX's L2 prefetches."""
+    return row is not None and (row["smem"] is None or row.get("prefetch_counted"))
+
+
+def drops_prefetch(line):
+    """Whether a compile's line says ptxas kept fewer L2 prefetches than
+    the PTX asks for."""
+    return any(
+        int(kept) < int(asked) for kept, asked in re.findall(r" kept (\d+)/(\d+)", line)
+    )
 
 
 def main(argv):
@@ -178,7 +202,8 @@ def main(argv):
         jobs += jobs_of(folder)
     memo = read_memo(args.memo)
     keys = [job_key(job) for job in jobs]
-    todo = [i for i, k in enumerate(keys) if k not in memo]
+    # A row from before the lines counted prefetches counts as missing.
+    todo = [i for i, k in enumerate(keys) if not complete(memo.get(k))]
     fresh = []
     if todo:
         # An empty cache for the workers (they inherit the environment).
@@ -190,7 +215,7 @@ def main(argv):
         finally:
             shutil.rmtree(cache, ignore_errors=True)
     for i, (smem, line) in zip(todo, fresh):
-        memo[keys[i]] = {"smem": smem, "line": line}
+        memo[keys[i]] = {"smem": smem, "line": line, "prefetch_counted": True}
     # (target, shared memory or None for an error, the line), in job order.
     results = [
         (memo[k]["line"].split()[0], memo[k]["smem"], memo[k]["line"]) for k in keys
@@ -207,14 +232,22 @@ def main(argv):
         f"# Triton {triton.__version__}: calib/versions.py {' '.join(folders)}"
         " ('make versions-golden' rewrites this file)"
     )
-    failed = 0
+    failed, dropped = 0, 0
     for target, smem, line in results:
         if smem is None:
             failed += 1
         elif smem > limits[target]:
             failed += 1
             line += f" over the {limits[target]} B limit"
+        dropped += drops_prefetch(line)
         print(line)
+    if dropped:
+        # Reported, not refused, as spills are: what the hint is worth
+        # under another release is for a GPU to say.
+        print(
+            f"{dropped} compile(s) kept fewer L2 prefetches than their PTX asks for",
+            file=sys.stderr,
+        )
     if failed:
         print(
             f"{failed} compile(s) failed or exceed the target's shared memory",
