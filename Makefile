@@ -123,12 +123,13 @@ calibrate-memo:
 
 # Every kernel of the shipped modules compiled under each of TRITONS, for
 # its target, no GPU (calib/versions.py): a compile error or a kernel over
-# its target's shared memory fails; registers, spills and the L2 prefetches
-# ptxas kept are held to calib/triton-<version>.txt, which 'make
-# versions-golden' rewrites (after a kernel template changes: review the
-# diff, commit it and the memo of compiles, calib/compiled/triton-<version>.json,
-# so that CI compiles only what changed). Where Gluon's API changed, the
-# module's compatibility names (_cta_barrier) carry both.
+# its target's shared memory fails; registers, spills and the L2
+# prefetches ptxas kept are held to calib/triton-<version>.txt, which
+# 'make versions-golden' rewrites (after a kernel template changes: review
+# the diff, commit it and the memo of compiles,
+# calib/compiled/triton-<version>.json, so that CI compiles only what
+# changed). Where Gluon's API changed, the module's compatibility names
+# (_cta_barrier) carry both.
 versions: $(addprefix versions-,$(TRITONS)) $(addprefix versions-host-,$(TRITONS))
 versions-%: $(VENV)/triton-%/.done
 	@$(call time,triton $*,$(VENV)/triton-$*/bin/python calib/versions.py --memo calib/compiled/triton-$*.json $(addprefix kernels/,$(DIRS)) > $(VENV)/triton-$*.txt; st=$$?; \

@@ -35,9 +35,9 @@ configuration, kernel, shared memory, registers, spill bytes and, where
 the PTX asks for L2 prefetches, how many of them ptxas kept; or the
 error) and exits 1 when a compile fails or needs more shared memory than
 the target has (calib/<dir>.budget.json's limit): a launch that would fail
-on the GPU. Spills and dropped prefetches are reported, not refused: the variants
-were chosen on 3.6.0 (where calibrate.py refuses both), and what either
-costs under another release is for a GPU to say.
+on the GPU. Spills and dropped prefetches are reported, not refused: the
+variants were chosen on 3.6.0 (where calibrate.py refuses both), and what
+either costs under another release is for a GPU to say.
 `make versions` holds the output to calib/triton-<version>.txt, so that a
 template change that moves a kernel under another release shows as a
 diff.
