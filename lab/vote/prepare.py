@@ -36,7 +36,7 @@ NEW_PV = """    p_lo = gl.convert_layout(p_lo.to(gl.bfloat16), dot_a)
 # 16 multiplies (operands tied: out i is in i).
 _MULS = "".join(f"mul.f32 ${i}, ${i}, ${32 + i}; " for i in range(16))
 HELPERS = (
-    '''
+    """
 
 _VOTE_SLACK = gl.constexpr(8.0)
 
@@ -46,12 +46,12 @@ def _vote_scale(acc, alpha):
     return gl.inline_asm_elementwise(
         "{ .reg .pred p, q; setp.neu.f32 p, $32, 0f3F800000; "
         "setp.neu.f32 q, $47, 0f3F800000; or.pred p, p, q; "
-        "vote.sync.any.pred p, p, 0xffffffff; @!p bra.uni SKIP; '''
+        "vote.sync.any.pred p, p, 0xffffffff; @!p bra.uni SKIP; """
     + _MULS
     + '''SKIP: }",
         "'''
     + ",".join(["=f"] * 16 + [str(i) for i in range(16)] + ["f"] * 16)
-    + '''",
+    + """",
         [acc, gl.broadcast(acc, alpha[:, None])[1]],
         dtype=gl.float32,
         is_pure=True,
@@ -74,7 +74,7 @@ def _vote_rescale(accs, alpha):
 
 
 @gluon.jit
-def _pp_attend_halves('''
+def _pp_attend_halves("""
 )
 
 
@@ -119,7 +119,7 @@ HELPERS1 = "\n\n_VOTE_SLACK = gl.constexpr(8.0)\n"
 for n in (4, 16):
     asm, cons = vote_all_asm(n)
     HELPERS1 += f"_VOTE_ASM{n} = gl.constexpr({asm!r})\n_VOTE_CONS{n} = gl.constexpr({cons!r})\n"
-HELPERS1 += '''
+HELPERS1 += """
 
 @gluon.jit
 def _vote_all(accs, alpha, N: gl.constexpr):
@@ -142,11 +142,11 @@ def _vote_all(accs, alpha, N: gl.constexpr):
 
 
 @gluon.jit
-def _pp_attend_halves('''
+def _pp_attend_halves("""
 
 
 def main():
-    base = copies.base(HERE, commit="HEAD")
+    base = copies.base(HERE, commit="03b3df0")
     copies.edited(
         HERE,
         "vote",
@@ -168,7 +168,9 @@ def main():
         ],
     )
     # The stale maximum alone (the multiplies kept): what the slack costs.
-    copies.edited(HERE, "slack", [(OLD_SOFTMAX, NEW_SOFTMAX.replace("_VOTE_SLACK", "8.0"))])
+    copies.edited(
+        HERE, "slack", [(OLD_SOFTMAX, NEW_SOFTMAX.replace("_VOTE_SLACK", "8.0"))]
+    )
     print(base)
 
 
