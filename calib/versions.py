@@ -56,7 +56,6 @@ import inspect
 import json
 import multiprocessing
 import os
-import re
 import shutil
 import sys
 import tempfile
@@ -71,6 +70,7 @@ from calibrate import (  # noqa: E402
     keyed_kernel,
     load_kernel,
     prefetch_counts,
+    prefetch_lost,
     ptxas_usage,
     read_memo,
     write_memo,
@@ -136,7 +136,8 @@ def job_key(job):
 
 
 def compile_one(job):
-    """One compile: its shared memory (None for an error) and its line."""
+    """One compile: its shared memory (None for an error), its line and its
+    L2 prefetch counts (calibrate.prefetch_counts; {} for an error)."""
     path, cap, name, which = job
     module = load_kernel(path)
     src, options = kernel_source(module, module.CONFIGS[name]._asdict(), cap, which)
@@ -145,9 +146,9 @@ def compile_one(job):
         ck, log = compile_logged(src, cap, options)
     except Exception as e:  # the line says what the compiler stopped at
         lines = [line.strip() for line in str(e).splitlines() if line.strip()]
-        return None, f"{head} error: {lines[-1] if lines else type(e).__name__}"
+        return None, f"{head} error: {lines[-1] if lines else type(e).__name__}", {}
     if log is None:  # never: compile_logged always runs Triton's ptxas
-        return None, f"{head} error: Triton printed no ptxas log"
+        return None, f"{head} error: Triton printed no ptxas log", {}
     check = checked(module, name, which)
     if check is not None:
         config = module.CONFIGS[name]
@@ -155,30 +156,23 @@ def compile_one(job):
         # As the launch passes them (_ws_launches: CLUSTER_MERGE always).
         error = check(ck, dict(constexprs, CLUSTER_MERGE=config.cluster_merge))
         if error:
-            return None, f"{head} refused by the module's check: {error}"
+            return None, f"{head} refused by the module's check: {error}", {}
     usage = ptxas_usage(ck.asm["ptx"], cap, log)
     smem = ck.metadata.shared
     line = f"{head} smem {smem} regs {usage['regs']} spill {usage['spill']}"
     # The L2 prefetches ptxas kept of those the PTX asks for (a hint it
     # may drop where registers are short): the kernels were timed with
     # them, so the file shows a release or a template change losing one.
-    for p, (asked, kept) in prefetch_counts(ck.asm["ptx"], ck.asm["cubin"]).items():
+    counts = prefetch_counts(ck.asm["ptx"], ck.asm["cubin"])
+    for p, (asked, kept) in counts.items():
         line += f" {p} kept {kept}/{asked}"
-    return smem, line
+    return smem, line, counts
 
 
 def complete(row):
-    """Whether a memo row is this script's: a compile error, or a line
-    that says what ptxas kept of the PTX's L2 prefetches."""
-    return row is not None and (row["smem"] is None or row.get("prefetch_counted"))
-
-
-def drops_prefetch(line):
-    """Whether a compile's line says ptxas kept fewer L2 prefetches than
-    the PTX asks for."""
-    return any(
-        int(kept) < int(asked) for kept, asked in re.findall(r" kept (\d+)/(\d+)", line)
-    )
+    """Whether a memo row is this script's: a compile error, or a compile
+    with its L2 prefetch counts."""
+    return row is not None and (row["smem"] is None or "prefetches" in row)
 
 
 def main(argv):
@@ -214,11 +208,18 @@ def main(argv):
                 fresh = pool.map(compile_one, [jobs[i] for i in todo], chunksize=1)
         finally:
             shutil.rmtree(cache, ignore_errors=True)
-    for i, (smem, line) in zip(todo, fresh):
-        memo[keys[i]] = {"smem": smem, "line": line, "prefetch_counted": True}
-    # (target, shared memory or None for an error, the line), in job order.
+    for i, (smem, line, counts) in zip(todo, fresh):
+        memo[keys[i]] = {"smem": smem, "line": line, "prefetches": counts}
+    # (target, shared memory or None for an error, the line, the prefetch
+    # counts), in job order.
     results = [
-        (memo[k]["line"].split()[0], memo[k]["smem"], memo[k]["line"]) for k in keys
+        (
+            memo[k]["line"].split()[0],
+            memo[k]["smem"],
+            memo[k]["line"],
+            memo[k].get("prefetches", {}),
+        )
+        for k in keys
     ]
     if args.update_memo:
         write_memo(args.memo, "all", {k: memo[k] for k in keys})
@@ -233,13 +234,13 @@ def main(argv):
         " ('make versions-golden' rewrites this file)"
     )
     failed, dropped = 0, 0
-    for target, smem, line in results:
+    for target, smem, line, counts in results:
         if smem is None:
             failed += 1
         elif smem > limits[target]:
             failed += 1
             line += f" over the {limits[target]} B limit"
-        dropped += drops_prefetch(line)
+        dropped += bool(prefetch_lost(counts))
         print(line)
     if dropped:
         # Reported, not refused, as spills are: what the hint is worth

@@ -26,58 +26,6 @@ NEW_SOFTMAX = """    m_tile = gl.max(gl.maximum(s_lo, s_hi), 1)
 OLD_PV = """    p_lo = gl.convert_layout(p_lo.to(gl.bfloat16), dot_a)
     accs = _pp_pv(p_lo, lo, accs, alpha, dot_b)
 """
-NEW_PV = """    p_lo = gl.convert_layout(p_lo.to(gl.bfloat16), dot_a)
-    accs = _pp_pv_add(p_lo, lo, _vote_rescale(accs, alpha), dot_b)
-"""
-# Each thread's 16 values of a [64, 64] accumulator (warps 4 x 2) are
-# 4 n-tiles of (r, c), (r, c+1), (r+8, c), (r+8, c+1): value 0 is row r,
-# value 15 row r + 8, so the two alphas of the thread's rows are operands
-# 32 and 47. The warp votes; where no lane's rows moved it jumps over the
-# 16 multiplies (operands tied: out i is in i).
-_MULS = "".join(f"mul.f32 ${i}, ${i}, ${32 + i}; " for i in range(16))
-HELPERS = (
-    """
-
-_VOTE_SLACK = gl.constexpr(8.0)
-
-
-@gluon.jit
-def _vote_scale(acc, alpha):
-    return gl.inline_asm_elementwise(
-        "{ .reg .pred p, q; setp.neu.f32 p, $32, 0f3F800000; "
-        "setp.neu.f32 q, $47, 0f3F800000; or.pred p, p, q; "
-        "vote.sync.any.pred p, p, 0xffffffff; @!p bra.uni SKIP; """
-    + _MULS
-    + '''SKIP: }",
-        "'''
-    + ",".join(["=f"] * 16 + [str(i) for i in range(16)] + ["f"] * 16)
-    + """",
-        [acc, gl.broadcast(acc, alpha[:, None])[1]],
-        dtype=gl.float32,
-        is_pure=True,
-        pack=16,
-    )
-
-
-@gluon.jit
-def _vote_rescale(accs, alpha):
-    return (
-        _vote_scale(accs[0], alpha),
-        _vote_scale(accs[1], alpha),
-        _vote_scale(accs[2], alpha),
-        _vote_scale(accs[3], alpha),
-        _vote_scale(accs[4], alpha),
-        _vote_scale(accs[5], alpha),
-        _vote_scale(accs[6], alpha),
-        _vote_scale(accs[7], alpha),
-    )
-
-
-@gluon.jit
-def _pp_attend_halves("""
-)
-
-
 OLD_STEP = """    m_new, alpha, p = _pp_softmax_step(s, m_i)
     l2 = l2 * alpha[:, None] + p
     p = gl.convert_layout(p.to(gl.bfloat16), dot_a)
@@ -147,15 +95,6 @@ def _pp_attend_halves("""
 
 def main():
     base = copies.base(HERE, commit="03b3df0")
-    copies.edited(
-        HERE,
-        "vote",
-        [
-            (OLD_SOFTMAX, NEW_SOFTMAX),
-            (OLD_PV, NEW_PV),
-            ("\n\n@gluon.jit\ndef _pp_attend_halves(", HELPERS),
-        ],
-    )
     # One vote and one branch a tile, at 64 and at 16 heads.
     copies.edited(
         HERE,
