@@ -144,6 +144,10 @@ type watcher struct {
 	// answered is set once the smoke request succeeded while a kernel line
 	// is still awaited, until kernelBy.
 	answered bool
+	// reading is set while the log is read on after the smoke answer
+	// (readOn), from answerAt, before the answer is judged.
+	reading  bool
+	answerAt time.Time
 	// keepServer: the watch fails for a reason that is not the server's
 	// (a slower start than the baseline), and a server it started, which
 	// answered correctly, is left running.
@@ -360,16 +364,16 @@ func (w *watcher) loop(ctx context.Context, items <-chan item) (Outcome, string)
 			w.smoking = nil
 			smokeOut(w.clk, false)
 			w.cancelSmoke()
-			// The lines already waiting were logged before the answer was
-			// read: they come first (a traceback of the request, or the
-			// server starting again, in a log read through --cmd).
-			runs := w.runs
-			if o, v, done := w.takeWaiting(ctx, &items); done {
+			// The lines logged before the answer was read come first (a
+			// traceback of the request, or the server starting again, in a
+			// log read through --cmd), and some are still on their way.
+			if o, v, done := w.readOn(ctx, &items); done {
 				return o, v
 			}
-			if w.runs != runs {
+			if !w.reading {
 				continue // the answer is an earlier run's: set aside
 			}
+			w.reading = false
 			if o, v, done := w.smoked(ctx, res); done {
 				return o, v
 			}
@@ -407,18 +411,52 @@ func (w *watcher) take(ctx context.Context, it item, items *<-chan item) (Outcom
 	return w.line(ctx, it.ev)
 }
 
-// takeWaiting handles the items already waiting, without waiting for more.
-func (w *watcher) takeWaiting(ctx context.Context, items *<-chan item) (Outcome, string, bool) {
-	for {
+// After the smoke answer the log is read on until it pauses for
+// answerPause, or for answerReadMax at most, before the answer is judged. A
+// log read through a pipe (--cmd "cat LOG", "ssh ... tail -F") can hold, not
+// yet passed on, the lines of a run started after the one whose "ready" sent
+// the request; taking only the lines already passed on judged that answer as
+// the earlier run's whenever the reader was a moment behind. A file is
+// polled every 200ms, hence the pause; a busy live log never pauses, hence
+// the bound.
+const (
+	answerPause   = 250 * time.Millisecond
+	answerReadMax = 5 * time.Second
+)
+
+// readOn takes the lines that follow the smoke answer until the log pauses,
+// the bound passes, the log ends (taken once the answer is: smoked), or the
+// server starts again (setAside clears w.reading: the answer is not this
+// run's).
+func (w *watcher) readOn(ctx context.Context, items *<-chan item) (Outcome, string, bool) {
+	w.reading, w.answerAt = true, w.clk.Now()
+	until := w.answerAt.Add(answerReadMax)
+	for w.reading && *items != nil {
+		wait := min(answerPause, until.Sub(w.clk.Now()))
+		if wait <= 0 {
+			break
+		}
+		timer, stopTimer := w.clk.After(wait)
 		select {
 		case it := <-*items:
+			stopTimer()
+			if it.end && (it.err != nil || ctx.Err() == nil) {
+				w.ended, w.endErr = true, it.err
+				*items = nil
+				break
+			}
 			if o, v, done := w.take(ctx, it, items); done {
 				return o, v, true
 			}
-		default:
+		case <-timer:
 			return "", "", false
+		case <-ctx.Done():
+			stopTimer()
+			o, v := w.interrupted()
+			return o, v, true
 		}
 	}
+	return "", "", false
 }
 
 func (w *watcher) notice(ev source.Event) {
@@ -440,12 +478,12 @@ func (w *watcher) notice(ev source.Event) {
 // log has moved on from, and reports whether there was one: only the run
 // that follows can say that it is ready and answers.
 func (w *watcher) setAside() bool {
-	if w.smoking == nil && !w.answered {
+	if w.smoking == nil && !w.answered && !w.reading {
 		return false
 	}
 	w.stopSmoke()
 	w.rep.Smoke = nil
-	w.answered = false
+	w.answered, w.reading = false, false
 	return true
 }
 
@@ -887,10 +925,12 @@ func (w *watcher) smoked(ctx context.Context, res smoke.Result) (Outcome, string
 		return Failed, fmt.Sprintf("FAILED after %s: the server logged ready but the smoke request failed: %s; meanwhile %v.", short(w.since()), res.Problem, exited), true
 	case !res.OK:
 		return Failed, fmt.Sprintf("FAILED after %s: the server logged ready but the smoke request failed: %s%s.", short(w.since()), res.Problem, w.smokeHint(res)), true
-	case exited != nil:
+	case exited != nil && (!w.rep.Kernel.Required || w.kernelSettled()):
+		// (Where the kernel's line is required and never came, that is
+		// the verdict, the exit its end: sourceEnded, below.)
 		o, v := w.goneAfterAnswer(exited)
 		return o, v, true
-	case len(regressed) > 0:
+	case len(regressed) > 0 && exited == nil:
 		w.keepServer = true
 		return Failed, fmt.Sprintf("FAILED after %s: the server answered correctly, but %s regressed more than %d%% against %s.", short(w.since()), strings.Join(regressed, ", "), int(baseline.Limit*100), w.cfg.BaselinePath), true
 	}
@@ -908,12 +948,13 @@ func (w *watcher) smoked(ctx context.Context, res smoke.Result) (Outcome, string
 	if !w.rep.Kernel.Required {
 		wait = w.cfg.KernelSettle
 	}
-	w.kernelBy = w.clk.Now().Add(wait)
+	// (Counted from the answer: the log was read on for a moment since.)
+	w.kernelBy = w.answerAt.Add(wait)
 	if w.kernelBy.After(w.deadline) {
 		w.kernelBy = w.deadline
 	}
 	if w.rep.Kernel.Required {
-		w.p.line("%s waiting up to %s for the kernel module's line (no \"on the MMA kernel\" line yet)", stamp(w.since()), short(w.kernelBy.Sub(w.clk.Now())))
+		w.p.line("%s waiting up to %s for the kernel module's line (no \"on the MMA kernel\" line yet)", stamp(w.since()), short(w.kernelBy.Sub(w.answerAt)))
 	}
 	return "", "", false
 }

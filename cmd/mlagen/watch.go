@@ -41,9 +41,11 @@ job), not words in a warning, nor the traceback SGLang logs below a warning
 for an exception it handled (noted). Once the server says it is ready, GET
 /health and one greedy request prove it computes: a server that starts with
 a broken kernel answers garbage, and that fails too; the log is read while
-the request is out, and a failure there ends the watch with it. The request
-has what is left of --timeout, and a response longer than
---max-response-bytes is an error.
+the request is out, and a failure there ends the watch with it; after the
+answer it is read on until it pauses for 0.25s (5s at most), so that a
+traceback or a restart the reader had not yet passed on (a log read through
+--cmd) is judged with it. The request has what is left of --timeout, and a
+response longer than --max-response-bytes is an error.
 
 The log comes from exactly one of:
   --log FILE          a file, followed like "tail -F" (it may not exist yet,
