@@ -443,7 +443,7 @@ func (w *watcher) readOn(ctx context.Context, items *<-chan item) (Outcome, stri
 			if it.end && (it.err != nil || ctx.Err() == nil) {
 				w.ended, w.endErr = true, it.err
 				*items = nil
-				break
+				return "", "", false
 			}
 			if o, v, done := w.take(ctx, it, items); done {
 				return o, v, true
