@@ -132,11 +132,10 @@ type watcher struct {
 	cancelSmoke context.CancelFunc
 	smokeLeft   time.Duration // what was left of the time-out when asked
 	// ended: the log ended (endErr says how) while the smoke request was
-	// out; what it said is all there is.
+	// out or the log was read on after its answer; what it said is all
+	// there is.
 	ended  bool
 	endErr error
-	// runs counts the times the log started over (startOver).
-	runs int
 	// listening is the address the server's log says it serves on
 	// ("Uvicorn running on http://..."), for a smoke request that cannot
 	// connect.
@@ -386,17 +385,18 @@ func (w *watcher) loop(ctx context.Context, items <-chan item) (Outcome, string)
 }
 
 // take handles one item of the log; done reports that the watch is over.
-// *items is set to nil when the log ends while the smoke request is out.
+// *items is set to nil when the log ends while the smoke request is out or
+// its answer is read on (readOn).
 func (w *watcher) take(ctx context.Context, it item, items *<-chan item) (Outcome, string, bool) {
 	if it.end {
 		if it.err == nil && ctx.Err() != nil {
 			o, v := w.interrupted()
 			return o, v, true
 		}
-		if w.smoking != nil {
-			// No more lines will come, but the request is out: its answer
-			// (or the connection the exit broke) decides, then the log's
-			// end is taken (smoked).
+		if w.smoking != nil || w.reading {
+			// No more lines will come, but the request is out or its
+			// answer not yet judged: the answer (or the connection the
+			// exit broke) decides, then the log's end is taken (smoked).
 			w.ended, w.endErr = true, it.err
 			*items = nil
 			return "", "", false
@@ -440,11 +440,6 @@ func (w *watcher) readOn(ctx context.Context, items *<-chan item) (Outcome, stri
 		select {
 		case it := <-*items:
 			stopTimer()
-			if it.end && (it.err != nil || ctx.Err() == nil) {
-				w.ended, w.endErr = true, it.err
-				*items = nil
-				return "", "", false
-			}
 			if o, v, done := w.take(ctx, it, items); done {
 				return o, v, true
 			}
@@ -502,7 +497,6 @@ func (w *watcher) startOver() {
 	if !w.runSeen() {
 		return
 	}
-	w.runs++
 	w.seen = map[sglanglog.Kind]*seenPhase{}
 	w.order = nil
 	w.last = nil
