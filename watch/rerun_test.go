@@ -325,7 +325,7 @@ func TestCommandSourceOfTwoRuns(t *testing.T) {
 }
 
 // On a replayed clock: a line saying the server starts again, read within
-// answerPause of the smoke answer, sets the answer aside (it was on its way
+// AnswerPause of the smoke answer, sets the answer aside (it was on its way
 // when the answer came); one after the pause comes once the answer is
 // judged.
 func TestRestartReadOnAfterTheAnswer(t *testing.T) {
@@ -334,8 +334,8 @@ func TestRestartReadOnAfterTheAnswer(t *testing.T) {
 		after   time.Duration // after the answer, at 68.1s
 		outcome Outcome
 	}{
-		{answerPause / 2, TimedOut},
-		{answerPause * 2, Ready},
+		{AnswerPause / 2, TimedOut},
+		{AnswerPause * 2, Ready},
 	} {
 		steps := append(fakesglang.KernelStart(), fakesglang.Step{At: 68100*time.Millisecond + tt.after, Line: restart})
 		o := watchReplay(t, fixture{steps: steps, hang: time.Hour, cfg: func(c *Config) {
@@ -346,7 +346,7 @@ func TestRestartReadOnAfterTheAnswer(t *testing.T) {
 		if o.rep.Outcome != tt.outcome || aside != (tt.outcome == TimedOut) {
 			t.Errorf("restart %s after the answer: outcome %s, answer set aside %v; want %s:\n%s", tt.after, o.rep.Outcome, aside, tt.outcome, o.out)
 		}
-		if want := 68.1 + answerPause.Seconds(); tt.outcome == Ready && fmt.Sprintf("%.3f", o.rep.ElapsedS) != fmt.Sprintf("%.3f", want) {
+		if want := 68.1 + AnswerPause.Seconds(); tt.outcome == Ready && fmt.Sprintf("%.3f", o.rep.ElapsedS) != fmt.Sprintf("%.3f", want) {
 			t.Errorf("ready after %.3fs; want %.3fs (the answer, then the log's pause)", o.rep.ElapsedS, want)
 		}
 	}

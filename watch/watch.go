@@ -64,12 +64,12 @@ type Config struct {
 	// it is, as the message printed then says.
 	Stopping func()
 	// KernelWait is how long, after the smoke answer, the log may take to
-	// show that line (default 10s; never past Timeout). The module logs it
+	// show that line (default DefaultKernelWait; never past Timeout). The module logs it
 	// at first use, so it is usually there before the answer.
 	KernelWait time.Duration
 	// KernelSettle is how long, after the smoke answer, a watch that does
 	// not require the kernel reads on for a line of the kernel module when
-	// none has come (default 1s): the module logs at first use, which in
+	// none has come (default DefaultKernelSettle): the module logs at first use, which in
 	// a server without CUDA graphs is the smoke request itself, before
 	// the answer, but the log is read every 200ms (or as a command
 	// passes it on), so the line can be on its way when the answer comes;
@@ -263,10 +263,10 @@ func withDefaults(cfg Config) Config {
 		cfg.Quiet = 2 * time.Second
 	}
 	if cfg.KernelWait <= 0 {
-		cfg.KernelWait = 10 * time.Second
+		cfg.KernelWait = DefaultKernelWait
 	}
 	if cfg.KernelSettle <= 0 {
-		cfg.KernelSettle = time.Second
+		cfg.KernelSettle = DefaultKernelSettle
 	}
 	return cfg
 }
@@ -412,16 +412,26 @@ func (w *watcher) take(ctx context.Context, it item, items *<-chan item) (Outcom
 }
 
 // After the smoke answer the log is read on until it pauses for
-// answerPause, or for answerReadMax at most, before the answer is judged. A
+// AnswerPause, or for AnswerReadMax at most, before the answer is judged. A
 // log read through a pipe (--cmd "cat LOG", "ssh ... tail -F") can hold, not
 // yet passed on, the lines of a run started after the one whose "ready" sent
 // the request; taking only the lines already passed on judged that answer as
 // the earlier run's whenever the reader was a moment behind. A file is
 // polled every 200ms, hence the pause; a busy live log never pauses, hence
 // the bound.
+// Exported, with the kernel line's waits, for `mlagen watch --help`, which
+// states them (a test holds the text to these values).
 const (
-	answerPause   = 250 * time.Millisecond
-	answerReadMax = 5 * time.Second
+	AnswerPause   = 250 * time.Millisecond
+	AnswerReadMax = 5 * time.Second
+)
+
+// How long after the smoke answer the kernel module's line is waited for
+// when it is required (DefaultKernelWait) and when it is not
+// (DefaultKernelSettle), unless Config says otherwise.
+const (
+	DefaultKernelWait   = 10 * time.Second
+	DefaultKernelSettle = time.Second
 )
 
 // readOn takes the lines that follow the smoke answer until the log pauses,
@@ -430,9 +440,9 @@ const (
 // run's).
 func (w *watcher) readOn(ctx context.Context, items *<-chan item) (Outcome, string, bool) {
 	w.reading, w.answerAt = true, w.clk.Now()
-	until := w.answerAt.Add(answerReadMax)
+	until := w.answerAt.Add(AnswerReadMax)
 	for w.reading && *items != nil {
-		wait := min(answerPause, until.Sub(w.clk.Now()))
+		wait := min(AnswerPause, until.Sub(w.clk.Now()))
 		if wait <= 0 {
 			break
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -18,6 +19,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mlagen/mlagen/changeset"
+	"github.com/mlagen/mlagen/watch"
 	"github.com/mlagen/mlagen/watch/fakesglang"
 )
 
@@ -438,6 +440,22 @@ func TestWatchHelpTeaches(t *testing.T) {
 	}
 	if code != 0 {
 		t.Errorf("--help exit %d, want 0", code)
+	}
+}
+
+// The help states the watch's waits as numbers; it must say what the
+// watch package does.
+func TestWatchHelpStatesTheWaits(t *testing.T) {
+	_, out, _ := runWatchArgs(t, "--help")
+	secs := func(d time.Duration) string { return fmt.Sprintf("%gs", d.Seconds()) }
+	for _, want := range []string{
+		fmt.Sprintf("read on until it pauses for %s (%s at most)", secs(watch.AnswerPause), secs(watch.AnswerReadMax)),
+		fmt.Sprintf("the watch waits up to %s for it", secs(watch.DefaultKernelWait)),
+		fmt.Sprintf("gets %s more", secs(watch.DefaultKernelSettle)),
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("help lacks %q (the watch package's value)", want)
+		}
 	}
 }
 
