@@ -64,16 +64,18 @@ type Config struct {
 	// it is, as the message printed then says.
 	Stopping func()
 	// KernelWait is how long, after the smoke answer, the log may take to
-	// show that line (default DefaultKernelWait; never past Timeout). The module logs it
-	// at first use, so it is usually there before the answer.
+	// show that line (default DefaultKernelWait; never past Timeout). The
+	// module logs it at first use, so it is usually there before the
+	// answer.
 	KernelWait time.Duration
 	// KernelSettle is how long, after the smoke answer, a watch that does
 	// not require the kernel reads on for a line of the kernel module when
-	// none has come (default DefaultKernelSettle): the module logs at first use, which in
-	// a server without CUDA graphs is the smoke request itself, before
-	// the answer, but the log is read every 200ms (or as a command
-	// passes it on), so the line can be on its way when the answer comes;
-	// without the wait the report said "served: unknown".
+	// none has come (default DefaultKernelSettle): the module logs at
+	// first use, which in a server without CUDA graphs is the smoke
+	// request itself, before the answer, but the log is read every 200ms
+	// (or as a command passes it on), so the line can be on its way when
+	// the answer comes; without the wait the report said "served:
+	// unknown".
 	KernelSettle time.Duration
 }
 
@@ -418,8 +420,7 @@ func (w *watcher) take(ctx context.Context, it item, items *<-chan item) (Outcom
 // the request; taking only the lines already passed on judged that answer as
 // the earlier run's whenever the reader was a moment behind. A file is
 // polled every 200ms, hence the pause; a busy live log never pauses, hence
-// the bound.
-// Exported, with the kernel line's waits, for `mlagen watch --help`, which
+// the bound. Exported, with the kernel line's waits, for `mlagen watch --help`, which
 // states them (a test holds the text to these values).
 const (
 	AnswerPause   = 250 * time.Millisecond
