@@ -418,12 +418,13 @@ func (w *watcher) take(ctx context.Context, it item, items *<-chan item) (Outcom
 // log read through a pipe (--cmd "cat LOG", "ssh ... tail -F") can hold, not
 // yet passed on, the lines of a run started after the one whose "ready" sent
 // the request; taking only the lines already passed on judged that answer as
-// the earlier run's whenever the reader was a moment behind. A file is
-// polled every 200ms, hence the pause; a busy live log never pauses, hence
-// the bound. Exported, with the kernel line's waits, for `mlagen watch --help`, which
-// states them (a test holds the text to these values).
+// the earlier run's whenever the reader was a moment behind. The pause is a
+// little longer than a file's poll (source.DefaultPoll), so that a file
+// still being written is read once more; a busy live log never pauses,
+// hence the bound. Exported, with the kernel line's waits, for `mlagen
+// watch --help`, which states them (a test holds the text to these values).
 const (
-	AnswerPause   = 250 * time.Millisecond
+	AnswerPause   = source.DefaultPoll + source.DefaultPoll/4
 	AnswerReadMax = 5 * time.Second
 )
 

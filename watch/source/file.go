@@ -14,13 +14,16 @@ import (
 	"time"
 )
 
+// DefaultPoll is how often a File is checked unless its Poll says otherwise.
+const DefaultPoll = 200 * time.Millisecond
+
 // File follows a log file the way "tail -F" does: it waits for the file to
 // exist, reads what is added, notices when the file is truncated (reads it
 // again from the start) or replaced by rotation (finishes the old file, then
 // follows the new one), and reports each of these as a notice.
 type File struct {
 	Path string
-	// Poll is how often the file is checked (default 200ms).
+	// Poll is how often the file is checked (default DefaultPoll).
 	Poll time.Duration
 	// Offset is where reading starts in the file that exists at the first
 	// look: 0 reads everything, a negative value starts at the end.
@@ -64,7 +67,7 @@ type follower struct {
 func (f *File) Run(ctx context.Context, out chan<- Event) error {
 	poll := f.Poll
 	if poll <= 0 {
-		poll = 200 * time.Millisecond
+		poll = DefaultPoll
 	}
 	fl := &follower{File: f, out: out}
 	defer fl.close()

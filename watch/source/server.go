@@ -23,7 +23,7 @@ type Server struct {
 	// LogPath is the file that keeps the server's output; it is appended
 	// to, never truncated, so an earlier run's log is not lost.
 	LogPath string
-	// Poll is how often the log file is checked (default 200ms).
+	// Poll is how often the log file is checked (default DefaultPoll).
 	Poll time.Duration
 	// Grace is how long the server gets to exit after SIGTERM before it is
 	// killed (default 10s).
