@@ -273,6 +273,23 @@ func TestCommandStopsWithContext(t *testing.T) {
 	}
 }
 
+// A member that joins the group after its SIGTERM (here, the one the
+// leader starts on SIGTERM; in life, the child a shell forks as the signal
+// goes out) is sent one of its own, not left for the grace period's SIGKILL.
+func TestCommandStopsALateMember(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	events, result := run(t, ctx, &Command{Line: `trap 'sleep 30 & wait; exit 0' TERM; echo up; while :; do sleep 0.01; done`, Grace: 5 * time.Second})
+	collect(t, events, lineCount(1))
+	t0 := time.Now()
+	cancel()
+	if err := <-result; err != nil {
+		t.Errorf("Run after cancel = %v, want nil", err)
+	}
+	if d := time.Since(t0); d > 2*time.Second {
+		t.Errorf("stopping took %s; the sleep started after the SIGTERM should have had one of its own", d)
+	}
+}
+
 func TestServerExitsBeforeReady(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "server.log")
 	appendFile(t, path, "an earlier run\n")

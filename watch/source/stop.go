@@ -31,14 +31,17 @@ const pollMembers = 10 * time.Millisecond
 // when any member is still alive after grace (the leader or a child that
 // ignores SIGTERM, which the leader's exit does not take along), SIGKILL to
 // the group. leaderDone is closed when the leader has exited and been
-// reaped.
+// reaped. A member that joins the group after the SIGTERM (lateMembers) is
+// sent one of its own.
 func stopGroup(pgid int, grace time.Duration, leaderDone <-chan struct{}) stopped {
 	t0 := time.Now()
+	late := newLateMembers(pgid)
 	_ = syscall.Kill(-pgid, syscall.SIGTERM)
 	var res stopped
 	deadline := time.Now().Add(grace)
 	wake := leaderDone
 	for {
+		late.signal(time.Now())
 		exited := isClosed(leaderDone)
 		if exited && len(liveMembers(pgid)) == 0 {
 			res.leaderExited, res.took = true, time.Since(t0)
@@ -72,6 +75,45 @@ func stopGroup(pgid int, grace time.Duration, leaderDone <-chan struct{}) stoppe
 	}
 	res.remain = liveMembers(pgid)
 	return res
+}
+
+// lateMembers sends SIGTERM to the members of a stopping group that were
+// not in it when the group's SIGTERM went out. A shell that blocks signals
+// around vfork (dash does) takes the group's SIGTERM only once its child
+// exists, and the child, forked after the signal was sent, never gets it:
+// `sh -c "echo up; sleep 30"` stopped as it started the sleep kept the
+// sleep running for the whole grace period, about once in 100 stops on a
+// loaded machine. (A member forked between the first look and the group's
+// signal gets two.) The group is looked at again at doubling intervals from
+// pollMembers: such a child comes as soon as its shell runs again, and
+// each look reads the whole of /proc.
+type lateMembers struct {
+	pgid  int
+	known map[int]bool
+	every time.Duration
+	next  time.Time
+}
+
+func newLateMembers(pgid int) *lateMembers {
+	l := &lateMembers{pgid: pgid, known: map[int]bool{}, every: pollMembers, next: time.Now()}
+	for _, pid := range liveMembers(pgid) {
+		l.known[pid] = true
+	}
+	return l
+}
+
+func (l *lateMembers) signal(now time.Time) {
+	if now.Before(l.next) {
+		return
+	}
+	for _, pid := range liveMembers(l.pgid) {
+		if !l.known[pid] {
+			l.known[pid] = true
+			_ = syscall.Kill(pid, syscall.SIGTERM)
+		}
+	}
+	l.next = now.Add(l.every)
+	l.every *= 2
 }
 
 func isClosed(c <-chan struct{}) bool {
