@@ -77,27 +77,40 @@ func stopGroup(pgid int, grace time.Duration, leaderDone <-chan struct{}) stoppe
 	return res
 }
 
-// lateMembers sends SIGTERM to the members of a stopping group that were
-// not in it when the group's SIGTERM went out. A shell that blocks signals
-// around vfork (dash does) takes the group's SIGTERM only once its child
-// exists, and the child, forked after the signal was sent, never gets it:
-// `sh -c "echo up; sleep 30"` stopped as it started the sleep kept the
-// sleep running for the whole grace period, about once in 100 stops on a
-// loaded machine. (A member forked between the first look and the group's
-// signal gets two.) The group is looked at again at doubling intervals from
-// pollMembers: such a child comes as soon as its shell runs again, and
-// each look reads the whole of /proc.
+// lateMembers sends SIGTERM to the members of a stopping group that the
+// group's SIGTERM missed. A shell that blocks signals around vfork (dash
+// does) takes the group's SIGTERM only once its child exists, and the
+// child, forked after the signal was sent, never gets it: `sh -c "echo up;
+// sleep 30"` stopped as it started the sleep kept the sleep running for the
+// whole grace period, about once in 100 stops on a loaded machine.
+//
+// A child caught between fork and exec loses the signal too: it still
+// carries its shell's handler, which takes the signal, then drops its
+// shell's traps, and the program it execs never sees it (dash, `trap '...;
+// sleep 30 &' TERM`, 3 stops in 300 on a loaded machine). So does a shell
+// signalled just as it sets its own trap and then execs. So a member that
+// runs another program than when it was last signalled, or than when the
+// group was, is sent one more: each program in the group gets a SIGTERM.
+// (One that execs between a look and its signal, or between the first
+// look and the group's signal, gets two.)
+//
+// The group is looked at again at doubling intervals from pollMembers,
+// back to pollMembers after each signal: a late child comes, and execs, as
+// soon as its shell runs again, and each look reads the whole of /proc.
 type lateMembers struct {
-	pgid  int
-	known map[int]bool
-	every time.Duration
-	next  time.Time
+	pgid int
+	// signalled holds, for each member seen, the image it ran when it was
+	// last signalled.
+	signalled map[int]string
+	every     time.Duration
+	next      time.Time
 }
 
+// newLateMembers looks at group pgid before the group's own SIGTERM.
 func newLateMembers(pgid int) *lateMembers {
-	l := &lateMembers{pgid: pgid, known: map[int]bool{}, every: pollMembers, next: time.Now()}
-	for _, pid := range liveMembers(pgid) {
-		l.known[pid] = true
+	l := &lateMembers{pgid: pgid, signalled: map[int]string{}, every: pollMembers, next: time.Now()}
+	for _, m := range members(pgid) {
+		l.signalled[m.pid] = m.image
 	}
 	return l
 }
@@ -106,11 +119,17 @@ func (l *lateMembers) signal(now time.Time) {
 	if now.Before(l.next) {
 		return
 	}
-	for _, pid := range liveMembers(l.pgid) {
-		if !l.known[pid] {
-			l.known[pid] = true
-			_ = syscall.Kill(pid, syscall.SIGTERM)
+	sent := false
+	for _, m := range members(l.pgid) {
+		if was, seen := l.signalled[m.pid]; seen && was == m.image {
+			continue
 		}
+		l.signalled[m.pid] = m.image
+		_ = syscall.Kill(m.pid, syscall.SIGTERM)
+		sent = true
+	}
+	if sent {
+		l.every = pollMembers
 	}
 	l.next = now.Add(l.every)
 	l.every *= 2
@@ -129,14 +148,33 @@ func isClosed(c <-chan struct{}) bool {
 // which only wait to be reaped, are not counted). It reads /proc; where
 // there is none it can only say whether the group exists at all.
 func liveMembers(pgid int) []int {
+	var pids []int
+	for _, m := range members(pgid) {
+		pids = append(pids, m.pid)
+	}
+	return pids
+}
+
+// member is a running process of a group, as /proc/<pid>/stat shows it.
+type member struct {
+	pid int
+	// image tells programs apart: the command name and where its code
+	// starts, which an exec changes (the name alone stays when a shell
+	// execs a shell).
+	image string
+}
+
+// members lists the live members of group pgid. Where there is no /proc,
+// it holds the leader alone while the group exists, with no image.
+func members(pgid int) []member {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		if errors.Is(syscall.Kill(-pgid, 0), syscall.ESRCH) {
 			return nil
 		}
-		return []int{pgid}
+		return []member{{pid: pgid}}
 	}
-	var out []int
+	var out []member
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
@@ -146,18 +184,31 @@ func liveMembers(pgid int) []int {
 		if err != nil {
 			continue // it exited while the list was read
 		}
-		// pid (comm) state ppid pgrp ...; comm may hold spaces and ')'.
-		st := string(b)
-		i := strings.LastIndexByte(st, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(st[i+1:])
-		if len(f) > 2 && f[2] == strconv.Itoa(pgid) && f[0] != "Z" && f[0] != "X" {
-			out = append(out, pid)
+		if m, ok := parseStat(pid, string(b), pgid); ok {
+			out = append(out, m)
 		}
 	}
 	return out
+}
+
+// parseStat reads a /proc/<pid>/stat line, "pid (comm) state ppid pgrp
+// ..." (proc(5)), and says whether it is a live member of group pgid.
+// comm may hold spaces and ')'.
+func parseStat(pid int, st string, pgid int) (member, bool) {
+	open, shut := strings.IndexByte(st, '('), strings.LastIndexByte(st, ')')
+	if open < 0 || shut < open {
+		return member{}, false
+	}
+	// f[n-3] is field n of proc(5): 3 state, 5 pgrp, 26 startcode.
+	f := strings.Fields(st[shut+1:])
+	if len(f) < 3 || f[2] != strconv.Itoa(pgid) || f[0] == "Z" || f[0] == "X" {
+		return member{}, false
+	}
+	m := member{pid: pid, image: st[open+1 : shut]}
+	if len(f) > 23 {
+		m.image += " " + f[23]
+	}
+	return m, true
 }
 
 // describe says, for people, what stopping did. who names the leader.
