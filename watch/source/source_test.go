@@ -314,17 +314,38 @@ func TestParseStat(t *testing.T) {
 		want       member
 		ok         bool
 	}{
-		{"shell", shell, 21017, member{pid: 21019, image: "sh 94430994788352"}, true},
-		{"sleep", sleep, 21017, member{pid: 21019, image: "sleep 94363807633408"}, true},
+		{"shell", shell, 21017, member{pid: 21019, image: image{"sh", 94430994788352}}, true},
+		{"sleep", sleep, 21017, member{pid: 21019, image: image{"sleep", 94363807633408}}, true},
 		{"other group", shell, 21016, member{}, false},
 		{"zombie", strings.Replace(sleep, ") S ", ") Z ", 1), 21017, member{}, false},
-		{"comm with ') '", strings.Replace(sleep, "(sleep)", "(a) S 1 2 b)", 1), 21017, member{pid: 21019, image: "a) S 1 2 b 94363807633408"}, true},
-		{"cut short", "21019 (sh) R 21017 21017", 21017, member{pid: 21019, image: "sh"}, true},
+		{"comm with ') '", strings.Replace(sleep, "(sleep)", "(a) S 1 2 b)", 1), 21017, member{pid: 21019, image: image{"a) S 1 2 b", 94363807633408}}, true},
+		{"cut short", "21019 (sh) R 21017 21017", 21017, member{pid: 21019, image: image{name: "sh"}}, true},
 		{"no comm", "21019 sh R 21017 21017", 21017, member{}, false},
 	} {
 		got, ok := parseStat(21019, tt.stat, tt.pgid)
 		if ok != tt.ok || got != tt.want {
 			t.Errorf("%s: parseStat = %+v, %v; want %+v, %v", tt.name, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+// When a member counts as running another program than it did.
+func TestImageSame(t *testing.T) {
+	for _, tt := range []struct {
+		a, b image
+		want bool
+	}{
+		{image{"sleep", 94363807633408}, image{"sleep", 94363807633408}, true},
+		{image{"sh", 94430994788352}, image{"sleep", 94363807633408}, false},
+		{image{"sh", 94430994788352}, image{"sh", 94195381760000}, false}, // a shell that exec'd a shell
+		{image{"python3", 94430994788352}, image{"python3", 0}, true},     // made itself undumpable
+		{image{name: "sh"}, image{"sleep", 94363807633408}, false},
+	} {
+		if got := tt.a.same(tt.b); got != tt.want {
+			t.Errorf("%+v.same(%+v) = %v, want %v", tt.a, tt.b, got, tt.want)
+		}
+		if got := tt.b.same(tt.a); got != tt.want {
+			t.Errorf("%+v.same(%+v) = %v, want %v", tt.b, tt.a, got, tt.want)
 		}
 	}
 }

@@ -99,16 +99,16 @@ func stopGroup(pgid int, grace time.Duration, leaderDone <-chan struct{}) stoppe
 // soon as its shell runs again, and each look reads the whole of /proc.
 type lateMembers struct {
 	pgid int
-	// signalled holds, for each member seen, the image it ran when it was
-	// last signalled.
-	signalled map[int]string
+	// signalled holds, for each member seen, the program it ran when it
+	// was last signalled.
+	signalled map[int]image
 	every     time.Duration
 	next      time.Time
 }
 
 // newLateMembers looks at group pgid before the group's own SIGTERM.
 func newLateMembers(pgid int) *lateMembers {
-	l := &lateMembers{pgid: pgid, signalled: map[int]string{}, every: pollMembers, next: time.Now()}
+	l := &lateMembers{pgid: pgid, signalled: map[int]image{}, every: pollMembers, next: time.Now()}
 	for _, m := range members(pgid) {
 		l.signalled[m.pid] = m.image
 	}
@@ -121,7 +121,7 @@ func (l *lateMembers) signal(now time.Time) {
 	}
 	sent := false
 	for _, m := range members(l.pgid) {
-		if was, seen := l.signalled[m.pid]; seen && was == m.image {
+		if was, seen := l.signalled[m.pid]; seen && was.same(m.image) {
 			continue
 		}
 		l.signalled[m.pid] = m.image
@@ -158,10 +158,22 @@ func liveMembers(pgid int) []int {
 // member is a running process of a group, as /proc/<pid>/stat shows it.
 type member struct {
 	pid int
-	// image tells programs apart: the command name and where its code
-	// starts, which an exec changes (the name alone stays when a shell
-	// execs a shell).
-	image string
+	image image
+}
+
+// image tells the programs a process runs apart: its command name and
+// where its code starts, which an exec changes (the name alone stays when
+// a shell execs a shell). code is 0 where Linux does not say (to a reader
+// who may not trace the process, as when it made itself undumpable, or
+// as it exits), and then only the names are compared: a process that
+// becomes undumpable has not run another program.
+type image struct {
+	name string
+	code uint64
+}
+
+func (a image) same(b image) bool {
+	return a.name == b.name && (a.code == 0 || b.code == 0 || a.code == b.code)
 }
 
 // members lists the live members of group pgid. Where there is no /proc,
@@ -204,9 +216,9 @@ func parseStat(pid int, st string, pgid int) (member, bool) {
 	if len(f) < 3 || f[2] != strconv.Itoa(pgid) || f[0] == "Z" || f[0] == "X" {
 		return member{}, false
 	}
-	m := member{pid: pid, image: st[open+1 : shut]}
+	m := member{pid: pid, image: image{name: st[open+1 : shut]}}
 	if len(f) > 23 {
-		m.image += " " + f[23]
+		m.image.code, _ = strconv.ParseUint(f[23], 10, 64)
 	}
 	return m, true
 }
