@@ -86,13 +86,13 @@ func stopGroup(pgid int, grace time.Duration, leaderDone <-chan struct{}) stoppe
 //
 // A child caught between fork and exec loses the signal too: it still
 // carries its shell's handler, which takes the signal, then drops its
-// shell's traps, and the program it execs never sees it (dash, `trap '...;
-// sleep 30 &' TERM`, 3 stops in 300 on a loaded machine). So does a shell
-// signalled just as it sets its own trap and then execs. So a member that
-// runs another program than when it was last signalled, or than when the
-// group was, is sent one more: each program in the group gets a SIGTERM.
-// (One that execs between a look and its signal, or between the first
-// look and the group's signal, gets two.)
+// shell's traps, and the program it execs never sees it (dash, `trap
+// 'sleep 30 & wait' TERM`: 7 stops in 300 on a loaded machine). A shell
+// signalled as it sets a trap of its own, and that then execs, loses it
+// the same way. So a member that runs another program than when it was
+// last signalled, or than when the group was, is sent one more. (One that
+// execs between a look and its signal, or between the first look and the
+// group's signal, gets two.)
 //
 // The group is looked at again at doubling intervals from pollMembers,
 // back to pollMembers after each signal: a late child comes, and execs, as
@@ -157,7 +157,7 @@ func liveMembers(pgid int) []int {
 
 // member is a running process of a group, as /proc/<pid>/stat shows it.
 type member struct {
-	pid int
+	pid   int
 	image image
 }
 
