@@ -64,6 +64,11 @@ checks: $(if $(TORCH),$(TVENV)/.done) build gotest kernels-check pycheck calibra
 # After build: the tree-sitter grammar (cgo, most of a cold build) is then
 # compiled once, not by go build and go test at the same time.
 gotest: build
+	@# Each package's own files: gofmt -l on a folder walks its sub-packages
+	@# and testdata too.
+	@out=$$("$$($(GO) env GOROOT)/bin/gofmt" -l $$($(GO) list -f '{{.Dir}}/*.go' ./...)) || exit 1; \
+	  if [ -n "$$out" ]; then echo "gofmt: not formatted (gofmt -w FILE mends it):"; sed 's|^$(CURDIR)/||' <<<"$$out"; exit 1; fi; \
+	  echo "gofmt: ok"
 	@$(call time,go vet,$(GO) vet ./...)
 	@$(call time,go test,$(GO) test ./...)
 
