@@ -72,10 +72,10 @@ type Config struct {
 	// not require the kernel reads on for a line of the kernel module when
 	// none has come (default DefaultKernelSettle): the module logs at
 	// first use, which in a server without CUDA graphs is the smoke
-	// request itself, before the answer, but the log is read every 200ms
-	// (or as a command passes it on), so the line can be on its way when
-	// the answer comes; without the wait the report said "served:
-	// unknown".
+	// request itself, before the answer, but a file is read every
+	// source.DefaultPoll (a command's log as it passes it on), so the line
+	// can be on its way when the answer comes; without the wait the report
+	// said "served: unknown".
 	KernelSettle time.Duration
 }
 

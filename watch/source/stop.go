@@ -31,8 +31,8 @@ const pollMembers = 10 * time.Millisecond
 // when any member is still alive after grace (the leader or a child that
 // ignores SIGTERM, which the leader's exit does not take along), SIGKILL to
 // the group. leaderDone is closed when the leader has exited and been
-// reaped. A member that joins the group after the SIGTERM (lateMembers) is
-// sent one of its own.
+// reaped. A member the SIGTERM missed (lateMembers: one that joins the
+// group after it, or runs another program since) is sent one of its own.
 func stopGroup(pgid int, grace time.Duration, leaderDone <-chan struct{}) stopped {
 	t0 := time.Now()
 	late := newLateMembers(pgid)
@@ -41,9 +41,16 @@ func stopGroup(pgid int, grace time.Duration, leaderDone <-chan struct{}) stoppe
 	deadline := time.Now().Add(grace)
 	wake := leaderDone
 	for {
-		late.signal(time.Now())
+		// One read of /proc serves both the late members' look and the
+		// check that the group is gone.
+		now := time.Now()
 		exited := isClosed(leaderDone)
-		if exited && len(liveMembers(pgid)) == 0 {
+		var live []member
+		if exited || late.due(now) {
+			live = members(pgid)
+		}
+		late.signal(now, live)
+		if exited && len(live) == 0 {
 			res.leaderExited, res.took = true, time.Since(t0)
 			return res
 		}
@@ -98,7 +105,6 @@ func stopGroup(pgid int, grace time.Duration, leaderDone <-chan struct{}) stoppe
 // back to pollMembers after each signal: a late child comes, and execs, as
 // soon as its shell runs again, and each look reads the whole of /proc.
 type lateMembers struct {
-	pgid int
 	// signalled holds, for each member seen, the program it ran when it
 	// was last signalled.
 	signalled map[int]image
@@ -108,19 +114,24 @@ type lateMembers struct {
 
 // newLateMembers looks at group pgid before the group's own SIGTERM.
 func newLateMembers(pgid int) *lateMembers {
-	l := &lateMembers{pgid: pgid, signalled: map[int]image{}, every: pollMembers, next: time.Now()}
+	l := &lateMembers{signalled: map[int]image{}, every: pollMembers, next: time.Now()}
 	for _, m := range members(pgid) {
 		l.signalled[m.pid] = m.image
 	}
 	return l
 }
 
-func (l *lateMembers) signal(now time.Time) {
-	if now.Before(l.next) {
+// due reports whether the group is to be looked at now.
+func (l *lateMembers) due(now time.Time) bool { return !now.Before(l.next) }
+
+// signal sends SIGTERM to the members the group's SIGTERM missed, when a
+// look is due; live is what members read of the group just now.
+func (l *lateMembers) signal(now time.Time, live []member) {
+	if !l.due(now) {
 		return
 	}
 	sent := false
-	for _, m := range members(l.pgid) {
+	for _, m := range live {
 		if was, seen := l.signalled[m.pid]; seen && was.same(m.image) {
 			continue
 		}
