@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Issue 26's evidence in one device call, on the GPU its bars are stated
+# on (the H200): lab/today (the issue-day modules beside the shipped ones,
+# both bars), lab/bounds/bench.py (the 64-head tile's MMA phase, which
+# lab/bounds/allowance.py reads beside lab/today's files), then
+# gpu/shipped.sh (the REPORTs' tables) with whatever time is left.
+#
+# Prepare on the development machine: `python3 lab/today/prepare.py`, then
+# gpu/shipped.sh's own steps (its header). Carry lab/today/old-sm90,
+# lab/today/old-sm120, .peers-flashmla, gpu/route/work and
+# gpu/dispatch/work, and run from the repository root:
+#
+#   bash lab/today/evidence.sh [SECONDS]
+#
+# SECONDS (default 560) bounds the whole call; gpu/shipped.sh runs only
+# where at least 200 s of it are left, so a short call still gives both
+# bars. It runs nothing on another GPU (exit 3) unless REQUIRE names it
+# (REQUIRE=H100, or REQUIRE= for any). Exit status: lab/today's.
+set -u
+cd "$(dirname "$0")/../.."
+T=${1:-560}
+REQUIRE=${REQUIRE-H200}
+OUT=${OUT:-/tmp/mlagen-evidence}
+mkdir -p "$OUT"
+name=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+echo "GPU: $name"
+case "$name" in
+  *"$REQUIRE"*) ;;
+  *) echo "not an $REQUIRE: nothing run (REQUIRE= runs on any GPU)"; exit 3 ;;
+esac
+s=$(date +%s)
+elapsed() { echo $(( $(date +%s) - s )); }
+OUT=$OUT/today bash lab/today/device.sh >"$OUT/today.txt" 2>&1
+rc=$?
+echo "lab/today exit $rc at $(elapsed) s"
+python3 lab/bounds/bench.py "$OUT/bounds.json" >"$OUT/bounds.log" 2>&1
+echo "lab/bounds exit $? at $(elapsed) s"
+left=$(( T - 15 - $(elapsed) ))
+if [ "$left" -ge 200 ]; then
+  OUT=$OUT/shipped LIMIT=$left bash gpu/shipped.sh >"$OUT/shipped.txt" 2>&1
+  echo "gpu/shipped.sh exit $? at $(elapsed) s (LIMIT $left)"
+else
+  echo "gpu/shipped.sh not run: $left s left"
+fi
+tail -n 40 "$OUT/today/summary.txt"
+tail -n 20 "$OUT/shipped/summary.txt" 2>/dev/null
+exit $rc
