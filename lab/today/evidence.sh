@@ -15,7 +15,8 @@
 # SECONDS (default 560) bounds the whole call; gpu/shipped.sh runs only
 # where at least 200 s of it are left, so a short call still gives both
 # bars. It runs nothing on another GPU (exit 3) unless REQUIRE names it
-# (REQUIRE=H100, or REQUIRE= for any). Exit status: lab/today's.
+# (REQUIRE=H100, or REQUIRE= for any). Exit status 0 when both of
+# lab/today's runs wrote their results, else 1.
 set -u
 cd "$(dirname "$0")/../.."
 T=${1:-560}
@@ -31,8 +32,13 @@ esac
 s=$(date +%s)
 elapsed() { echo $(( $(date +%s) - s )); }
 OUT=$OUT/today bash lab/today/device.sh >"$OUT/today.txt" 2>&1
-rc=$?
-echo "lab/today exit $rc at $(elapsed) s"
+echo "lab/today exit $? at $(elapsed) s"
+# device.sh ends in its table's tee, and the table prints its headings
+# with no rows: whether both modules' runs came back is in their files.
+rc=0
+for m in sm90 sm120; do
+  [ -s "$OUT/today/$m.json" ] || { echo "lab/today: no $m.json (see $OUT/today/$m.log)"; rc=1; }
+done
 python3 lab/bounds/bench.py "$OUT/bounds.json" >"$OUT/bounds.log" 2>&1
 echo "lab/bounds exit $? at $(elapsed) s"
 left=$(( T - 15 - $(elapsed) ))
