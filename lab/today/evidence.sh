@@ -22,13 +22,13 @@ cd "$(dirname "$0")/../.."
 T=${1:-560}
 REQUIRE=${REQUIRE-H200}
 OUT=${OUT:-/tmp/mlagen-evidence}
-mkdir -p "$OUT"
 name=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 echo "GPU: $name"
 case "$name" in
   *"$REQUIRE"*) ;;
   *) echo "not an $REQUIRE: nothing run (REQUIRE= runs on any GPU)"; exit 3 ;;
 esac
+mkdir -p "$OUT"
 s=$(date +%s)
 elapsed() { echo $(( $(date +%s) - s )); }
 OUT=$OUT/today bash lab/today/device.sh >"$OUT/today.txt" 2>&1
