@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Issue 26's evidence in one device call on a Hopper GPU (the H200 its
-# bars are stated on, or an H100; below): lab/today (the issue-day modules beside the shipped ones,
-# both bars), lab/bounds/bench.py (the 64-head tile's MMA phase, which
-# lab/bounds/allowance.py reads beside lab/today's files), then
-# gpu/shipped.sh (the REPORTs' tables) with whatever time is left.
+# bars are stated on, or an H100; below): lab/today (the issue-day
+# modules beside the shipped ones, both bars), lab/bounds/bench.py (the
+# 64-head tile's MMA phase, which lab/bounds/allowance.py reads beside
+# lab/today's files), then gpu/shipped.sh (the REPORTs' tables) with
+# whatever time is left.
 #
 # Prepare on the development machine: `python3 lab/today/prepare.py`, then
 # gpu/shipped.sh's own steps (its header). Carry lab/today/old-sm90,
