@@ -22,7 +22,10 @@
 # the baseline rerun there). On any other GPU, where the sm_90 module
 # cannot run, it runs nothing (exit 3); REQUIRE="NAME ..." sets the GPU
 # names it accepts, REQUIRE= any. Exit status 0 when both of lab/today's
-# runs wrote their results, else 1.
+# runs wrote their results and $OUT/evidence.tar.gz holds them, else 1.
+#
+# $OUT ends with today.txt, bounds.json, bounds.log, shipped.txt and
+# evidence.tar.gz (lab/today's folder and gpu/shipped.sh's).
 set -u
 cd "$(dirname "$0")/../.."
 T=${1:-560}
@@ -47,7 +50,7 @@ echo "lab/today exit $? at $(elapsed) s"
 # with no rows: whether both modules' runs came back is in their files.
 rc=0
 for m in sm90 sm120; do
-  [ -s "$OUT/today/$m.json" ] || { echo "lab/today: no $m.json (see $OUT/today/$m.log)"; rc=1; }
+  [ -s "$OUT/today/$m.json" ] || { echo "lab/today: no $m.json (see today/$m.log, in evidence.tar.gz below)"; rc=1; }
 done
 python3 lab/bounds/bench.py "$OUT/bounds.json" >"$OUT/bounds.log" 2>&1
 echo "lab/bounds exit $? at $(elapsed) s"
@@ -60,4 +63,20 @@ else
 fi
 tail -n 40 "$OUT/today/summary.txt"
 tail -n 20 "$OUT/shipped/summary.txt" 2>/dev/null
+# The device tool brings back at most 8 files of $OUT, and in the first
+# run (2026-12-08) the 17 files written here lost lab/today's JSON and
+# gpu/shipped.sh's archive. So $OUT keeps its 4 texts and bounds.json
+# beside one archive of the two folders, less FlashMLA's 14 MB library
+# (a build product, not a result).
+dirs=()
+for d in today shipped; do [ -d "$OUT/$d" ] && dirs+=("$d"); done
+if [ ${#dirs[@]} -gt 0 ]; then
+  if tar -czf "$OUT/evidence.tar.gz" --exclude='*.so' -C "$OUT" "${dirs[@]}"; then
+    for d in "${dirs[@]}"; do rm -rf "${OUT:?}/$d"; done
+    echo "packed ${dirs[*]} into $OUT/evidence.tar.gz"
+  else
+    echo "could not pack ${dirs[*]}: left as they are in $OUT"
+    rc=1
+  fi
+fi
 exit $rc
