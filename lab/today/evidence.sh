@@ -65,7 +65,7 @@ tail -n 40 "$OUT/today/summary.txt"
 tail -n 20 "$OUT/shipped/summary.txt" 2>/dev/null
 # The device tool brings back at most 8 files of $OUT, and in the first
 # run (2026-12-08) the 17 files written here lost lab/today's JSON and
-# gpu/shipped.sh's archive. So $OUT keeps its 4 texts and bounds.json
+# gpu/shipped.sh's archive. So $OUT keeps the four files named above
 # beside one archive of the two folders, less FlashMLA's 14 MB library
 # (a build product, not a result).
 dirs=()
