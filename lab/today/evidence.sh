@@ -63,20 +63,17 @@ else
 fi
 tail -n 40 "$OUT/today/summary.txt"
 tail -n 20 "$OUT/shipped/summary.txt" 2>/dev/null
-# The device tool brings back at most 8 files of $OUT, and in the first
-# run (2026-12-08) the 17 files written here lost lab/today's JSON and
-# gpu/shipped.sh's archive. So $OUT keeps the four files named above
-# beside one archive of the two folders, less FlashMLA's 14 MB library
-# (a build product, not a result).
+# The device tool brings back at most 8 files of $OUT, fewer than the two
+# folders hold: keep the four files named above beside one archive of
+# the folders, less FlashMLA's 14 MB library (a build product, not a
+# result). With no folder to pack, tar refuses and the exit is 1.
 dirs=()
 for d in today shipped; do [ -d "$OUT/$d" ] && dirs+=("$d"); done
-if [ ${#dirs[@]} -gt 0 ]; then
-  if tar -czf "$OUT/evidence.tar.gz" --exclude='*.so' -C "$OUT" "${dirs[@]}"; then
-    for d in "${dirs[@]}"; do rm -rf "${OUT:?}/$d"; done
-    echo "packed ${dirs[*]} into $OUT/evidence.tar.gz"
-  else
-    echo "could not pack ${dirs[*]}: left as they are in $OUT"
-    rc=1
-  fi
+if tar -czf "$OUT/evidence.tar.gz" --exclude='*.so' -C "$OUT" "${dirs[@]}"; then
+  for d in "${dirs[@]}"; do rm -rf "${OUT:?}/$d"; done
+  echo "packed ${dirs[*]} into $OUT/evidence.tar.gz"
+else
+  echo "could not pack ${dirs[*]}: left as they are in $OUT"
+  rc=1
 fi
 exit $rc
