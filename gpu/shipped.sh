@@ -29,10 +29,12 @@
 #   cp -r ../shared/peers/flashmla .peers-flashmla   # the FlashMLA kit (not ours)
 #   bash gpu/shipped.sh
 #
-# $OUT gets results.tar.gz (every JSON and log), summary.txt, FlashMLA's
-# build log and library, and calib/code-sm90.txt and code-sm120.txt: the
-# machine code of the kernels timed, as the calibration compiles them, so
-# that a later tree's files say whether these figures are of its code.
+# $OUT gets summary.txt, results.tar.gz and FlashMLA's library: three
+# files, within the eight a device call brings back. The archive holds
+# every JSON and log (the route and dispatch logs, FlashMLA's build log)
+# and calib/code-sm90.txt and code-sm120.txt: the machine code of the
+# kernels timed, as the calibration compiles them, so that a later tree's
+# files say whether these figures are of its code.
 # LIMIT (s, default 540) bounds the whole script.
 set -u
 cd "$(dirname "$0")/.."
@@ -66,7 +68,7 @@ SGL=(--sglang gpu/route/work/upstream)
   b=$W/flashmla-build
   mkdir -p "$b"
   OUT=$b MAX_JOBS=8 bash .peers-flashmla/build.sh >"$W/res/flashmla-build.txt" 2>&1
-  cp "$b"/build.log "$OUT/flashmla-build.log" 2>/dev/null
+  cp "$b"/build.log "$W/res/flashmla-build.log" 2>/dev/null
   cp "$b"/cuda*.so "$OUT/" 2>/dev/null
 ) &
 BUILD=$!
@@ -140,10 +142,9 @@ echo "splits-sm120 exit $?" >>"$W/res/exits.txt"
 
 # ---- the sm_120 build's machine code, and the table
 timeout 25 python3 gpu/sass_scan.py "$C120" >"$W/res/sass-sm120.json" 2>"$W/res/sass.log"
-cp "$W/res/route.log" "$W/res/dispatch-sm90.log" "$W/res/dispatch-sm120.log" "$OUT/" 2>/dev/null
 python3 gpu/shipped_summary.py "$W/res" >"$W/res/summary.txt" 2>&1
 cp "$W/res/summary.txt" "$OUT/"
-cp calib/code-sm90.txt calib/code-sm120.txt "$OUT/"
+cp calib/code-sm90.txt calib/code-sm120.txt "$W/res/"
 tar -czf "$OUT/results.tar.gz" -C "$W" res
 log "total"
 cat "$W/res/summary.txt"
